@@ -1,0 +1,66 @@
+//! Typed errors of the library. Every message names the file, line, element or value at fault.
+
+use std::path::PathBuf;
+
+/// Result alias of the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything the library can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file could not be opened, read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A mesh file is malformed; `location` is "line N" (ASCII) or "byte N" (binary).
+    #[error("{path}: {location}: {msg}")]
+    MeshParse {
+        path: String,
+        location: String,
+        msg: String,
+    },
+    /// The mesh parsed but is unusable (no tets, inverted or degenerate elements, ...).
+    #[error("{path}: {msg}")]
+    MeshInvalid { path: String, msg: String },
+    /// A local mass matrix is not symmetric positive definite.
+    #[error("{what} {index} is not symmetric positive definite ({detail})")]
+    NotSpd {
+        what: &'static str,
+        index: usize,
+        detail: String,
+    },
+    /// A user-supplied parameter is out of range.
+    #[error("invalid {name} = {value}: {why}")]
+    Config {
+        name: String,
+        value: String,
+        why: String,
+    },
+    /// The simulation became unstable.
+    #[error("{0}")]
+    Unstable(String),
+    /// Writing a CSV file failed.
+    #[error("{path}: {msg}")]
+    Output { path: PathBuf, msg: String },
+}
+
+impl Error {
+    /// Shorthand for a [`Error::Config`].
+    pub fn config(name: &str, value: impl std::fmt::Display, why: impl Into<String>) -> Self {
+        Error::Config {
+            name: name.to_string(),
+            value: value.to_string(),
+            why: why.into(),
+        }
+    }
+    /// Shorthand for an [`Error::Io`].
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

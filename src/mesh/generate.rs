@@ -1,0 +1,183 @@
+//! Mesh generators: a structured box split into tetrahedra, and uniform 1:8 refinement of
+//! any tetrahedral mesh (optionally projecting new boundary nodes onto a cylinder), so
+//! users and benchmarks can make meshes of any size without files.
+
+use super::{Mesh, PhysicalName};
+use crate::util::{V3, det3, norm, sub};
+use rayon::prelude::*;
+
+fn fresh(source: String, nodes: Vec<V3>, mut tets: Vec<[u32; 4]>, phys: Vec<i32>, names: Vec<PhysicalName>) -> Mesh {
+    let mut reoriented = 0;
+    for t in tets.iter_mut() {
+        let x: Vec<V3> = t.iter().map(|&v| nodes[v as usize]).collect();
+        if det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0])) < 0.0 {
+            t.swap(2, 3);
+            reoriented += 1;
+        }
+    }
+    let n = tets.len();
+    Mesh {
+        source,
+        nodes,
+        tets,
+        tet_phys: phys,
+        tet_ids: (1..=n as u64).collect(),
+        physical_names: names,
+        reoriented,
+    }
+}
+
+/// A box `[0, lx] x [0, ly] x [0, lz]` of `nx * ny * nz` cubes, each split into 6
+/// tetrahedra along its main diagonal (Kuhn split; conforming across cubes). 6 n^3 tets.
+/// All tets get physical tag 1 ("vacuum").
+pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
+    let [nx, ny, nz] = n;
+    let id = |i: usize, j: usize, k: usize| (i + (nx + 1) * (j + (ny + 1) * k)) as u32;
+    let mut nodes = Vec::with_capacity((nx + 1) * (ny + 1) * (nz + 1));
+    for k in 0..=nz {
+        for j in 0..=ny {
+            for i in 0..=nx {
+                nodes.push([
+                    l[0] * i as f64 / nx as f64,
+                    l[1] * j as f64 / ny as f64,
+                    l[2] * k as f64 / nz as f64,
+                ]);
+            }
+        }
+    }
+    const PERMS: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+    let tets: Vec<[u32; 4]> = (0..nx * ny * nz)
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let (i, j, k) = (c % nx, (c / nx) % ny, c / (nx * ny));
+            PERMS.iter().map(move |p| {
+                let mut o = [0usize; 3];
+                let mut t = [id(i, j, k); 4];
+                for s in 0..3 {
+                    o[p[s]] = 1;
+                    t[s + 1] = id(i + o[0], j + o[1], k + o[2]);
+                }
+                t
+            })
+        })
+        .collect();
+    let nt = tets.len();
+    fresh(
+        format!("box {nx}x{ny}x{nz} of {}x{}x{} m", l[0], l[1], l[2]),
+        nodes,
+        tets,
+        vec![1; nt],
+        vec![PhysicalName { dim: 3, tag: 1, name: "vacuum".into() }],
+    )
+}
+
+/// A circular cylinder surface for projecting refined boundary nodes: axis through
+/// `origin` along unit `axis`, radius `radius`.
+#[derive(Clone, Copy, Debug)]
+pub struct Cylinder {
+    pub origin: V3,
+    pub axis: V3,
+    pub radius: f64,
+}
+
+impl Cylinder {
+    fn rho(&self, p: V3) -> (V3, f64) {
+        let d = sub(p, self.origin);
+        let a = crate::util::dot(d, self.axis);
+        let r = sub(d, crate::util::scale(self.axis, a));
+        (r, norm(r))
+    }
+    /// Whether `p` lies on the lateral surface (relative tolerance `tol`).
+    pub fn on_surface(&self, p: V3, tol: f64) -> bool {
+        (self.rho(p).1 - self.radius).abs() <= tol * self.radius
+    }
+    /// Radial projection of `p` onto the lateral surface.
+    pub fn project(&self, p: V3) -> V3 {
+        let (r, rn) = self.rho(p);
+        if rn == 0.0 {
+            return p;
+        }
+        crate::util::add(p, crate::util::scale(r, self.radius / rn - 1.0))
+    }
+}
+
+/// Uniform 1:8 refinement: each tet becomes 4 corner tets and 4 tets of its inner
+/// octahedron (split along its shortest diagonal). With `cyl`, the midpoint of an edge
+/// whose both ends lie on the cylinder's lateral surface, and that is a boundary edge, is
+/// projected onto that surface, so that curved walls converge.
+pub fn refine(mesh: &Mesh, cyl: Option<Cylinder>) -> Mesh {
+    let topo = super::Topology::build(mesh).expect("a valid mesh has a valid topology");
+    let nv = mesh.n_vertices();
+    let mut nodes = mesh.nodes.clone();
+    nodes.reserve(topo.n_edges());
+    for (e, &[a, b]) in topo.edges.iter().enumerate() {
+        let (pa, pb) = (mesh.nodes[a as usize], mesh.nodes[b as usize]);
+        let mut m = crate::util::scale(crate::util::add(pa, pb), 0.5);
+        if let Some(c) = cyl {
+            if topo.boundary_edge[e] && c.on_surface(pa, 1e-6) && c.on_surface(pb, 1e-6) {
+                m = c.project(m);
+            }
+        }
+        nodes.push(m);
+    }
+    let tets: Vec<[u32; 4]> = (0..mesh.n_tets())
+        .into_par_iter()
+        .flat_map_iter(|n| {
+            let v = mesh.tets[n];
+            let te = topo.tet_edges[n];
+            let mid = |i: usize, j: usize| (nv as u32) + te[super::topology::local_edge(i, j)];
+            let m01 = mid(0, 1);
+            let m02 = mid(0, 2);
+            let m03 = mid(0, 3);
+            let m12 = mid(1, 2);
+            let m13 = mid(1, 3);
+            let m23 = mid(2, 3);
+            let len = |a: u32, b: u32| norm(sub(nodes[a as usize], nodes[b as usize]));
+            // Octahedron diagonals: (m01,m23), (m02,m13), (m03,m12).
+            let d = [len(m01, m23), len(m02, m13), len(m03, m12)];
+            let k = (0..3).min_by(|&a, &b| d[a].total_cmp(&d[b])).unwrap_or(0);
+            let (p, q, ring) = match k {
+                0 => (m01, m23, [m02, m03, m13, m12]),
+                1 => (m02, m13, [m01, m03, m23, m12]),
+                _ => (m03, m12, [m01, m02, m23, m13]),
+            };
+            let mut out = vec![
+                [v[0], m01, m02, m03],
+                [m01, v[1], m12, m13],
+                [m02, m12, v[2], m23],
+                [m03, m13, m23, v[3]],
+            ];
+            for s in 0..4 {
+                out.push([p, q, ring[s], ring[(s + 1) % 4]]);
+            }
+            out.into_iter()
+        })
+        .collect();
+    let phys: Vec<i32> = mesh.tet_phys.iter().flat_map(|&p| std::iter::repeat_n(p, 8)).collect();
+    fresh(format!("{} refined 1:8", mesh.source), nodes, tets, phys, mesh.physical_names.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn box_volume_and_count() {
+        let m = box_mesh([3, 4, 5], [1.0, 2.0, 3.0]);
+        assert_eq!(m.n_tets(), 6 * 60);
+        let v: f64 = (0..m.n_tets()).map(|n| m.tet_volume(n)).sum();
+        assert!((v - 6.0).abs() < 1e-12);
+        assert!((0..m.n_tets()).all(|n| m.tet_volume(n) > 0.0));
+    }
+    #[test]
+    fn refinement_preserves_volume_and_topology() {
+        let m = box_mesh([2, 2, 2], [1.0, 1.0, 1.0]);
+        let r = refine(&m, None);
+        assert_eq!(r.n_tets(), 8 * m.n_tets());
+        let v: f64 = (0..r.n_tets()).map(|n| r.tet_volume(n)).sum();
+        assert!((v - 1.0).abs() < 1e-12);
+        assert!((0..r.n_tets()).all(|n| r.tet_volume(n) > 0.0));
+        let t = super::super::Topology::build(&r).unwrap();
+        let chi = r.n_vertices() as i64 - t.n_edges() as i64 + t.n_faces() as i64 - r.n_tets() as i64;
+        assert_eq!(chi, 1);
+    }
+}

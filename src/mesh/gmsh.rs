@@ -1,0 +1,643 @@
+//! Reader for Gmsh meshes: MSH 4.1 (ASCII and binary) and MSH 2.2 (ASCII).
+//!
+//! Reads nodes, linear tetrahedra (type 4), triangles (type 2, counted only) and
+//! physical groups. Other element types of dimension < 3 are skipped; volume elements
+//! other than linear tetrahedra are refused. Errors carry the file and the line (ASCII)
+//! or byte offset (binary). Counts from the file never size an allocation beyond what
+//! the remaining bytes can hold, so a corrupt header cannot exhaust memory.
+
+use super::{Mesh, PhysicalName, RawTet};
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Reads and validates a mesh file.
+pub fn read(path: &Path) -> Result<Mesh> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse(&bytes, &path.display().to_string())
+}
+
+/// Parses mesh bytes; `name` is used in messages.
+pub fn parse(bytes: &[u8], name: &str) -> Result<Mesh> {
+    let raw = Parser::new(bytes, name).run()?;
+    Mesh::from_raw(name, raw.nodes, raw.tets, raw.names)
+}
+
+struct Raw {
+    nodes: Vec<[f64; 3]>,
+    tets: Vec<RawTet>,
+    names: Vec<PhysicalName>,
+}
+
+struct Parser<'a> {
+    b: &'a [u8],
+    pos: usize,
+    line: usize,
+    name: &'a str,
+    binary: bool,
+    swap: bool,
+    version: u32, // 41 or 22
+}
+
+/// Node tag -> index.
+enum TagMap {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u64, u32>),
+}
+
+impl TagMap {
+    fn get(&self, tag: u64) -> Option<u32> {
+        match self {
+            TagMap::Dense(v) => v.get(tag as usize).copied().filter(|&i| i != u32::MAX),
+            TagMap::Sparse(m) => m.get(&tag).copied(),
+        }
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn new(b: &'a [u8], name: &'a str) -> Self {
+        Parser {
+            b,
+            pos: 0,
+            line: 0,
+            name,
+            binary: false,
+            swap: false,
+            version: 0,
+        }
+    }
+
+    fn err(&self, msg: impl Into<String>) -> Error {
+        let location = if self.binary && self.version == 41 {
+            format!("line {} (byte {})", self.line, self.pos)
+        } else {
+            format!("line {}", self.line)
+        };
+        Error::MeshParse {
+            path: self.name.to_string(),
+            location,
+            msg: msg.into(),
+        }
+    }
+
+    fn eof(&self, what: &str) -> Error {
+        self.err(format!("file ends early (truncated?) while reading {what}"))
+    }
+
+    /// Next line (without the line break, trailing '\r' and spaces), or None at the end.
+    fn line(&mut self) -> Option<&'a str> {
+        if self.pos >= self.b.len() {
+            return None;
+        }
+        let start = self.pos;
+        let end = self.b[start..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map(|p| start + p)
+            .unwrap_or(self.b.len());
+        self.pos = (end + 1).min(self.b.len());
+        self.line += 1;
+        let s = &self.b[start..end];
+        // Non-UTF-8 lines become an empty-looking marker that fails to parse below.
+        Some(std::str::from_utf8(s).unwrap_or("\u{fffd}").trim_end())
+    }
+
+    fn need_line(&mut self, what: &str) -> Result<&'a str> {
+        self.line().ok_or_else(|| self.eof(what))
+    }
+
+    fn expect(&mut self, tag: &str) -> Result<()> {
+        let l = self.need_line(tag)?;
+        if l.trim() != tag {
+            return Err(self.err(format!("expected {tag}, found {:?}", clip(l))));
+        }
+        Ok(())
+    }
+
+    /// Whitespace-separated fields of the next line, parsed as numbers.
+    fn nums<T: std::str::FromStr>(&mut self, what: &str, min: usize) -> Result<Vec<T>> {
+        let l = self.need_line(what)?;
+        let v: Option<Vec<T>> = l.split_whitespace().map(|s| s.parse().ok()).collect();
+        match v {
+            Some(v) if v.len() >= min => Ok(v),
+            _ => Err(self.err(format!(
+                "cannot read {what} from {:?} (expected at least {min} numbers)",
+                clip(l)
+            ))),
+        }
+    }
+
+    fn remaining(&self) -> usize {
+        self.b.len() - self.pos
+    }
+
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.eof(what));
+        }
+        let s = &self.b[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn bin_i32(&mut self, what: &str) -> Result<i32> {
+        let s: [u8; 4] = self.take(4, what)?.try_into().unwrap_or([0; 4]);
+        Ok(if self.swap { i32::from_be_bytes(s) } else { i32::from_le_bytes(s) })
+    }
+    fn bin_u64(&mut self, what: &str) -> Result<u64> {
+        let s: [u8; 8] = self.take(8, what)?.try_into().unwrap_or([0; 8]);
+        Ok(if self.swap { u64::from_be_bytes(s) } else { u64::from_le_bytes(s) })
+    }
+    fn bin_f64(&mut self, what: &str) -> Result<f64> {
+        Ok(f64::from_bits(self.bin_u64(what)?))
+    }
+    /// A count from the file, refused when the rest of the file could not hold
+    /// `count * min_bytes` bytes.
+    fn count(&self, c: u64, min_bytes: usize, what: &str) -> Result<usize> {
+        let fits = (c as u128) * (min_bytes.max(1) as u128) <= self.remaining() as u128;
+        if !fits {
+            return Err(self.err(format!(
+                "{what} count {c} is larger than the rest of the file can hold (truncated or corrupt)"
+            )));
+        }
+        Ok(c as usize)
+    }
+
+    fn run(mut self) -> Result<Raw> {
+        // $MeshFormat
+        loop {
+            let l = self.line().ok_or_else(|| self.err("no $MeshFormat section: not a Gmsh mesh file"))?;
+            if l.trim().is_empty() {
+                continue;
+            }
+            if l.trim() != "$MeshFormat" {
+                return Err(self.err(format!("expected $MeshFormat, found {:?}: not a Gmsh mesh file", clip(l))));
+            }
+            break;
+        }
+        let l = self.need_line("the format line")?;
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 3 {
+            return Err(self.err(format!("bad format line {:?}", clip(l))));
+        }
+        let ftype: i32 = f[1].parse().map_err(|_| self.err(format!("bad file type {:?}", f[1])))?;
+        self.binary = ftype == 1;
+        self.version = match f[0] {
+            "4.1" => 41,
+            "2.2" => 22,
+            v => {
+                return Err(self.err(format!(
+                    "unsupported MSH version {v} (supported: 4.1 ASCII and binary, 2.2 ASCII; \
+                     re-export with gmsh -format msh41)"
+                )))
+            }
+        };
+        if self.binary {
+            if self.version != 41 {
+                return Err(self.err("binary MSH 2.2 is not supported (use ASCII, or MSH 4.1 binary)"));
+            }
+            if f[2] != "8" {
+                return Err(self.err(format!("unsupported data size {} (expected 8)", f[2])));
+            }
+            let one = self.take(4, "the endianness marker")?;
+            if one == 1i32.to_le_bytes() {
+                self.swap = false;
+            } else if one == 1i32.to_be_bytes() {
+                self.swap = true;
+            } else {
+                return Err(self.err("bad endianness marker in binary header"));
+            }
+            // The marker is followed by a newline.
+            self.line();
+        }
+        self.expect("$EndMeshFormat")?;
+
+        let mut names = Vec::new();
+        let mut entity_phys: HashMap<(i32, i32), i32> = HashMap::new();
+        let mut nodes: Vec<[f64; 3]> = Vec::new();
+        let mut tagmap: Option<TagMap> = None;
+        let mut tets = Vec::new();
+        let mut saw_elements = false;
+        while let Some(l) = self.line() {
+            let t = l.trim();
+            if t.is_empty() {
+                continue;
+            }
+            match t {
+                "$PhysicalNames" => names = self.physical_names()?,
+                "$Entities" if self.version == 41 => entity_phys = self.entities()?,
+                "$Nodes" => {
+                    let (n, tags) = if self.version == 41 { self.nodes41()? } else { self.nodes22()? };
+                    nodes = n;
+                    tagmap = Some(build_tagmap(&tags));
+                    self.expect("$EndNodes")?;
+                }
+                "$Elements" => {
+                    let map = tagmap.as_ref().ok_or_else(|| self.err("$Elements before $Nodes"))?;
+                    tets = if self.version == 41 {
+                        self.elements41(map, &entity_phys)?
+                    } else {
+                        self.elements22(map)?
+                    };
+                    self.expect("$EndElements")?;
+                    saw_elements = true;
+                }
+                s if s.starts_with('$') && !s.starts_with("$End") => self.skip_section(&s[1..])?,
+                s => return Err(self.err(format!("unexpected line {:?} between sections", clip(s)))),
+            }
+        }
+        if tagmap.is_none() {
+            return Err(self.err("no $Nodes section"));
+        }
+        if !saw_elements {
+            return Err(self.err("no $Elements section"));
+        }
+        Ok(Raw { nodes, tets, names })
+    }
+
+    fn skip_section(&mut self, name: &str) -> Result<()> {
+        let end = format!("\n$End{name}");
+        let hay = &self.b[self.pos.saturating_sub(1)..];
+        match find(hay, end.as_bytes()) {
+            Some(p) => {
+                let stop = self.pos.saturating_sub(1) + p + 1;
+                self.line += self.b[self.pos..stop].iter().filter(|&&c| c == b'\n').count();
+                self.pos = stop;
+                self.line();
+                Ok(())
+            }
+            None => Err(self.err(format!("section ${name} has no $End{name}"))),
+        }
+    }
+
+    fn physical_names(&mut self) -> Result<Vec<PhysicalName>> {
+        let n = self.nums::<u64>("the number of physical names", 1)?[0];
+        let n = self.count(n, 6, "physical name")?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let l = self.need_line("a physical name")?;
+            let mut it = l.splitn(3, char::is_whitespace);
+            let dim = it.next().and_then(|s| s.parse().ok());
+            let tag = it.next().and_then(|s| s.parse().ok());
+            let name = it.next().map(|s| s.trim().trim_matches('"').to_string());
+            match (dim, tag, name) {
+                (Some(dim), Some(tag), Some(name)) => out.push(PhysicalName { dim, tag, name }),
+                _ => return Err(self.err(format!("bad physical name line {:?}", clip(l)))),
+            }
+        }
+        self.expect("$EndPhysicalNames")?;
+        Ok(out)
+    }
+
+    /// $Entities of MSH 4.1: the physical tag (first one) of each entity.
+    fn entities(&mut self) -> Result<HashMap<(i32, i32), i32>> {
+        let mut map = HashMap::new();
+        if self.binary {
+            let mut counts = [0usize; 4];
+            for c in counts.iter_mut() {
+                let v = self.bin_u64("entity counts")?;
+                *c = self.count(v, 4, "entity")?;
+            }
+            for (dim, &cnt) in counts.iter().enumerate() {
+                for _ in 0..cnt {
+                    let tag = self.bin_i32("entity tag")?;
+                    let ncoord = if dim == 0 { 3 } else { 6 };
+                    for _ in 0..ncoord {
+                        self.bin_f64("entity bounding box")?;
+                    }
+                    let np = self.bin_u64("physical tag count")?;
+                    let np = self.count(np, 4, "physical tag")?;
+                    for k in 0..np {
+                        let p = self.bin_i32("physical tag")?;
+                        if k == 0 {
+                            map.insert((dim as i32, tag), p);
+                        }
+                    }
+                    if dim > 0 {
+                        let nb = self.bin_u64("bounding entity count")?;
+                        let nb = self.count(nb, 4, "bounding entity")?;
+                        self.take(4 * nb, "bounding entities")?;
+                    }
+                }
+            }
+            self.line();
+        } else {
+            let c = self.nums::<u64>("entity counts", 4)?;
+            for dim in 0..4 {
+                let cnt = self.count(c[dim], 2, "entity")?;
+                for _ in 0..cnt {
+                    let v = self.nums::<f64>("an entity", if dim == 0 { 5 } else { 8 })?;
+                    let (tag, np_at) = (v[0] as i32, if dim == 0 { 4 } else { 7 });
+                    let np = v[np_at] as usize;
+                    if v.len() < np_at + 1 + np {
+                        return Err(self.err("entity line lists fewer physical tags than it says"));
+                    }
+                    if np > 0 {
+                        map.insert((dim as i32, tag), v[np_at + 1] as i32);
+                    }
+                }
+            }
+        }
+        self.expect("$EndEntities")?;
+        Ok(map)
+    }
+
+    fn nodes41(&mut self) -> Result<(Vec<[f64; 3]>, Vec<u64>)> {
+        let (nblocks, nnodes) = if self.binary {
+            let h: Vec<u64> = (0..4).map(|_| self.bin_u64("the $Nodes header")).collect::<Result<_>>()?;
+            (h[0], h[1])
+        } else {
+            let h = self.nums::<u64>("the $Nodes header", 4)?;
+            (h[0], h[1])
+        };
+        let min_node = if self.binary { 32 } else { 8 };
+        let nnodes = self.count(nnodes, min_node, "node")?;
+        let nblocks = self.count(nblocks, 4, "node block")?;
+        let mut xyz = Vec::with_capacity(nnodes);
+        let mut tags = Vec::with_capacity(nnodes);
+        for _ in 0..nblocks {
+            let (param, n) = if self.binary {
+                let _dim = self.bin_i32("node block")?;
+                let _tag = self.bin_i32("node block")?;
+                let p = self.bin_i32("node block")?;
+                let n = self.bin_u64("node block")?;
+                (p, self.count(n, 32, "node")?)
+            } else {
+                let h = self.nums::<i64>("a node block header", 4)?;
+                (h[2] as i32, self.count(h[3].max(0) as u64, 8, "node")?)
+            };
+            if param != 0 {
+                return Err(self.err("parametric node coordinates are not supported (save without -parametric)"));
+            }
+            if tags.len() + n > nnodes {
+                return Err(self.err(format!("node blocks hold more nodes than the header's {nnodes}")));
+            }
+            if self.binary {
+                for _ in 0..n {
+                    tags.push(self.bin_u64("node tags")?);
+                }
+                for _ in 0..n {
+                    let p = [self.bin_f64("node coordinates")?, self.bin_f64("node coordinates")?, self.bin_f64("node coordinates")?];
+                    xyz.push(p);
+                }
+            } else {
+                for _ in 0..n {
+                    tags.push(self.nums::<u64>("a node tag", 1)?[0]);
+                }
+                for _ in 0..n {
+                    let v = self.nums::<f64>("node coordinates", 3)?;
+                    xyz.push([v[0], v[1], v[2]]);
+                }
+            }
+        }
+        if tags.len() != nnodes {
+            return Err(self.err(format!("the $Nodes header announces {nnodes} nodes, the blocks hold {}", tags.len())));
+        }
+        if self.binary {
+            self.line();
+        }
+        Ok((xyz, tags))
+    }
+
+    fn nodes22(&mut self) -> Result<(Vec<[f64; 3]>, Vec<u64>)> {
+        let n = self.nums::<u64>("the number of nodes", 1)?[0];
+        let n = self.count(n, 8, "node")?;
+        let mut xyz = Vec::with_capacity(n);
+        let mut tags = Vec::with_capacity(n);
+        for _ in 0..n {
+            let l = self.need_line("a node")?;
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let ok = f.len() >= 4;
+            let tag = f.first().and_then(|s| s.parse::<u64>().ok());
+            let c: Option<Vec<f64>> = f.iter().skip(1).take(3).map(|s| s.parse().ok()).collect();
+            match (ok, tag, c) {
+                (true, Some(t), Some(c)) => {
+                    tags.push(t);
+                    xyz.push([c[0], c[1], c[2]]);
+                }
+                _ => return Err(self.err(format!("bad node line {:?}", clip(l)))),
+            }
+        }
+        Ok((xyz, tags))
+    }
+
+    fn elements41(&mut self, map: &TagMap, ent: &HashMap<(i32, i32), i32>) -> Result<Vec<RawTet>> {
+        let (nblocks, nel) = if self.binary {
+            let h: Vec<u64> = (0..4).map(|_| self.bin_u64("the $Elements header")).collect::<Result<_>>()?;
+            (h[0], h[1])
+        } else {
+            let h = self.nums::<u64>("the $Elements header", 4)?;
+            (h[0], h[1])
+        };
+        let nblocks = self.count(nblocks, 4, "element block")?;
+        let nel = self.count(nel, 4, "element")?;
+        let mut tets = Vec::new();
+        let mut seen = 0usize;
+        for _ in 0..nblocks {
+            let (dim, etag, ty, n) = if self.binary {
+                let d = self.bin_i32("element block")?;
+                let t = self.bin_i32("element block")?;
+                let ty = self.bin_i32("element block")?;
+                let n = self.bin_u64("element block")?;
+                (d, t, ty, n)
+            } else {
+                let h = self.nums::<i64>("an element block header", 4)?;
+                (h[0] as i32, h[1] as i32, h[2] as i32, h[3].max(0) as u64)
+            };
+            let nn = nodes_per_element(ty).ok_or_else(|| self.err(format!("unknown element type {ty}")))?;
+            let n = self.count(n, if self.binary { 8 * (nn + 1) } else { 2 * (nn + 1) }, "element")?;
+            seen += n;
+            if seen > nel {
+                return Err(self.err(format!("element blocks hold more elements than the header's {nel}")));
+            }
+            if dim == 3 && ty != 4 {
+                return Err(self.err(format!(
+                    "volume element type {ty} is not supported: only linear tetrahedra (type 4); mesh with -order 1"
+                )));
+            }
+            let phys = ent.get(&(dim, etag)).copied().unwrap_or(0);
+            for _ in 0..n {
+                let v: Vec<u64> = if self.binary {
+                    (0..nn + 1).map(|_| self.bin_u64("element")).collect::<Result<_>>()?
+                } else {
+                    let v = self.nums::<u64>("an element", nn + 1)?;
+                    if v.len() != nn + 1 {
+                        return Err(self.err(format!("element {} lists {} nodes, type {ty} has {nn}", v[0], v.len() - 1)));
+                    }
+                    v
+                };
+                if ty == 4 {
+                    tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
+                }
+            }
+        }
+        if seen != nel {
+            return Err(self.err(format!("the $Elements header announces {nel} elements, the blocks hold {seen}")));
+        }
+        if self.binary {
+            self.line();
+        }
+        Ok(tets)
+    }
+
+    fn elements22(&mut self, map: &TagMap) -> Result<Vec<RawTet>> {
+        let n = self.nums::<u64>("the number of elements", 1)?[0];
+        let n = self.count(n, 8, "element")?;
+        let mut tets = Vec::new();
+        for _ in 0..n {
+            let v = self.nums::<i64>("an element", 3)?;
+            let (id, ty, ntags) = (v[0].max(0) as u64, v[1] as i32, v[2].max(0) as usize);
+            let nn = nodes_per_element(ty).ok_or_else(|| self.err(format!("element {id}: unknown element type {ty}")))?;
+            if v.len() != 3 + ntags + nn {
+                return Err(self.err(format!("element {id}: expected {} fields for type {ty} with {ntags} tags, found {}", 3 + ntags + nn, v.len())));
+            }
+            if matches!(ty, 5 | 6 | 7 | 11 | 12 | 13 | 14 | 17 | 18 | 19 | 29) {
+                return Err(self.err(format!(
+                    "element {id}: volume element type {ty} is not supported: only linear tetrahedra (type 4)"
+                )));
+            }
+            if ty == 4 {
+                let phys = if ntags > 0 { v[3] as i32 } else { 0 };
+                let nodes: Vec<u64> = v[3 + ntags..].iter().map(|&x| x.max(0) as u64).collect();
+                tets.push(self.resolve(map, id, &nodes, phys)?);
+            }
+        }
+        Ok(tets)
+    }
+
+    fn resolve(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTet> {
+        let mut out = [0u32; 4];
+        for (k, &t) in nodes.iter().enumerate().take(4) {
+            out[k] = map
+                .get(t)
+                .ok_or_else(|| self.err(format!("tetrahedron {id} refers to missing node {t}")))?;
+        }
+        Ok(RawTet { id, nodes: out, phys })
+    }
+}
+
+fn build_tagmap(tags: &[u64]) -> TagMap {
+    let max = tags.iter().copied().max().unwrap_or(0);
+    if (max as usize) < 4 * tags.len() + 1024 {
+        let mut v = vec![u32::MAX; max as usize + 1];
+        for (i, &t) in tags.iter().enumerate() {
+            v[t as usize] = i as u32;
+        }
+        TagMap::Dense(v)
+    } else {
+        TagMap::Sparse(tags.iter().enumerate().map(|(i, &t)| (t, i as u32)).collect())
+    }
+}
+
+/// Nodes per element for the Gmsh element types a mesh may contain.
+fn nodes_per_element(ty: i32) -> Option<usize> {
+    Some(match ty {
+        1 => 2,
+        2 => 3,
+        3 => 4,
+        4 => 4,
+        5 => 8,
+        6 => 6,
+        7 => 5,
+        8 => 3,
+        9 => 6,
+        10 => 9,
+        11 => 10,
+        12 => 27,
+        13 => 18,
+        14 => 14,
+        15 => 1,
+        16 => 8,
+        17 => 20,
+        18 => 15,
+        19 => 13,
+        20 => 9,
+        21 => 10,
+        26 => 4,
+        27 => 5,
+        28 => 6,
+        29 => 20,
+        _ => return None,
+    })
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(60).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msh22(body_nodes: &str, body_el: &str) -> String {
+        format!("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n{body_nodes}$EndNodes\n$Elements\n{body_el}$EndElements\n")
+    }
+    const NODES: &str = "5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n";
+
+    #[test]
+    fn reads_minimal_v22_and_reorients() {
+        // Second tet is given with negative orientation.
+        let s = msh22(NODES, "2\n1 4 2 7 1 1 3 2 4\n2 4 2 7 1 2 3 4 5\n");
+        let m = parse(s.as_bytes(), "mem").unwrap();
+        assert_eq!(m.n_tets(), 2);
+        assert_eq!(m.tet_phys, vec![7, 7]);
+        assert!((0..2).all(|n| m.tet_volume(n) > 0.0));
+        assert_eq!(m.reoriented, 1);
+    }
+
+    #[test]
+    fn errors_name_line_and_element() {
+        let e = parse(msh22(NODES, "1\n1 4 2 7 1 1 2 3 9\n").as_bytes(), "m.msh").unwrap_err().to_string();
+        assert!(e.contains("m.msh") && e.contains("missing node 9") && e.contains("line 14"), "{e}");
+        let e = parse(b"$MeshFormat\n3.0 0 8\n$EndMeshFormat\n", "m.msh").unwrap_err().to_string();
+        assert!(e.contains("unsupported MSH version 3.0") && e.contains("line 2"), "{e}");
+        let s = msh22(NODES, "1\n1 4 2 7 1 1 2 3 4\n");
+        let e = parse(&s.as_bytes()[..s.len() - 30], "m.msh").unwrap_err().to_string();
+        assert!(e.contains("truncated") || e.contains("no $Elements"), "{e}");
+    }
+
+    #[test]
+    fn never_panics_on_mutations() {
+        // Cheap in-module smoke test; tests/mesh_errors.rs has the thorough cases.
+        let s = msh22(NODES, "1\n1 4 2 7 1 1 2 3 4\n").into_bytes();
+        let mut rng = crate::util::Rng::new(3);
+        for _ in 0..2000 {
+            let mut b = s.clone();
+            for _ in 0..3 {
+                let i = (rng.next_u64() as usize) % b.len();
+                b[i] = (rng.next_u64() & 0xff) as u8;
+            }
+            let _ = parse(&b, "fuzz");
+        }
+    }
+}
+
+#[cfg(test)]
+mod file_tests {
+    use super::*;
+    #[test]
+    fn three_encodings_of_the_tiny_mesh_agree() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes");
+        let a = read(&dir.join("tiny_v41.msh")).unwrap();
+        let b = read(&dir.join("tiny_v41_bin.msh")).unwrap();
+        let c = read(&dir.join("tiny_v22.msh")).unwrap();
+        assert!(a.n_tets() > 50);
+        // ASCII files print 16 significant digits, so binary coordinates may differ by an ulp.
+        for m in [&b, &c] {
+            assert_eq!(m.tets, a.tets);
+            assert_eq!(m.tet_phys, a.tet_phys);
+            for (p, q) in m.nodes.iter().zip(&a.nodes) {
+                assert!((0..3).all(|k| (p[k] - q[k]).abs() <= 4.0 * f64::EPSILON), "{p:?} {q:?}");
+            }
+        }
+        assert_eq!(c.nodes, a.nodes);
+        assert!(a.tet_phys.iter().all(|&p| p == 1));
+        assert_eq!(a.volume_group("vacuum"), Some(1));
+        let v: f64 = (0..a.n_tets()).map(|n| a.tet_volume(n)).sum();
+        // inscribed polyhedral cylinder: a bit below pi * 0.5
+        assert!(v < std::f64::consts::PI * 0.5 && v > 0.9 * std::f64::consts::PI * 0.5, "{v}");
+    }
+}

@@ -1,0 +1,285 @@
+//! Tetrahedral meshes: reading (Gmsh MSH 4.1 ASCII/binary, MSH 2.2 ASCII), validation,
+//! topology and generators.
+//!
+//! Conventions (design note §2): every tetrahedron is stored positively oriented,
+//! `det[x1-x0, x2-x0, x3-x0] > 0` (two vertices are swapped on input otherwise). Vertices
+//! are numbered 0..V in the order of first use by a tetrahedron; nodes no tetrahedron
+//! uses are dropped.
+
+pub mod generate;
+pub mod gmsh;
+pub mod topology;
+
+use crate::error::{Error, Result};
+use crate::util::{V3, det3, norm, sub};
+pub use topology::Topology;
+
+/// A physical group as named in the mesh file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhysicalName {
+    pub dim: i32,
+    pub tag: i32,
+    pub name: String,
+}
+
+/// Relative volume below which a tetrahedron counts as degenerate: `6 |V| / l_max^3`
+/// (1 for... a right-angled corner tet, 0.707 for the regular tet) must exceed this.
+pub const DEGENERATE_SHAPE: f64 = 1e-8;
+
+/// A validated, positively oriented tetrahedral mesh.
+#[derive(Clone, Debug)]
+pub struct Mesh {
+    /// Where the mesh came from (a path, or a generator description), used in messages.
+    pub source: String,
+    pub nodes: Vec<V3>,
+    pub tets: Vec<[u32; 4]>,
+    /// Physical tag of each tetrahedron (0 when the file gave none).
+    pub tet_phys: Vec<i32>,
+    /// Element tag of each tetrahedron in the file (for messages).
+    pub tet_ids: Vec<u64>,
+    pub physical_names: Vec<PhysicalName>,
+    /// How many tetrahedra were reoriented on input.
+    pub reoriented: usize,
+}
+
+/// A tetrahedron as read from a file, before validation.
+#[derive(Clone, Debug)]
+pub struct RawTet {
+    pub id: u64,
+    pub nodes: [u32; 4],
+    pub phys: i32,
+}
+
+impl Mesh {
+    /// Validates raw input: at least one tet, every tet non-degenerate (reoriented if
+    /// needed), no duplicated tets. Unused nodes are dropped. Non-manifold faces are
+    /// detected by [`Topology::build`].
+    pub fn from_raw(
+        source: &str,
+        nodes: Vec<V3>,
+        raw: Vec<RawTet>,
+        physical_names: Vec<PhysicalName>,
+    ) -> Result<Mesh> {
+        let invalid = |msg: String| Error::MeshInvalid {
+            path: source.to_string(),
+            msg,
+        };
+        if raw.is_empty() {
+            return Err(invalid(
+                "the mesh has no tetrahedra (mesh the volume: gmsh -3)".into(),
+            ));
+        }
+        for t in &raw {
+            for &v in &t.nodes {
+                if v as usize >= nodes.len() {
+                    return Err(invalid(format!(
+                        "tetrahedron {} refers to a missing node (index {v})",
+                        t.id
+                    )));
+                }
+            }
+            if let Some(x) = t.nodes.iter().map(|&v| nodes[v as usize]).find(|p| p.iter().any(|c| !c.is_finite())) {
+                return Err(invalid(format!("tetrahedron {} has a node with a non-finite coordinate {:?}", t.id, x)));
+            }
+        }
+        // Compact the node numbering to used nodes, in order of first use.
+        let mut map = vec![u32::MAX; nodes.len()];
+        let mut new_nodes = Vec::new();
+        let mut tets = Vec::with_capacity(raw.len());
+        let mut tet_phys = Vec::with_capacity(raw.len());
+        let mut tet_ids = Vec::with_capacity(raw.len());
+        let mut reoriented = 0;
+        for t in &raw {
+            let mut tv = [0u32; 4];
+            for (k, &v) in t.nodes.iter().enumerate() {
+                if map[v as usize] == u32::MAX {
+                    map[v as usize] = new_nodes.len() as u32;
+                    new_nodes.push(nodes[v as usize]);
+                }
+                tv[k] = map[v as usize];
+            }
+            let x: Vec<V3> = tv.iter().map(|&v| new_nodes[v as usize]).collect();
+            let d = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
+            let lmax = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+                .iter()
+                .map(|&(i, j)| norm(sub(x[i], x[j])))
+                .fold(0.0, f64::max);
+            let shape = d.abs() / (lmax * lmax * lmax);
+            if !(shape > DEGENERATE_SHAPE) {
+                return Err(invalid(format!(
+                    "tetrahedron {} is degenerate: volume {:.3e} m^3 with longest edge {:.3e} m \
+                     (relative volume {:.1e} < {:.0e})",
+                    t.id,
+                    d.abs() / 6.0,
+                    lmax,
+                    shape,
+                    DEGENERATE_SHAPE
+                )));
+            }
+            if d < 0.0 {
+                tv.swap(2, 3);
+                reoriented += 1;
+            }
+            tets.push(tv);
+            tet_phys.push(t.phys);
+            tet_ids.push(t.id);
+        }
+        // Duplicate tetrahedra: same vertex set.
+        let mut keys: Vec<([u32; 4], usize)> = tets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut k = *t;
+                k.sort_unstable();
+                (k, i)
+            })
+            .collect();
+        keys.sort_unstable();
+        for w in keys.windows(2) {
+            if w[0].0 == w[1].0 {
+                return Err(invalid(format!(
+                    "tetrahedra {} and {} are duplicates (same four nodes)",
+                    tet_ids[w[0].1], tet_ids[w[1].1]
+                )));
+            }
+        }
+        Ok(Mesh {
+            source: source.to_string(),
+            nodes: new_nodes,
+            tets,
+            tet_phys,
+            tet_ids,
+            physical_names,
+            reoriented,
+        })
+    }
+
+    pub fn n_tets(&self) -> usize {
+        self.tets.len()
+    }
+    pub fn n_vertices(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Corner coordinates of tetrahedron `n`.
+    #[inline]
+    pub fn tet_x(&self, n: usize) -> [V3; 4] {
+        let t = self.tets[n];
+        [
+            self.nodes[t[0] as usize],
+            self.nodes[t[1] as usize],
+            self.nodes[t[2] as usize],
+            self.nodes[t[3] as usize],
+        ]
+    }
+
+    /// Volume of tetrahedron `n` (positive).
+    pub fn tet_volume(&self, n: usize) -> f64 {
+        let x = self.tet_x(n);
+        det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0])) / 6.0
+    }
+
+    /// Axis-aligned bounding box (min, max).
+    pub fn bbox(&self) -> (V3, V3) {
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in &self.nodes {
+            for c in 0..3 {
+                lo[c] = lo[c].min(p[c]);
+                hi[c] = hi[c].max(p[c]);
+            }
+        }
+        (lo, hi)
+    }
+
+    /// Barycentric coordinates of `p` in tet `n`.
+    pub fn barycentric(&self, n: usize, p: V3) -> [f64; 4] {
+        let x = self.tet_x(n);
+        let d = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
+        let l1 = det3(sub(p, x[0]), sub(x[2], x[0]), sub(x[3], x[0])) / d;
+        let l2 = det3(sub(x[1], x[0]), sub(p, x[0]), sub(x[3], x[0])) / d;
+        let l3 = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(p, x[0])) / d;
+        [1.0 - l1 - l2 - l3, l1, l2, l3]
+    }
+
+    /// The tetrahedron containing `p` (the one with the largest minimum barycentric
+    /// coordinate, which must be >= -1e-9), searched in parallel.
+    pub fn locate(&self, p: V3) -> Option<usize> {
+        use rayon::prelude::*;
+        let best = (0..self.n_tets())
+            .into_par_iter()
+            .map(|n| {
+                let l = self.barycentric(n, p);
+                (l.iter().cloned().fold(f64::INFINITY, f64::min), n)
+            })
+            .reduce(|| (f64::NEG_INFINITY, usize::MAX), |a, b| {
+                if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) { b } else { a }
+            });
+        (best.0 >= -1e-9).then_some(best.1)
+    }
+
+    /// Physical tag of a group given by name or by number (dimension 3).
+    pub fn volume_group(&self, key: &str) -> Option<i32> {
+        if let Some(p) = self
+            .physical_names
+            .iter()
+            .find(|p| p.dim == 3 && p.name == key)
+        {
+            return Some(p.tag);
+        }
+        let tag: i32 = key.parse().ok()?;
+        self.tet_phys.contains(&tag).then_some(tag)
+    }
+
+    /// Quality figures: min/max edge length and the minimum and mean of the normalised
+    /// radius ratio `3 r_in / r_circ`-like shape measure `6 sqrt(2) V / l_rms^3` (1 for the
+    /// regular tet).
+    pub fn quality(&self) -> Quality {
+        use rayon::prelude::*;
+        let per: Vec<(f64, f64, f64)> = (0..self.n_tets())
+            .into_par_iter()
+            .map(|n| {
+                let x = self.tet_x(n);
+                let mut lmin = f64::INFINITY;
+                let mut lmax: f64 = 0.0;
+                let mut l2 = 0.0;
+                for (i, j) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
+                    let l = norm(sub(x[i], x[j]));
+                    lmin = lmin.min(l);
+                    lmax = lmax.max(l);
+                    l2 += l * l;
+                }
+                let lrms = (l2 / 6.0).sqrt();
+                let q = 6.0 * 2f64.sqrt() * self.tet_volume(n) / (lrms * lrms * lrms);
+                (lmin, lmax, q)
+            })
+            .collect();
+        let mut q = Quality {
+            min_edge: f64::INFINITY,
+            max_edge: 0.0,
+            min_shape: f64::INFINITY,
+            mean_shape: 0.0,
+            volume: 0.0,
+        };
+        for (n, &(a, b, s)) in per.iter().enumerate() {
+            q.min_edge = q.min_edge.min(a);
+            q.max_edge = q.max_edge.max(b);
+            q.min_shape = q.min_shape.min(s);
+            q.mean_shape += s;
+            q.volume += self.tet_volume(n);
+        }
+        q.mean_shape /= per.len() as f64;
+        q
+    }
+}
+
+/// Mesh quality summary printed by `dgatd mesh-info`.
+#[derive(Clone, Debug)]
+pub struct Quality {
+    pub min_edge: f64,
+    pub max_edge: f64,
+    /// `6 sqrt(2) V / l_rms^3`: 1 for a regular tetrahedron, 0 for a flat one.
+    pub min_shape: f64,
+    pub mean_shape: f64,
+    pub volume: f64,
+}

@@ -1,0 +1,98 @@
+//! Small helpers: a seeded RNG for reproducible tests and default probe placement, a
+//! file hash for `run.toml`, and 3-vector arithmetic.
+
+/// SplitMix64: a tiny, well-mixed, seeded generator (Steele, Lea, Flood 2014).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    /// Uniform in [-1, 1).
+    pub fn sym(&mut self) -> f64 {
+        2.0 * self.uniform() - 1.0
+    }
+}
+
+/// FNV-1a, 64 bit: identifies the mesh file a run used (not a cryptographic hash).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01B3);
+    }
+    h
+}
+
+pub type V3 = [f64; 3];
+
+#[inline(always)]
+pub fn sub(a: V3, b: V3) -> V3 {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+#[inline(always)]
+pub fn add(a: V3, b: V3) -> V3 {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+#[inline(always)]
+pub fn scale(a: V3, s: f64) -> V3 {
+    [a[0] * s, a[1] * s, a[2] * s]
+}
+#[inline(always)]
+pub fn dot(a: V3, b: V3) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+#[inline(always)]
+pub fn cross(a: V3, b: V3) -> V3 {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+#[inline(always)]
+pub fn norm(a: V3) -> f64 {
+    dot(a, a).sqrt()
+}
+/// det[a, b, c] = a . (b x c).
+#[inline(always)]
+pub fn det3(a: V3, b: V3, c: V3) -> f64 {
+    dot(a, cross(b, c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn rng_is_seeded_and_uniform() {
+        let mut a = Rng::new(7);
+        let mut b = Rng::new(7);
+        let xs: Vec<f64> = (0..10000).map(|_| a.uniform()).collect();
+        assert!(xs.iter().all(|&x| (0.0..1.0).contains(&x)));
+        assert_eq!(xs[17], {
+            for _ in 0..17 {
+                b.uniform();
+            }
+            b.uniform()
+        });
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        assert!((mean - 0.5).abs() < 0.02, "mean {mean}");
+    }
+    #[test]
+    fn fnv_known_value() {
+        // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (reference value of the FNV authors).
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}
