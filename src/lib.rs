@@ -18,14 +18,14 @@
 //! - [`spectrum`]: FFT, peak detection, leapfrog correction, analytic cavity modes;
 //! - [`cli`]: the command-line front end used by `main.rs`.
 
-// pub mod backend;
+pub mod backend;
 // pub mod cli;
-// pub mod complex;
-// pub mod dga;
+pub mod complex;
+pub mod dga;
 pub mod error;
 pub mod mesh;
 pub mod real;
-// pub mod solver;
+pub mod solver;
 // pub mod spectrum;
 pub mod util;
 

@@ -1,0 +1,185 @@
+//! The CPU reference backend: the leapfrog kernels in parallel with rayon, in f32 or f64.
+//!
+//! One step: `F^(n+1/2) = F^(n-1/2) - P U^n`, then
+//! `U^(n+1) = U^n + D F^(n+1/2) - w(t_(n+1/2)) g`, with `P`, `D` from
+//! [`crate::dga::operators`] and the source pattern `g = Δt Meps⁻¹ J`.
+
+use super::Stepper;
+use crate::Real;
+use crate::dga::Dga;
+use crate::dga::operators::{DualForm, Operators};
+use crate::solver::{Probe, Source};
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+const MIN_LEN: usize = 2048;
+
+/// `f -= P u` (primal block update).
+pub fn primal<T: Real>(ops: &Operators<T>, u: &[T], f: &mut [T]) {
+    let t = ops.n_tets;
+    let (p, ed) = (&ops.primal, &ops.primal_edges);
+    f.par_chunks_mut(4).with_min_len(MIN_LEN / 4).enumerate().for_each(|(n, fr)| {
+        let mut s = [T::zero(); 6];
+        for c in 0..6 {
+            let e = ed[c * t + n] as usize;
+            s[c] = u[2 * e] + u[2 * e + 1];
+        }
+        for r in 0..4 {
+            let mut acc = T::zero();
+            for c in 0..6 {
+                acc += p[(r * 6 + c) * t + n] * s[c];
+            }
+            fr[r] -= acc;
+        }
+    });
+}
+
+/// Dual-face circulations `c_e = (C̃ F)_e` for every edge.
+pub fn circulations<T: Real>(ops: &Operators<T>, f: &[T], c: &mut [T]) {
+    c.par_iter_mut().with_min_len(MIN_LEN).enumerate().for_each(|(e, ce)| {
+        let mut acc = T::zero();
+        for &x in &ops.circ[ops.circ_ptr[e] as usize..ops.circ_ptr[e + 1] as usize] {
+            let v = f[(x >> 1) as usize];
+            if x & 1 == 1 {
+                acc -= v
+            } else {
+                acc += v
+            }
+        }
+        *ce = acc;
+    });
+}
+
+/// `u += B c` with the per-vertex blocks (second half of the factored dual update).
+pub fn vertex_blocks<T: Real>(ops: &Operators<T>, c: &[T], u: &mut [T]) {
+    u.par_iter_mut().with_min_len(MIN_LEN).enumerate().for_each(|(h, uh)| {
+        let row = ops.hrow[h];
+        if row == u64::MAX {
+            return;
+        }
+        let v = ops.hvert[h] as usize;
+        let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
+        let blk = &ops.block[row as usize..row as usize + (b - a)];
+        let mut acc = T::zero();
+        for (j, &bij) in blk.iter().enumerate() {
+            acc += bij * c[(ops.vh[a + j] >> 1) as usize];
+        }
+        *uh += acc;
+    });
+}
+
+/// `u += D f` with the global CSR matrix.
+pub fn dual_csr<T: Real>(ops: &Operators<T>, f: &[T], u: &mut [T]) {
+    let m = ops.csr.as_ref().expect("operators built with the CSR matrix");
+    let (ip, ix, dv) = (m.indptr(), m.indices(), m.data());
+    let ip = ip.raw_storage();
+    u.par_iter_mut().with_min_len(MIN_LEN).enumerate().for_each(|(h, uh)| {
+        let mut acc = T::zero();
+        for k in ip[h]..ip[h + 1] {
+            acc += dv[k] * f[ix[k]];
+        }
+        *uh += acc;
+    });
+}
+
+/// The CPU stepper.
+pub struct CpuStepper<T: Real> {
+    pub ops: Arc<Operators<T>>,
+    pub dga: Arc<Dga>,
+    pub dual: DualForm,
+    pub u: Vec<T>,
+    pub f: Vec<T>,
+    c: Vec<T>,
+    source: Vec<(u32, T)>,
+    probes: Vec<Probe>,
+}
+
+impl<T: Real> CpuStepper<T> {
+    pub fn new(dga: Arc<Dga>, ops: Arc<Operators<T>>, dual: DualForm, source: Option<&Source>, probes: Vec<Probe>) -> Result<Self> {
+        if dual == DualForm::Csr && ops.csr.is_none() {
+            return Err(Error::config("dual", "csr", "operators were built without the CSR matrix"));
+        }
+        Ok(CpuStepper {
+            u: vec![T::zero(); ops.n_half()],
+            f: vec![T::zero(); ops.n_dual()],
+            c: vec![T::zero(); ops.n_edges],
+            source: source.map(|s| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).collect()).unwrap_or_default(),
+            ops,
+            dga,
+            dual,
+            probes,
+        })
+    }
+
+    /// One leapfrog step with source amplitude `amp`.
+    pub fn step(&mut self, amp: f64) {
+        primal(&self.ops, &self.u, &mut self.f);
+        match self.dual {
+            DualForm::Factored => {
+                circulations(&self.ops, &self.f, &mut self.c);
+                vertex_blocks(&self.ops, &self.c, &mut self.u);
+            }
+            DualForm::Csr => dual_csr(&self.ops, &self.f, &mut self.u),
+        }
+        if amp != 0.0 {
+            let a = T::of(amp);
+            for &(h, g) in &self.source {
+                self.u[h as usize] -= a * g;
+            }
+        }
+    }
+}
+
+/// The discrete energy `½ UᵀMeps U + ½ F_oldᵀ Mmu F_new` with `F_new = F_old - P U`,
+/// evaluated in f64.
+pub fn energy<T: Real>(dga: &Dga, ops: &Operators<T>, u: &[T], f: &[T]) -> f64 {
+    let mut fnew = f.to_vec();
+    primal(ops, u, &mut fnew);
+    let u64v: Vec<f64> = u.iter().map(|x| x.f64()).collect();
+    let we = 0.5 * dga.meps.quad(&u64v);
+    let wm: f64 = (0..dga.n_tets)
+        .into_par_iter()
+        .map(|n| {
+            let m = &dga.mmu[n];
+            let mut s = 0.0;
+            for r in 0..4 {
+                for c in 0..4 {
+                    s += f[4 * n + r].f64() * m[r * 4 + c] * fnew[4 * n + c].f64();
+                }
+            }
+            s
+        })
+        .sum();
+    we + 0.5 * wm
+}
+
+impl<T: Real> Stepper for CpuStepper<T> {
+    fn name(&self) -> String {
+        format!("cpu ({} threads)", rayon::current_num_threads())
+    }
+    fn advance(&mut self, amps: &[f64], samples: &mut Vec<f64>) -> Result<()> {
+        for &a in amps {
+            self.step(a);
+            for p in &self.probes {
+                let e = p.sample(&self.u);
+                samples.extend_from_slice(&e);
+            }
+        }
+        Ok(())
+    }
+    fn energy(&self) -> Result<f64> {
+        Ok(energy(&self.dga, &self.ops, &self.u, &self.f))
+    }
+    fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        Ok((self.u.iter().map(|x| x.f64()).collect(), self.f.iter().map(|x| x.f64()).collect()))
+    }
+    fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        if u.len() != self.u.len() || f.len() != self.f.len() {
+            return Err(Error::config("state", format!("{}+{}", u.len(), f.len()), "length does not match the mesh"));
+        }
+        self.u = u.iter().map(|&x| T::of(x)).collect();
+        self.f = f.iter().map(|&x| T::of(x)).collect();
+        Ok(())
+    }
+}

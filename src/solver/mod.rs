@@ -1,0 +1,253 @@
+//! Leapfrog driver, time step, sources and probes (design note §8–9).
+//!
+//! Time is in metres of light travel inside the library (c = 1); `dt_s = dt / C0`.
+//!
+//! - Time step: `Δt = CFL · 2 / sqrt(ρ(K))`, `K = Meps⁻¹ C̃ Mmu⁻¹ C`, with ρ estimated by
+//!   power iteration (generalised Rayleigh quotient in the `Meps` inner product) and
+//!   enlarged by a 2% margin.
+//! - Source: a uniform current density `J = w(t) d̂` inside the tet containing a point;
+//!   the current through the dual face part of each free edge `e` of that tet is
+//!   `j_e = d̂ · S̃_e(n)` (both half-edges of `e` get it), and the update subtracts
+//!   `w(t_(n+1/2)) Δt Meps⁻¹ j`.
+//! - Waveform: derivative of a Gaussian (zero mean), peak amplitude 1, spectrum peaking at
+//!   `f_peak`: `w(t) = -(t - t0)/τ · exp(½ - (t - t0)²/(2τ²))`, `τ = 1/(2π f_peak)`,
+//!   `t0 = 6τ`.
+//! - Probe: the uniform field of the hexahedron containing the point (the barycentric
+//!   dual cell of the vertex with the largest barycentric coordinate):
+//!   `E = Σ_i U_(h_i) w^i`, `w^i` the dual basis of the 3 half-edge vectors.
+
+use crate::backend::Stepper;
+use crate::backend::cpu;
+use crate::complex::TetGeom;
+use crate::dga::Dga;
+use crate::dga::operators::Operators;
+use crate::mesh::{Mesh, Topology};
+use crate::util::{Rng, V3, dot, norm};
+use crate::{C0, Error, Real, Result};
+use nalgebra::Matrix3;
+
+/// Power-iteration estimate of ρ(K) (no margin). Uses the CPU kernels on unit operators.
+pub fn spectral_radius(dga: &Dga, iters: usize, seed: u64) -> f64 {
+    let ops = Operators::<f64>::new(dga, 1.0, false);
+    let mut rng = Rng::new(seed);
+    let mut x = vec![0.0; dga.n_half()];
+    for &h in &dga.meps.h {
+        x[h as usize] = rng.sym();
+    }
+    let mut f = vec![0.0; dga.n_dual()];
+    let mut c = vec![0.0; dga.n_edges];
+    let mut kx = vec![0.0; dga.n_half()];
+    let mut lambda = 0.0;
+    for _ in 0..iters {
+        f.iter_mut().for_each(|v| *v = 0.0);
+        kx.iter_mut().for_each(|v| *v = 0.0);
+        cpu::primal(&ops, &x, &mut f); // f = -P x
+        cpu::circulations(&ops, &f, &mut c);
+        cpu::vertex_blocks(&ops, &c, &mut kx); // kx = -K x
+        kx.iter_mut().for_each(|v| *v = -*v);
+        let mut mkx = vec![0.0; x.len()];
+        dga.meps.apply_add(&kx, &mut mkx);
+        let num: f64 = x.iter().zip(&mkx).map(|(a, b)| a * b).sum();
+        let den = dga.meps.quad(&x);
+        lambda = num / den;
+        let nrm = kx.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if nrm == 0.0 {
+            break;
+        }
+        x.iter_mut().zip(&kx).for_each(|(a, b)| *a = b / nrm);
+    }
+    lambda
+}
+
+/// Margin applied to the power-iteration estimate of ρ(K).
+pub const RHO_MARGIN: f64 = 1.02;
+
+/// The stable time step (in metres of light travel) for a CFL number in (0, 1].
+pub fn time_step(dga: &Dga, cfl: f64) -> Result<(f64, f64)> {
+    if !(cfl > 0.0 && cfl <= 1.0) {
+        return Err(Error::config("cfl", cfl, "must be in (0, 1]"));
+    }
+    let rho = spectral_radius(dga, 60, 0x5eed) * RHO_MARGIN;
+    Ok((cfl * 2.0 / rho.sqrt(), rho))
+}
+
+/// Zero-mean derivative-of-Gaussian waveform (times in metres of light travel).
+#[derive(Clone, Copy, Debug)]
+pub struct Waveform {
+    pub tau: f64,
+    pub t0: f64,
+}
+
+impl Waveform {
+    /// Spectrum peaking at `f_peak_hz`.
+    pub fn gaussian_derivative(f_peak_hz: f64) -> Self {
+        let tau = C0 / (2.0 * std::f64::consts::PI * f_peak_hz);
+        Waveform { tau, t0: 6.0 * tau }
+    }
+    pub fn at(&self, t: f64) -> f64 {
+        let x = (t - self.t0) / self.tau;
+        -x * (0.5 - 0.5 * x * x).exp()
+    }
+    /// Time after which the waveform is below 1e-7 of its peak.
+    pub fn end(&self) -> f64 {
+        self.t0 + 6.5 * self.tau
+    }
+}
+
+/// A current source: sparse pattern `g = Δt Meps⁻¹ j` over half-edge slots.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub point: V3,
+    pub dir: V3,
+    pub tet: usize,
+    pub edges: Vec<u32>,
+    pub pattern: Vec<(u32, f64)>,
+}
+
+impl Source {
+    pub fn new(mesh: &Mesh, topo: &Topology, dga: &Dga, dt: f64, point: V3, dir: V3) -> Result<Source> {
+        let nd = norm(dir);
+        if !(nd > 0.0 && nd.is_finite()) {
+            return Err(Error::config("source direction", format!("{dir:?}"), "must be a non-zero finite vector"));
+        }
+        let dir = crate::util::scale(dir, 1.0 / nd);
+        let tet = mesh
+            .locate(point)
+            .ok_or_else(|| Error::config("source point", format!("{point:?}"), format!("outside the mesh {}", mesh.source)))?;
+        let g = TetGeom::new(mesh, tet);
+        let mut j = vec![0.0; dga.n_half()];
+        let mut edges = Vec::new();
+        for l in 0..6 {
+            let e = topo.tet_edges[tet][l] as usize;
+            if !dga.free_edge[e] {
+                continue;
+            }
+            let je = dot(dir, g.dual_face_area(l));
+            j[2 * e] = je;
+            j[2 * e + 1] = je;
+            edges.push(e as u32);
+        }
+        if edges.is_empty() {
+            return Err(Error::config(
+                "source point",
+                format!("{point:?}"),
+                format!("tetrahedron {} has no interior edge: move the source away from the wall", mesh.tet_ids[tet]),
+            ));
+        }
+        let mut gv = vec![0.0; dga.n_half()];
+        dga.meps_inv.apply_add(&j, &mut gv);
+        let pattern = gv.iter().enumerate().filter(|(_, x)| **x != 0.0).map(|(h, &x)| (h as u32, dt * x)).collect();
+        Ok(Source { point, dir, tet, edges, pattern })
+    }
+}
+
+/// A point probe of the electric field.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub point: V3,
+    pub tet: usize,
+    pub slots: [u32; 3],
+    /// Dual basis vectors `w^i` (rows).
+    pub w: [V3; 3],
+}
+
+impl Probe {
+    pub fn new(mesh: &Mesh, topo: &Topology, point: V3) -> Result<Probe> {
+        let tet = mesh
+            .locate(point)
+            .ok_or_else(|| Error::config("probe point", format!("{point:?}"), format!("outside the mesh {}", mesh.source)))?;
+        let lam = mesh.barycentric(tet, point);
+        let i = (0..4).max_by(|&a, &b| lam[a].total_cmp(&lam[b])).unwrap_or(0);
+        let g = TetGeom::new(mesh, tet);
+        let h = g.hexahedron(i);
+        let a = Matrix3::from_fn(|r, c| h.a[c][r]);
+        let winv = a.try_inverse().ok_or_else(|| Error::config("probe point", format!("{point:?}"), "degenerate hexahedron"))?;
+        // rows of A⁻¹ are the dual basis vectors: w^i · a_l = δ_il
+        let w = std::array::from_fn(|r| [winv[(r, 0)], winv[(r, 1)], winv[(r, 2)]]);
+        let slots = std::array::from_fn(|s| topo.half_edge(topo.tet_edges[tet][h.edges[s]] as usize, g.v[i]) as u32);
+        Ok(Probe { point, tet, slots, w })
+    }
+    pub fn sample<T: Real>(&self, u: &[T]) -> [f64; 3] {
+        let mut e = [0.0; 3];
+        for s in 0..3 {
+            let us = u[self.slots[s] as usize].f64();
+            for c in 0..3 {
+                e[c] += us * self.w[s][c];
+            }
+        }
+        e
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Time step in seconds.
+    pub dt_s: f64,
+    pub steps: usize,
+    pub n_probes: usize,
+    /// `samples[(k * n_probes + p) * 3 + c]`: component c of probe p after step k,
+    /// at `t = (k + 1) dt`.
+    pub samples: Vec<f64>,
+    /// `(step, energy)` checks.
+    pub energy: Vec<(usize, f64)>,
+    pub wall_s: f64,
+}
+
+impl Record {
+    /// Component `c` of probe `p` as a time series.
+    pub fn series(&self, p: usize, c: usize) -> Vec<f64> {
+        (0..self.steps).map(|k| self.samples[(k * self.n_probes + p) * 3 + c]).collect()
+    }
+}
+
+/// Runs `steps` leapfrog steps, checking the energy `checks` times; stops with
+/// [`Error::Unstable`] if the energy (after the source has ended) grows by more than 2x
+/// or any value becomes non-finite. `progress(done)` is called between chunks.
+pub fn run(
+    stepper: &mut dyn Stepper,
+    dt: f64,
+    steps: usize,
+    wave: Option<Waveform>,
+    n_probes: usize,
+    checks: usize,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Record> {
+    let start = std::time::Instant::now();
+    let chunk = (steps / checks.max(1)).clamp(1, 2000);
+    let mut samples = Vec::with_capacity(steps * n_probes * 3);
+    let mut energy = Vec::new();
+    let mut reference: Option<f64> = None;
+    let mut done = 0;
+    while done < steps {
+        let n = chunk.min(steps - done);
+        let amps: Vec<f64> = (done..done + n)
+            .map(|k| wave.map(|w| w.at((k as f64 + 0.5) * dt)).unwrap_or(0.0))
+            .collect();
+        let before = samples.len();
+        stepper.advance(&amps, &mut samples)?;
+        done += n;
+        let w = stepper.energy()?;
+        energy.push((done, w));
+        let bad_sample = samples[before..].iter().any(|x| !x.is_finite());
+        if !w.is_finite() || bad_sample {
+            return Err(Error::Unstable(format!(
+                "the field became non-finite by step {done}: reduce --cfl (the time step is above the stability limit?)"
+            )));
+        }
+        let source_over = wave.map(|w| done as f64 * dt > w.end()).unwrap_or(true);
+        if source_over {
+            match reference {
+                None => reference = Some(w),
+                Some(r) if w > 2.0 * r.abs() + f64::MIN_POSITIVE => {
+                    return Err(Error::Unstable(format!(
+                        "discrete energy grew from {r:.6e} to {w:.6e} by step {done}: the scheme is unstable; reduce --cfl"
+                    )))
+                }
+                _ => {}
+            }
+        }
+        progress(done);
+    }
+    Ok(Record { dt_s: dt / C0, steps, n_probes, samples, energy, wall_s: start.elapsed().as_secs_f64() })
+}

@@ -1,0 +1,63 @@
+//! Shared fixtures for the integration tests.
+#![allow(dead_code)]
+use dgatd::dga::{Dga, Materials};
+use dgatd::mesh::{Mesh, Topology, generate::box_mesh, gmsh};
+use dgatd::util::Rng;
+
+/// A box mesh with interior nodes moved randomly (seeded), so no symmetry hides bugs.
+pub fn jittered_box(n: [usize; 3], seed: u64, amp: f64) -> Mesh {
+    let l = [1.0, 0.8, 0.6];
+    let mut m = box_mesh(n, l);
+    let mut r = Rng::new(seed);
+    let h = [l[0] / n[0] as f64, l[1] / n[1] as f64, l[2] / n[2] as f64];
+    for p in m.nodes.iter_mut() {
+        let interior = (0..3).all(|c| p[c] > 1e-9 && p[c] < l[c] - 1e-9);
+        if interior {
+            for c in 0..3 {
+                p[c] += amp * h[c] * r.sym();
+            }
+        }
+    }
+    m
+}
+
+pub fn mesh_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes").join(name)
+}
+
+pub fn cylinder(name: &str) -> Mesh {
+    gmsh::read(&mesh_path(name)).expect("bundled mesh reads")
+}
+
+/// Mesh, topology and assembled operators (vacuum, or random materials when `seed` is Some).
+pub fn setup(m: Mesh, materials_seed: Option<u64>) -> (Mesh, Topology, Dga, Materials) {
+    let t = Topology::build(&m).unwrap();
+    let mat = match materials_seed {
+        None => Materials::vacuum(m.n_tets()),
+        Some(s) => {
+            let mut r = Rng::new(s);
+            Materials {
+                eps: (0..m.n_tets()).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
+                mu: (0..m.n_tets()).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
+            }
+        }
+    };
+    let d = Dga::assemble(&m, &t, &mat).unwrap();
+    (m, t, d, mat)
+}
+
+pub fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    let num = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt();
+    let den = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    num / den
+}
+
+pub fn random_state(d: &Dga, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let mut r = Rng::new(seed);
+    let mut u = vec![0.0; d.n_half()];
+    for &h in &d.meps.h {
+        u[h as usize] = r.sym();
+    }
+    let f = (0..d.n_dual()).map(|_| r.sym()).collect();
+    (u, f)
+}
