@@ -19,14 +19,15 @@
 //! - [`cli`]: the command-line front end used by `main.rs`.
 
 pub mod backend;
-// pub mod cli;
+pub mod cli;
 pub mod complex;
 pub mod dga;
 pub mod error;
 pub mod mesh;
 pub mod real;
+pub mod report;
 pub mod solver;
-// pub mod spectrum;
+pub mod spectrum;
 pub mod util;
 
 pub use error::{Error, Result};

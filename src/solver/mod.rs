@@ -26,6 +26,8 @@ use crate::util::{Rng, V3, dot, norm};
 use crate::{C0, Error, Real, Result};
 use nalgebra::Matrix3;
 
+pub mod resonator;
+
 /// Power-iteration estimate of ρ(K) (no margin). Uses the CPU kernels on unit operators.
 pub fn spectral_radius(dga: &Dga, iters: usize, seed: u64) -> f64 {
     let ops = Operators::<f64>::new(dga, 1.0, false);

@@ -1,0 +1,293 @@
+//! The command-line front end. `main.rs` only calls [`main`].
+
+use crate::dga::operators::DualForm;
+use crate::mesh::{Topology, gmsh};
+use crate::solver::resonator::{self, CavitySpec, MeshSpec, ResonatorConfig};
+use crate::spectrum::analytic::Cavity;
+use crate::util::V3;
+use crate::{Error, Result};
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "dgatd", version, about = "Time-domain Maxwell solver (fractioned DGA) on tetrahedral meshes.\n\nWith no command, runs the resonator job on the bundled medium cylinder mesh.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Excite a PEC cavity with a pulse and extract its resonances.
+    Resonator(ResonatorArgs),
+    /// Print counts, quality figures and the estimated memory of a mesh.
+    MeshInfo(MeshInfoArgs),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ResonatorArgs {
+    /// Gmsh mesh file (MSH 4.1 ASCII/binary or 2.2 ASCII), or bundled:coarse|medium|fine.
+    #[arg(long, default_value = "bundled:medium", conflicts_with = "box_mesh")]
+    pub mesh: String,
+    /// Generated box instead of a file: NX,NY,NZ[:LX,LY,LZ] (cells; side lengths in m, default 1).
+    #[arg(long = "box")]
+    pub box_mesh: Option<String>,
+    /// Uniform 1:8 refinements of the mesh (cylinder walls are projected).
+    #[arg(long, default_value_t = 0)]
+    pub refine: u32,
+    /// Number of time steps (overrides --time).
+    #[arg(long)]
+    pub steps: Option<i64>,
+    /// Simulated time in seconds.
+    #[arg(long, default_value_t = 1.0e-6)]
+    pub time: f64,
+    /// Courant number: dt = CFL * 2 / sqrt(rho(K)), in (0, 1].
+    #[arg(long, default_value_t = 0.95)]
+    pub cfl: f64,
+    #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
+    pub precision: String,
+    /// Dual update: the seed's CSR SpMV or the factored form.
+    #[arg(long, default_value = "factored", value_parser = ["csr", "factored"])]
+    pub dual: String,
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "opencl"])]
+    pub backend: String,
+    /// Output directory.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// Source point x,y,z (m); default: inside the mesh, off every symmetry plane.
+    #[arg(long)]
+    pub source: Option<String>,
+    /// Source current direction x,y,z.
+    #[arg(long, default_value = "0,0,1")]
+    pub source_dir: String,
+    /// Probe point x,y,z (repeatable); default: three points off the symmetry planes.
+    #[arg(long = "probe")]
+    pub probes: Vec<String>,
+    /// Peak frequency of the pulse in Hz (default c / largest mesh extent).
+    #[arg(long)]
+    pub f_peak: Option<f64>,
+    /// Upper end of the analysed band in Hz (default 2.2 x f-peak).
+    #[arg(long)]
+    pub fmax: Option<f64>,
+    /// Minimum peak prominence relative to the largest peak.
+    #[arg(long, default_value_t = 0.02)]
+    pub min_prominence: f64,
+    /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R] (repeatable).
+    #[arg(long = "material")]
+    pub materials: Vec<String>,
+    /// Analytic modes to compare with: auto, none, cylinder:R,H or box:A,B,D.
+    #[arg(long, default_value = "auto")]
+    pub cavity: String,
+    /// Seed for default probe placement.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct MeshInfoArgs {
+    /// Gmsh mesh file, or bundled:coarse|medium|fine.
+    pub path: String,
+}
+
+fn parse_vec(name: &str, s: &str) -> Result<V3> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::config(name, s, "expected three numbers x,y,z"))?;
+    if v.len() != 3 || v.iter().any(|x| !x.is_finite()) {
+        return Err(Error::config(name, s, "expected three finite numbers x,y,z"));
+    }
+    Ok([v[0], v[1], v[2]])
+}
+
+fn mesh_spec(mesh: &str, box_mesh: &Option<String>) -> Result<MeshSpec> {
+    if let Some(b) = box_mesh {
+        let (n, l) = b.split_once(':').unwrap_or((b, "1,1,1"));
+        let n: Vec<usize> = n.split(',').map(|x| x.trim().parse()).collect::<std::result::Result<_, _>>().map_err(|_| Error::config("box", b, "expected NX,NY,NZ[:LX,LY,LZ]"))?;
+        let l = parse_vec("box", l)?;
+        if n.len() != 3 {
+            return Err(Error::config("box", b, "expected three cell counts"));
+        }
+        return Ok(MeshSpec::Box { n: [n[0], n[1], n[2]], l });
+    }
+    Ok(match mesh.strip_prefix("bundled:") {
+        Some(name) => MeshSpec::Bundled(name.to_string()),
+        None => MeshSpec::File(PathBuf::from(mesh)),
+    })
+}
+
+impl ResonatorArgs {
+    pub fn to_config(&self) -> Result<ResonatorConfig> {
+        if self.backend == "opencl" {
+            return Err(Error::config("backend", "opencl", "the OpenCL backend is not part of this build yet; use --backend cpu"));
+        }
+        if let Some(s) = self.steps
+            && s <= 0
+        {
+            return Err(Error::config("steps", s, "must be a positive number of steps"));
+        }
+        if !(self.time > 0.0 && self.time.is_finite()) {
+            return Err(Error::config("time", self.time, "must be a positive number of seconds"));
+        }
+        if !(self.cfl > 0.0 && self.cfl <= 1.0) {
+            return Err(Error::config("cfl", self.cfl, "must be in (0, 1]"));
+        }
+        if !(self.min_prominence > 0.0 && self.min_prominence < 1.0) {
+            return Err(Error::config("min-prominence", self.min_prominence, "must be in (0, 1)"));
+        }
+        let materials = self
+            .materials
+            .iter()
+            .map(|m| {
+                let (k, v) = m.split_once('=').ok_or_else(|| Error::config("material", m, "expected NAME=EPS_R[,MU_R]"))?;
+                let nums: Vec<f64> = v.split(',').map(|x| x.trim().parse()).collect::<std::result::Result<_, _>>().map_err(|_| Error::config("material", m, "expected numbers after ="))?;
+                match nums.as_slice() {
+                    [e] => Ok((k.to_string(), *e, 1.0)),
+                    [e, u] => Ok((k.to_string(), *e, *u)),
+                    _ => Err(Error::config("material", m, "expected NAME=EPS_R[,MU_R]")),
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let cavity = match self.cavity.as_str() {
+            "auto" => CavitySpec::Auto,
+            "none" => CavitySpec::None,
+            c => {
+                let (kind, dims) = c.split_once(':').ok_or_else(|| Error::config("cavity", c, "expected auto, none, cylinder:R,H or box:A,B,D"))?;
+                let d: Vec<f64> = dims.split(',').map(|x| x.trim().parse()).collect::<std::result::Result<_, _>>().map_err(|_| Error::config("cavity", c, "dimensions must be numbers"))?;
+                if d.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+                    return Err(Error::config("cavity", c, "dimensions must be positive"));
+                }
+                match (kind, d.as_slice()) {
+                    ("cylinder", [r, h]) => CavitySpec::Given(Cavity::Cylinder { radius: *r, height: *h }),
+                    ("box", [a, b, dd]) => CavitySpec::Given(Cavity::Box { a: *a, b: *b, d: *dd }),
+                    _ => return Err(Error::config("cavity", c, "expected cylinder:R,H or box:A,B,D")),
+                }
+            }
+        };
+        Ok(ResonatorConfig {
+            mesh: mesh_spec(&self.mesh, &self.box_mesh)?,
+            refine: self.refine,
+            steps: self.steps.map(|s| s as usize),
+            time_s: self.time,
+            cfl: self.cfl,
+            precision: self.precision.parse()?,
+            dual: self.dual.parse::<DualForm>()?,
+            source: self.source.as_deref().map(|s| parse_vec("source", s)).transpose()?,
+            source_dir: parse_vec("source-dir", &self.source_dir)?,
+            probes: self.probes.iter().map(|p| parse_vec("probe", p)).collect::<Result<_>>()?,
+            f_peak_hz: self.f_peak,
+            fmax_hz: self.fmax,
+            min_prominence: self.min_prominence,
+            materials,
+            cavity,
+            seed: self.seed,
+        })
+    }
+}
+
+/// Runs the resonator job and writes its outputs; prints the mode table.
+pub fn resonator(args: &ResonatorArgs) -> Result<()> {
+    let cfg = args.to_config()?;
+    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(1);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} steps {pos}/{len} [{bar:40}] {per_sec} eta {eta}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    let r = resonator::run(&cfg, &mut |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let files = crate::report::write_resonator(&args.out, &cfg, &r)?;
+    let dofs = 4 * r.mesh.n_tets() + r.n_free_half;
+    println!(
+        "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} dual | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({:.1} ns/DoF/step)",
+        crate::report::VERSION,
+        crate::report::COMMIT,
+        r.backend,
+        r.mesh.n_tets(),
+        dofs,
+        cfg.precision.name(),
+        cfg.dual.name(),
+        r.dt_s,
+        r.record.steps,
+        r.record.steps as f64 * r.dt_s * 1e6,
+        r.setup_s,
+        r.record.wall_s,
+        1e9 * r.record.wall_s / (r.record.steps as f64 * dofs as f64)
+    );
+    print!("{}", crate::report::mode_table(&r));
+    println!("wrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    Ok(())
+}
+
+/// `dgatd mesh-info`.
+pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
+    let mesh = match args.path.strip_prefix("bundled:") {
+        Some(n) => gmsh::parse(resonator::bundled_mesh(n)?, &args.path)?,
+        None => gmsh::read(std::path::Path::new(&args.path))?,
+    };
+    let t = Topology::build(&mesh)?;
+    let q = mesh.quality();
+    let nb_e = t.boundary_edge.iter().filter(|&&b| b).count();
+    let nb_v = t.boundary_vertex.iter().filter(|&&b| b).count();
+    let free_half = 2 * t.n_free_edges();
+    // Σ d_v² over free half-edges per vertex, for the block storage.
+    let mut d2 = 0usize;
+    for v in 0..mesh.n_vertices() {
+        let d = t.edges_at(v).iter().filter(|&&e| !t.boundary_edge[e as usize]).count();
+        d2 += d * d;
+    }
+    let nt = mesh.n_tets();
+    let ne = t.n_edges();
+    let (lo, hi) = mesh.bbox();
+    println!("mesh            {}", mesh.source);
+    println!("vertices        {} ({} on the boundary)", mesh.n_vertices(), nb_v);
+    println!("edges           {} ({} on the boundary)", ne, nb_e);
+    println!("faces           {} ({} on the boundary)", t.n_faces(), t.n_boundary_faces);
+    println!("tetrahedra      {} ({} reoriented on input)", nt, mesh.reoriented);
+    println!("DoFs            {} = 4T ({}) + free half-edges ({})  [{:.2} per tet]", 4 * nt + free_half, 4 * nt, free_half, (4 * nt + free_half) as f64 / nt as f64);
+    println!("bounding box    [{:.4}, {:.4}] x [{:.4}, {:.4}] x [{:.4}, {:.4}] m", lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+    println!("volume          {:.6} m^3", q.volume);
+    println!("edge length     min {:.4e} m, max {:.4e} m", q.min_edge, q.max_edge);
+    println!("shape 6√2V/l³   min {:.4}, mean {:.4} (1 = regular tet)", q.min_shape, q.mean_shape);
+    let groups: Vec<String> = mesh.physical_names.iter().map(|p| format!("{}:{} \"{}\"", p.dim, p.tag, p.name)).collect();
+    println!("groups          {}", if groups.is_empty() { "none".into() } else { groups.join(", ") });
+    for (name, s) in [("f64", 8usize), ("f32", 4)] {
+        // primal 24 coefficients + 6 indices per tet, F, U, circulations (12T indices),
+        // edge circulation buffer, vertex blocks, per-half-edge row data (12 B).
+        let factored = nt * (24 * s + 24 + 4 * s + 48) + ne * (2 * s + 4 + s + 24) + d2 * s;
+        let csr_nnz = free_half * 70;
+        let csr = factored + csr_nnz * (s + 8);
+        println!("memory ({name})    factored ~{:.1} MiB, with CSR (~70 nnz/row) ~{:.1} MiB", factored as f64 / 1048576.0, csr as f64 / 1048576.0);
+    }
+    Ok(())
+}
+
+/// Parses the command line and runs.
+pub fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Resonator(a)) => resonator(&a),
+        Some(Command::MeshInfo(a)) => mesh_info(&a),
+        None => {
+            let a = Cli::parse_from(["dgatd", "resonator"]);
+            match a.command {
+                Some(Command::Resonator(a)) => resonator(&a),
+                _ => unreachable!("the resonator subcommand parses"),
+            }
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The resonator job: mesh -> operators -> leapfrog with a pulse -> probe spectra ->
+//! resonances matched to analytic modes. The CLI's `dgatd resonator` is a thin wrapper.
+
+use super::{Probe, Record, Source, Waveform};
+use crate::backend::Stepper;
+use crate::backend::cpu::CpuStepper;
+use crate::dga::operators::{DualForm, Operators};
+use crate::dga::{Dga, Materials};
+use crate::mesh::{Mesh, Topology, generate, gmsh};
+use crate::spectrum::analytic::{Cavity, Mode};
+use crate::spectrum::{self, Peak, Spectrum};
+use crate::util::{Rng, V3};
+use crate::{C0, Error, Result};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Floating-point precision of the time loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    F32,
+    F64,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+}
+
+impl std::str::FromStr for Precision {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "f32" => Ok(Precision::F32),
+            "f64" => Ok(Precision::F64),
+            _ => Err(Error::config("precision", s, "expected f32 or f64")),
+        }
+    }
+}
+
+/// Where the mesh comes from.
+#[derive(Clone, Debug, serde::Serialize)]
+pub enum MeshSpec {
+    File(PathBuf),
+    /// One of the meshes compiled into the binary: coarse, medium or fine.
+    Bundled(String),
+    /// Structured box: cells per axis and side lengths (m).
+    Box { n: [usize; 3], l: [f64; 3] },
+}
+
+/// Which analytic resonances to compare with.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub enum CavitySpec {
+    /// Recognise a z-axis cylinder or a box from the mesh.
+    Auto,
+    None,
+    Given(#[serde(skip)] Cavity),
+}
+
+/// Every parameter of a resonator run (written to `run.toml`).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ResonatorConfig {
+    pub mesh: MeshSpec,
+    /// Uniform 1:8 refinements applied after reading (cylinder walls are projected).
+    pub refine: u32,
+    pub steps: Option<usize>,
+    /// Simulated time in seconds when `steps` is not given.
+    pub time_s: f64,
+    pub cfl: f64,
+    pub precision: Precision,
+    pub dual: DualForm,
+    pub source: Option<V3>,
+    pub source_dir: V3,
+    pub probes: Vec<V3>,
+    /// Peak frequency of the Gaussian-derivative pulse (default c / largest extent).
+    pub f_peak_hz: Option<f64>,
+    /// Upper end of the analysed band (default 2.2 f_peak).
+    pub fmax_hz: Option<f64>,
+    /// Peaks below this prominence (relative to the largest peak in the band) are dropped.
+    pub min_prominence: f64,
+    pub materials: Vec<(String, f64, f64)>,
+    pub cavity: CavitySpec,
+    pub seed: u64,
+}
+
+impl Default for ResonatorConfig {
+    fn default() -> Self {
+        ResonatorConfig {
+            mesh: MeshSpec::Bundled("medium".into()),
+            refine: 0,
+            steps: None,
+            time_s: 1.0e-6,
+            cfl: 0.95,
+            precision: Precision::F64,
+            dual: DualForm::Factored,
+            source: None,
+            source_dir: [0.0, 0.0, 1.0],
+            probes: vec![],
+            f_peak_hz: None,
+            fmax_hz: None,
+            min_prominence: 0.02,
+            materials: vec![],
+            cavity: CavitySpec::Auto,
+            seed: 1,
+        }
+    }
+}
+
+/// A resonance compared with an analytic mode.
+#[derive(Clone, Debug)]
+pub struct Matched {
+    pub mode: Mode,
+    /// The nearest peak within 3% (after the leapfrog correction), if any.
+    pub peak: Option<(Peak, f64)>,
+}
+
+/// Everything a resonator run produced.
+pub struct ResonatorResult {
+    pub mesh: Mesh,
+    pub n_edges: usize,
+    pub n_free_half: usize,
+    pub dt_s: f64,
+    pub rho: f64,
+    pub mesh_hash: Option<u64>,
+    pub source: Source,
+    pub probes: Vec<Probe>,
+    pub waveform: Waveform,
+    pub record: Record,
+    /// First sample used for the spectrum (after the pulse has ended).
+    pub analysis_start: usize,
+    pub spectrum: Spectrum,
+    pub peaks: Vec<Peak>,
+    pub cavity: Option<Cavity>,
+    pub matched: Vec<Matched>,
+    pub fmax_hz: f64,
+    pub setup_s: f64,
+    pub backend: String,
+}
+
+impl ResonatorResult {
+    /// Corrected frequency of a peak.
+    pub fn corrected(&self, p: &Peak) -> f64 {
+        spectrum::leapfrog_correction(p.f_hz, self.dt_s)
+    }
+    /// The analytic mode nearest to a corrected frequency.
+    pub fn nearest_mode(&self, f: f64) -> Option<&Mode> {
+        self.matched.iter().map(|m| &m.mode).min_by(|a, b| (a.f_hz - f).abs().total_cmp(&(b.f_hz - f).abs()))
+    }
+}
+
+/// Loads or generates the mesh of a config (with refinements).
+pub fn load_mesh(cfg: &ResonatorConfig) -> Result<(Mesh, Option<u64>)> {
+    let (mut mesh, hash) = match &cfg.mesh {
+        MeshSpec::File(p) => {
+            let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
+            (gmsh::parse(&bytes, &p.display().to_string())?, Some(crate::util::fnv1a64(&bytes)))
+        }
+        MeshSpec::Bundled(name) => {
+            let bytes = bundled_mesh(name)?;
+            (gmsh::parse(bytes, &format!("bundled:cylinder_{name}.msh"))?, Some(crate::util::fnv1a64(bytes)))
+        }
+        MeshSpec::Box { n, l } => {
+            if n.iter().any(|&x| x == 0) || l.iter().any(|&x| !(x > 0.0 && x.is_finite())) {
+                return Err(Error::config("box", format!("{n:?} {l:?}"), "cells must be >= 1 and sides positive"));
+            }
+            (generate::box_mesh(*n, *l), None)
+        }
+    };
+    let cyl = match detect_cavity(&mesh) {
+        Some((Cavity::Cylinder { radius, .. }, c)) => Some(generate::Cylinder { origin: c, axis: [0.0, 0.0, 1.0], radius }),
+        _ => None,
+    };
+    for _ in 0..cfg.refine {
+        mesh = generate::refine(&mesh, cyl);
+    }
+    Ok((mesh, hash))
+}
+
+/// The cylinder meshes of `meshes/`, compiled into the binary so the main job runs from
+/// anywhere (and on machines the repository is not copied to).
+pub fn bundled_mesh(name: &str) -> Result<&'static [u8]> {
+    Ok(match name {
+        "coarse" => include_bytes!("../../meshes/cylinder_coarse.msh"),
+        "medium" => include_bytes!("../../meshes/cylinder_medium.msh"),
+        "fine" => include_bytes!("../../meshes/cylinder_fine.msh"),
+        _ => return Err(Error::config("mesh", format!("bundled:{name}"), "bundled meshes are coarse, medium and fine")),
+    })
+}
+
+/// Recognises a box or a z-axis circular cylinder by comparing the mesh volume with the
+/// bounding box. Returns the cavity and its axis origin.
+pub fn detect_cavity(mesh: &Mesh) -> Option<(Cavity, V3)> {
+    let (lo, hi) = mesh.bbox();
+    let ext = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
+    let vol: f64 = (0..mesh.n_tets()).map(|n| mesh.tet_volume(n)).sum();
+    let boxv = ext[0] * ext[1] * ext[2];
+    if (vol - boxv).abs() < 1e-9 * boxv {
+        return Some((Cavity::Box { a: ext[0], b: ext[1], d: ext[2] }, lo));
+    }
+    // Cylinder about the z axis through the bbox centre: radius = largest node distance
+    // from the axis; x and y extents equal to mesh resolution; volume of the inscribed
+    // polyhedron within 3% of π r² h.
+    let c = [0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), lo[2]];
+    let r = mesh.nodes.iter().map(|p| ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt()).fold(0.0, f64::max);
+    let cylv = std::f64::consts::PI * r * r * ext[2];
+    if (ext[0] - ext[1]).abs() < 0.02 * r && (ext[0] - 2.0 * r).abs() < 0.02 * r && (vol - cylv).abs() < 0.03 * cylv {
+        return Some((Cavity::Cylinder { radius: r, height: ext[2] }, c));
+    }
+    None
+}
+
+/// A point inside the mesh: `frac` of the bounding box if inside, otherwise the
+/// barycentre of a seeded random tetrahedron.
+fn default_point(mesh: &Mesh, frac: V3, rng: &mut Rng) -> V3 {
+    let (lo, hi) = mesh.bbox();
+    let p = std::array::from_fn(|c| lo[c] + frac[c] * (hi[c] - lo[c]));
+    if mesh.locate(p).is_some() {
+        return p;
+    }
+    let n = (rng.next_u64() % mesh.n_tets() as u64) as usize;
+    let x = mesh.tet_x(n);
+    std::array::from_fn(|c| 0.25 * (x[0][c] + x[1][c] + x[2][c] + x[3][c]))
+}
+
+/// Runs the whole job. `progress(done, total)` is called as steps complete.
+pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Result<ResonatorResult> {
+    let t0 = std::time::Instant::now();
+    if !(cfg.cfl > 0.0 && cfg.cfl <= 1.0) {
+        return Err(Error::config("cfl", cfg.cfl, "must be in (0, 1]"));
+    }
+    if let Some(s) = cfg.steps
+        && s == 0
+    {
+        return Err(Error::config("steps", s, "must be at least 1"));
+    }
+    if cfg.steps.is_none() && !(cfg.time_s > 0.0 && cfg.time_s.is_finite()) {
+        return Err(Error::config("time", cfg.time_s, "must be a positive number of seconds"));
+    }
+    let (mesh, mesh_hash) = load_mesh(cfg)?;
+    let topo = Topology::build(&mesh)?;
+    let mat = Materials::from_groups(&mesh, &cfg.materials)?;
+    let dga = Arc::new(Dga::assemble(&mesh, &topo, &mat)?);
+    let (dt, rho) = super::time_step(&dga, cfg.cfl)?;
+    let dt_s = dt / C0;
+    let steps = cfg.steps.unwrap_or_else(|| (cfg.time_s / dt_s).ceil() as usize);
+    let (lo, hi) = mesh.bbox();
+    let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
+    let f_peak = cfg.f_peak_hz.unwrap_or(C0 / extent);
+    if !(f_peak > 0.0 && f_peak.is_finite()) {
+        return Err(Error::config("f-peak", f_peak, "must be a positive frequency in Hz"));
+    }
+    let fmax = cfg.fmax_hz.unwrap_or(2.2 * f_peak);
+    let nyquist = 0.5 / dt_s;
+    if !(fmax > 0.0 && fmax < nyquist) {
+        return Err(Error::config("fmax", fmax, format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)")));
+    }
+    let wave = Waveform::gaussian_derivative(f_peak);
+    let mut rng = Rng::new(cfg.seed);
+    let sp = cfg.source.unwrap_or_else(|| default_point(&mesh, [0.81, 0.67, 0.47], &mut rng));
+    let source = Source::new(&mesh, &topo, &dga, dt, sp, cfg.source_dir)?;
+    let probe_pts: Vec<V3> = if cfg.probes.is_empty() {
+        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]].iter().map(|&f| default_point(&mesh, f, &mut rng)).collect()
+    } else {
+        cfg.probes.clone()
+    };
+    let probes = probe_pts.iter().map(|&p| Probe::new(&mesh, &topo, p)).collect::<Result<Vec<_>>>()?;
+    let mut stepper: Box<dyn Stepper> = match cfg.precision {
+        Precision::F64 => {
+            let ops = Arc::new(Operators::<f64>::new(&dga, dt, cfg.dual == DualForm::Csr));
+            Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some(&source), probes.clone())?)
+        }
+        Precision::F32 => {
+            let ops = Arc::new(Operators::<f32>::new(&dga, dt, cfg.dual == DualForm::Csr));
+            Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some(&source), probes.clone())?)
+        }
+    };
+    let setup_s = t0.elapsed().as_secs_f64();
+    let record = super::run(stepper.as_mut(), dt, steps, Some(wave), probes.len(), 50, &mut |d| progress(d, steps))?;
+    let analysis_start = ((wave.end() / dt).ceil() as usize).min(steps.saturating_sub(16));
+    let signals: Vec<Vec<f64>> = (0..probes.len())
+        .flat_map(|p| (0..3).map(move |c| (p, c)))
+        .map(|(p, c)| record.series(p, c)[analysis_start..].to_vec())
+        .collect();
+    let spec = spectrum::spectrum(&signals, dt_s, 8);
+    let peaks = spectrum::find_peaks(&spec, 0.05 * f_peak, fmax, cfg.min_prominence);
+    let cavity = match cfg.cavity {
+        CavitySpec::Auto => detect_cavity(&mesh).map(|c| c.0),
+        CavitySpec::None => None,
+        CavitySpec::Given(c) => Some(c),
+    };
+    let matched = cavity
+        .map(|c| c.modes(fmax))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mode| {
+            let peak = peaks
+                .iter()
+                .map(|p| (p.clone(), spectrum::leapfrog_correction(p.f_hz, dt_s)))
+                .filter(|(_, f)| (f - mode.f_hz).abs() < 0.03 * mode.f_hz)
+                .min_by(|a, b| (a.1 - mode.f_hz).abs().total_cmp(&(b.1 - mode.f_hz).abs()));
+            Matched { mode, peak }
+        })
+        .collect();
+    Ok(ResonatorResult {
+        n_edges: topo.n_edges(),
+        n_free_half: dga.n_free_half(),
+        mesh,
+        dt_s,
+        rho,
+        mesh_hash,
+        source,
+        probes,
+        waveform: wave,
+        record,
+        analysis_start,
+        spectrum: spec,
+        peaks,
+        cavity,
+        matched,
+        fmax_hz: fmax,
+        setup_s,
+        backend: stepper.name(),
+    })
+}
