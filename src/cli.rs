@@ -26,6 +26,7 @@ pub enum Command {
 }
 
 #[derive(clap::Args, Debug, Clone)]
+#[command(args_override_self = true)]
 pub struct ResonatorArgs {
     /// Gmsh mesh file (MSH 4.1 ASCII/binary or 2.2 ASCII), or bundled:coarse|medium|fine.
     #[arg(long, default_value = "bundled:medium", conflicts_with = "box_mesh")]
@@ -37,13 +38,13 @@ pub struct ResonatorArgs {
     #[arg(long, default_value_t = 0)]
     pub refine: u32,
     /// Number of time steps (overrides --time).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub steps: Option<i64>,
     /// Simulated time in seconds.
-    #[arg(long, default_value_t = 1.0e-6)]
+    #[arg(long, default_value_t = 1.0e-6, allow_hyphen_values = true)]
     pub time: f64,
     /// Courant number: dt = CFL * 2 / sqrt(rho(K)), in (0, 1].
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = 0.95, allow_hyphen_values = true)]
     pub cfl: f64,
     #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
     pub precision: String,
@@ -56,22 +57,22 @@ pub struct ResonatorArgs {
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
     /// Source point x,y,z (m); default: inside the mesh, off every symmetry plane.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub source: Option<String>,
     /// Source current direction x,y,z.
-    #[arg(long, default_value = "0,0,1")]
+    #[arg(long, default_value = "0,0,1", allow_hyphen_values = true)]
     pub source_dir: String,
     /// Probe point x,y,z (repeatable); default: three points off the symmetry planes.
-    #[arg(long = "probe")]
+    #[arg(long = "probe", allow_hyphen_values = true)]
     pub probes: Vec<String>,
     /// Peak frequency of the pulse in Hz (default c / largest mesh extent).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub f_peak: Option<f64>,
     /// Upper end of the analysed band in Hz (default 2.2 x f-peak).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub fmax: Option<f64>,
     /// Minimum peak prominence relative to the largest peak.
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
     pub min_prominence: f64,
     /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R] (repeatable).
     #[arg(long = "material")]

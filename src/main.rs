@@ -1,4 +1,7 @@
 //! `dgatd` command-line program; all the work is in the library.
-fn main() -> anyhow::Result<()> {
-    dgatd::cli::main().map_err(|e| anyhow::anyhow!("{e}"))
+fn main() {
+    if let Err(e) = dgatd::cli::main() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
 }
