@@ -42,6 +42,15 @@ pub enum Error {
     /// The simulation became unstable.
     #[error("{0}")]
     Unstable(String),
+    /// No usable OpenCL runtime or device.
+    #[error("OpenCL: {0}")]
+    NoOpenCl(String),
+    /// An OpenCL call failed; `what` says which operation (with the build log for builds).
+    #[error("OpenCL {what} failed: {msg}")]
+    OpenCl { what: String, msg: String },
+    /// The problem does not fit the device.
+    #[error("{0}")]
+    DeviceMemory(String),
     /// Writing a CSV file failed.
     #[error("{path}: {msg}")]
     Output { path: PathBuf, msg: String },

@@ -25,7 +25,7 @@ fn energy_is_constant_to_round_off_over_10000_steps() {
     assert!(w0 > 0.0);
     let mut worst: f64 = 0.0;
     for _ in 0..100 {
-        s.advance(&[0.0; 100], &mut vec![]).unwrap();
+        s.advance(0, 100, &mut vec![]).unwrap();
         worst = worst.max((s.energy().unwrap() - w0).abs() / w0);
     }
     // f64, 1e4 steps: round-off walks like sqrt(n) * eps * (terms per row) ~ 1e-13.
@@ -69,7 +69,7 @@ fn discrete_gauss_laws_hold_without_sources() {
     };
     let (phi0, q0) = (flux(&f), charge(&u));
     assert!(q0.len() >= 4);
-    s.advance(&vec![0.0; 3000], &mut vec![]).unwrap();
+    s.advance(0, 3000, &mut vec![]).unwrap();
     let (u1, f1) = s.state().unwrap();
     let (phi1, q1) = (flux(&f1), charge(&u1));
     let sc_phi = phi0.iter().map(|x| x.abs()).fold(0.0, f64::max);
@@ -120,7 +120,7 @@ fn stability_limit_is_sharp() {
     let run = |factor: f64| {
         let mut s = stepper(&d, factor * limit, DualForm::Factored);
         s.set_state(&u, &f).unwrap();
-        s.advance(&vec![0.0; 1500], &mut vec![]).unwrap();
+        s.advance(0, 1500, &mut vec![]).unwrap();
         let (u1, _) = s.state().unwrap();
         u1.iter().map(|x| x * x).sum::<f64>().sqrt() / u.iter().map(|x| x * x).sum::<f64>().sqrt()
     };
@@ -137,9 +137,9 @@ fn cylinder_run<T: dgatd::Real>(dual: DualForm, steps: usize) -> (Vec<f64>, Vec<
     let src = Source::new(&m, &t, &d, dt, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
     let probe = Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap();
     let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
-    let mut s = CpuStepper::new(d.clone(), ops, dual, Some(&src), vec![probe]).unwrap();
     let w = Waveform::gaussian_derivative(150e6);
-    let rec = solver::run(&mut s, dt, steps, Some(w), 1, 10, &mut |_| {}).unwrap();
+    let mut s = CpuStepper::new(d.clone(), ops, dual, Some((&src, w)), vec![probe]).unwrap();
+    let rec = solver::run(&mut s, dt, steps, Some(w.end()), 1, 10, &mut |_| {}).unwrap();
     (rec.series(0, 2), s.state().unwrap().0)
 }
 

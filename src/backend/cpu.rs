@@ -8,7 +8,7 @@ use super::Stepper;
 use crate::Real;
 use crate::dga::Dga;
 use crate::dga::operators::{DualForm, Operators};
-use crate::solver::{Probe, Source};
+use crate::solver::{Probe, Source, Waveform};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -92,11 +92,13 @@ pub struct CpuStepper<T: Real> {
     pub f: Vec<T>,
     c: Vec<T>,
     source: Vec<(u32, T)>,
+    wave: Option<Waveform>,
     probes: Vec<Probe>,
 }
 
 impl<T: Real> CpuStepper<T> {
-    pub fn new(dga: Arc<Dga>, ops: Arc<Operators<T>>, dual: DualForm, source: Option<&Source>, probes: Vec<Probe>) -> Result<Self> {
+    /// A stepper from a zero state. The source (if any) is driven by `wave`.
+    pub fn new(dga: Arc<Dga>, ops: Arc<Operators<T>>, dual: DualForm, source: Option<(&Source, Waveform)>, probes: Vec<Probe>) -> Result<Self> {
         if dual == DualForm::Csr && ops.csr.is_none() {
             return Err(Error::config("dual", "csr", "operators were built without the CSR matrix"));
         }
@@ -104,7 +106,8 @@ impl<T: Real> CpuStepper<T> {
             u: vec![T::zero(); ops.n_half()],
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
-            source: source.map(|s| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).collect()).unwrap_or_default(),
+            source: source.map(|(s, _)| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).collect()).unwrap_or_default(),
+            wave: source.map(|(_, w)| w),
             ops,
             dga,
             dual,
@@ -136,6 +139,11 @@ impl<T: Real> CpuStepper<T> {
 pub fn energy<T: Real>(dga: &Dga, ops: &Operators<T>, u: &[T], f: &[T]) -> f64 {
     let mut fnew = f.to_vec();
     primal(ops, u, &mut fnew);
+    energy_of(dga, u, f, &fnew)
+}
+
+/// `½ UᵀMeps U + ½ F_oldᵀ Mmu F_new` for given states (F in the host layout `4n + k`).
+pub fn energy_of<T: Real>(dga: &Dga, u: &[T], f: &[T], fnew: &[T]) -> f64 {
     let u64v: Vec<f64> = u.iter().map(|x| x.f64()).collect();
     let we = 0.5 * dga.meps.quad(&u64v);
     let wm: f64 = (0..dga.n_tets)
@@ -158,8 +166,9 @@ impl<T: Real> Stepper for CpuStepper<T> {
     fn name(&self) -> String {
         format!("cpu ({} threads)", rayon::current_num_threads())
     }
-    fn advance(&mut self, amps: &[f64], samples: &mut Vec<f64>) -> Result<()> {
-        for &a in amps {
+    fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
+        for k in first..first + n {
+            let a = self.wave.map(|w| w.at((k as f64 + 0.5) * self.ops.dt)).unwrap_or(0.0);
             self.step(a);
             for p in &self.probes {
                 let e = p.sample(&self.u);
@@ -168,7 +177,7 @@ impl<T: Real> Stepper for CpuStepper<T> {
         }
         Ok(())
     }
-    fn energy(&self) -> Result<f64> {
+    fn energy(&mut self) -> Result<f64> {
         Ok(energy(&self.dga, &self.ops, &self.u, &self.f))
     }
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {

@@ -2,6 +2,7 @@
 //! against.
 
 pub mod cpu;
+pub mod opencl;
 
 use crate::Result;
 
@@ -9,11 +10,12 @@ use crate::Result;
 pub trait Stepper {
     /// Human-readable backend and device name.
     fn name(&self) -> String;
-    /// Advances `amps.len()` steps; `amps[i]` is the source waveform at `t_(n+1/2)` of the
-    /// i-th step. After every step, appends `ex, ey, ez` of each probe to `samples`.
-    fn advance(&mut self, amps: &[f64], samples: &mut Vec<f64>) -> Result<()>;
+    /// Advances `n` steps, the first of which is step number `first` (its source amplitude is
+    /// the stepper's waveform at `(first + 1/2) Δt`). After every step, appends
+    /// `ex, ey, ez` of each probe to `samples`.
+    fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()>;
     /// The exactly conserved discrete energy `W^n` of design note §9.
-    fn energy(&self) -> Result<f64>;
+    fn energy(&mut self) -> Result<f64>;
     /// The state `(U^n, F^(n-1/2))` converted to f64.
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)>;
     /// Replaces the state.

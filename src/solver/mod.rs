@@ -204,13 +204,14 @@ impl Record {
 }
 
 /// Runs `steps` leapfrog steps, checking the energy `checks` times; stops with
-/// [`Error::Unstable`] if the energy (after the source has ended) grows by more than 2x
-/// or any value becomes non-finite. `progress(done)` is called between chunks.
+/// [`Error::Unstable`] if the energy (after the source, which ends at `source_end`, has
+/// ended) grows by more than 2x or any value becomes non-finite. `progress(done)` is
+/// called between chunks.
 pub fn run(
     stepper: &mut dyn Stepper,
     dt: f64,
     steps: usize,
-    wave: Option<Waveform>,
+    source_end: Option<f64>,
     n_probes: usize,
     checks: usize,
     progress: &mut dyn FnMut(usize),
@@ -223,11 +224,8 @@ pub fn run(
     let mut done = 0;
     while done < steps {
         let n = chunk.min(steps - done);
-        let amps: Vec<f64> = (done..done + n)
-            .map(|k| wave.map(|w| w.at((k as f64 + 0.5) * dt)).unwrap_or(0.0))
-            .collect();
         let before = samples.len();
-        stepper.advance(&amps, &mut samples)?;
+        stepper.advance(done, n, &mut samples)?;
         done += n;
         let w = stepper.energy()?;
         energy.push((done, w));
@@ -237,7 +235,7 @@ pub fn run(
                 "the field became non-finite by step {done}: reduce --cfl (the time step is above the stability limit?)"
             )));
         }
-        let source_over = wave.map(|w| done as f64 * dt > w.end()).unwrap_or(true);
+        let source_over = source_end.map(|e| done as f64 * dt > e).unwrap_or(true);
         if source_over {
             match reference {
                 None => reference = Some(w),

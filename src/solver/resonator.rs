@@ -271,15 +271,15 @@ pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Res
     let mut stepper: Box<dyn Stepper> = match cfg.precision {
         Precision::F64 => {
             let ops = Arc::new(Operators::<f64>::new(&dga, dt, cfg.dual == DualForm::Csr));
-            Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some(&source), probes.clone())?)
+            Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some((&source, wave)), probes.clone())?)
         }
         Precision::F32 => {
             let ops = Arc::new(Operators::<f32>::new(&dga, dt, cfg.dual == DualForm::Csr));
-            Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some(&source), probes.clone())?)
+            Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some((&source, wave)), probes.clone())?)
         }
     };
     let setup_s = t0.elapsed().as_secs_f64();
-    let record = super::run(stepper.as_mut(), dt, steps, Some(wave), probes.len(), 50, &mut |d| progress(d, steps))?;
+    let record = super::run(stepper.as_mut(), dt, steps, Some(wave.end()), probes.len(), 50, &mut |d| progress(d, steps))?;
     let analysis_start = ((wave.end() / dt).ceil() as usize).min(steps.saturating_sub(16));
     let signals: Vec<Vec<f64>> = (0..probes.len())
         .flat_map(|p| (0..3).map(move |c| (p, c)))

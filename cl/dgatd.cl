@@ -1,0 +1,196 @@
+// DGATD leapfrog kernels (design note §8). Built with -D REAL=double|float and, for double,
+// -D REAL_IS_DOUBLE=1; -D CSR_LANES=<lanes per row> for the vector CSR kernel.
+//
+// Device layouts (T tets, E edges):
+//   U[2e + s]        electric half-edge DoFs (s = 0 at the start vertex of e, 1 at the end)
+//   F[k*T + n]       magnetic half dual-edge DoFs (face k of tet n), structure of arrays
+//   P[(r*6 + c)*T + n], PE[c*T + n]   primal blocks dt*Mmu^-1*C and their edge ids, column-major
+//   circ[circ_ptr[e] .. circ_ptr[e+1]]  (F index << 1) | negative, dual-face circulation of e
+//   block[hrow[h] .. + d]             row of dt*Meps_v^-1 for free half-edge h at vertex hvert[h]
+//   vh[vptr[v] .. vptr[v+1]]         free half-edges of vertex v (their edge is vh >> 1)
+
+#ifdef REAL_IS_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+typedef REAL real;
+
+// F -= P (U_a + U_b): one work-item per tet.
+__kernel void primal_tet(const uint T, __global const real* restrict P, __global const uint* restrict PE,
+                         __global const real* restrict U, __global real* restrict F) {
+    const size_t n = get_global_id(0);
+    if (n >= T) return;
+    real s[6];
+    for (int c = 0; c < 6; c++) {
+        const size_t e = PE[(size_t)c * T + n];
+        s[c] = U[2 * e] + U[2 * e + 1];
+    }
+    for (int r = 0; r < 4; r++) {
+        real acc = 0;
+        for (int c = 0; c < 6; c++) acc += P[(size_t)(r * 6 + c) * T + n] * s[c];
+        F[(size_t)r * T + n] -= acc;
+    }
+}
+
+// The seed's mapping: one work-item per output row (4T work-items, row r = gid / T).
+__kernel void primal_row(const uint T, __global const real* restrict P, __global const uint* restrict PE,
+                         __global const real* restrict U, __global real* restrict F) {
+    const size_t gid = get_global_id(0);
+    if (gid >= (size_t)4 * T) return;
+    const size_t r = gid / T;
+    const size_t n = gid - r * T;
+    real acc = 0;
+    for (int c = 0; c < 6; c++) {
+        const size_t e = PE[(size_t)c * T + n];
+        acc += P[(r * 6 + c) * T + n] * (U[2 * e] + U[2 * e + 1]);
+    }
+    F[r * T + n] -= acc;
+}
+
+// c_e = sum of signed F over the dual face of e: one work-item per edge.
+__kernel void circulation(const uint E, __global const uint* restrict ptr, __global const uint* restrict circ,
+                          __global const real* restrict F, __global real* restrict C) {
+    const size_t e = get_global_id(0);
+    if (e >= E) return;
+    real acc = 0;
+    for (uint k = ptr[e]; k < ptr[e + 1]; k++) {
+        const uint x = circ[k];
+        const real v = F[x >> 1];
+        acc += (x & 1u) ? -v : v;
+    }
+    C[e] = acc;
+}
+
+// U_h += sum_j B_v[i][j] c_(e_j): one work-item per half-edge (boundary ones skip).
+__kernel void vertex_block(const uint NH, __global const ulong* restrict hrow, __global const uint* restrict hvert,
+                           __global const uint* restrict vptr, __global const uint* restrict vh,
+                           __global const real* restrict B, __global const real* restrict C,
+                           __global real* restrict U) {
+    const size_t h = get_global_id(0);
+    if (h >= NH) return;
+    const ulong row = hrow[h];
+    if (row == (ulong)(-1)) return;
+    const uint v = hvert[h];
+    const uint a = vptr[v], b = vptr[v + 1];
+    __global const real* br = B + row;
+    real acc = 0;
+    for (uint j = a; j < b; j++) acc += br[j - a] * C[vh[j] >> 1];
+    U[h] += acc;
+}
+
+// U += D F with D in CSR: one work-item per row.
+__kernel void csr_scalar(const uint NR, __global const uint* restrict rowptr, __global const uint* restrict col,
+                         __global const real* restrict val, __global const real* restrict F,
+                         __global real* restrict U) {
+    const size_t r = get_global_id(0);
+    if (r >= NR) return;
+    real acc = 0;
+    for (uint k = rowptr[r]; k < rowptr[r + 1]; k++) acc += val[k] * F[col[k]];
+    U[r] += acc;
+}
+
+// U += D F with D in CSR: CSR_LANES work-items per row, reduced in local memory.
+__kernel void csr_vector(const uint NR, __global const uint* restrict rowptr, __global const uint* restrict col,
+                         __global const real* restrict val, __global const real* restrict F,
+                         __global real* restrict U, __local real* partial) {
+    const size_t gid = get_global_id(0);
+    const uint lid = get_local_id(0);
+    const uint lane = lid % CSR_LANES;
+    const size_t r = gid / CSR_LANES;
+    real acc = 0;
+    if (r < NR) {
+        for (uint k = rowptr[r] + lane; k < rowptr[r + 1]; k += CSR_LANES) acc += val[k] * F[col[k]];
+    }
+    partial[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = CSR_LANES / 2; s > 0; s >>= 1) {
+        if (lane < s) partial[lid] += partial[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lane == 0 && r < NR) U[r] += partial[lid];
+}
+
+// U -= w(t) g on the source half-edges; w is the Gaussian derivative of solver::Waveform.
+__kernel void source(const uint NS, __global const uint* restrict idx, __global const real* restrict g,
+                     __global real* restrict U, const real t, const real t0, const real tau) {
+    const size_t i = get_global_id(0);
+    if (i >= NS) return;
+    const real x = (t - t0) / tau;
+    const real w = -x * exp((real)0.5 - (real)0.5 * x * x);
+    U[idx[i]] -= w * g[i];
+}
+
+// E of each probe after step k of the chunk: out[(k*NP + p)*3 + c].
+__kernel void probe(const uint NP, const uint k, __global const uint* restrict slots,
+                    __global const real* restrict w, __global const real* restrict U, __global real* restrict out) {
+    const size_t p = get_global_id(0);
+    if (p >= NP) return;
+    real e0 = 0, e1 = 0, e2 = 0;
+    for (int s = 0; s < 3; s++) {
+        const real us = U[slots[3 * p + s]];
+        e0 += us * w[9 * p + 3 * s + 0];
+        e1 += us * w[9 * p + 3 * s + 1];
+        e2 += us * w[9 * p + 3 * s + 2];
+    }
+    const size_t o = ((size_t)k * NP + p) * 3;
+    out[o] = e0;
+    out[o + 1] = e1;
+    out[o + 2] = e2;
+}
+
+// x *= a
+__kernel void scale(const ulong N, __global real* x, const real a) {
+    const size_t i = get_global_id(0);
+    if (i < N) x[i] *= a;
+}
+
+// Per work-group partial sums of x.y (local size must be a power of two).
+__kernel void dot_partial(const ulong N, __global const real* restrict x, __global const real* restrict y,
+                          __global real* restrict partial, __local real* tmp) {
+    const size_t gid = get_global_id(0);
+    const uint lid = get_local_id(0);
+    real acc = 0;
+    for (size_t i = gid; i < N; i += get_global_size(0)) acc += x[i] * y[i];
+    tmp[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+        if (lid < s) tmp[lid] += tmp[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) partial[get_group_id(0)] = tmp[0];
+}
+
+// y = a*x (power iteration normalisation)
+__kernel void axpy0(const ulong N, const real a, __global const real* restrict x, __global real* restrict y) {
+    const size_t i = get_global_id(0);
+    if (i < N) y[i] = a * x[i];
+}
+
+// Bandwidth probes: b = a (copy), a = b + s*c (triad).
+__kernel void copy(const ulong N, __global const real* restrict a, __global real* restrict b) {
+    const size_t i = get_global_id(0);
+    if (i < N) b[i] = a[i];
+}
+
+__kernel void triad(const ulong N, __global real* restrict a, __global const real* restrict b,
+                    __global const real* restrict c, const real s) {
+    const size_t i = get_global_id(0);
+    if (i < N) a[i] = b[i] + s * c[i];
+}
+
+// Y_h = sum_j M_v[i][j] X_(h_j) (a per-vertex block applied to a half-edge vector; used
+// with Meps for the power iteration's Rayleigh quotient). Boundary rows are set to 0.
+__kernel void vertex_block_h(const uint NH, __global const ulong* restrict hrow, __global const uint* restrict hvert,
+                             __global const uint* restrict vptr, __global const uint* restrict vh,
+                             __global const real* restrict M, __global const real* restrict X,
+                             __global real* restrict Y) {
+    const size_t h = get_global_id(0);
+    if (h >= NH) return;
+    const ulong row = hrow[h];
+    if (row == (ulong)(-1)) { Y[h] = 0; return; }
+    const uint v = hvert[h];
+    const uint a = vptr[v], b = vptr[v + 1];
+    __global const real* mr = M + row;
+    real acc = 0;
+    for (uint j = a; j < b; j++) acc += mr[j - a] * X[vh[j]];
+    Y[h] = acc;
+}
