@@ -2,7 +2,7 @@
 
 use crate::dga::operators::DualForm;
 use crate::mesh::{Topology, gmsh};
-use crate::solver::resonator::{self, CavitySpec, MeshSpec, ResonatorConfig};
+use crate::solver::resonator::{self, BackendSpec, CavitySpec, MeshSpec, ResonatorConfig};
 use crate::spectrum::analytic::Cavity;
 use crate::util::V3;
 use crate::{Error, Result};
@@ -23,6 +23,40 @@ pub enum Command {
     Resonator(ResonatorArgs),
     /// Print counts, quality figures and the estimated memory of a mesh.
     MeshInfo(MeshInfoArgs),
+    /// List the OpenCL platforms and devices.
+    Devices,
+    /// Bandwidth probes, every kernel variant and the whole step over a mesh-size ladder.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// OpenCL devices: all, none, or a comma list of indices / name substrings.
+    #[arg(long, default_value = "all")]
+    pub devices: String,
+    /// Skip the CPU backend.
+    #[arg(long)]
+    pub no_cpu: bool,
+    #[arg(long, default_value = "f64,f32")]
+    pub precision: String,
+    /// Target tet counts of the generated box meshes (6 n³ tets, n rounded).
+    #[arg(long, default_value = "1e3,1e4,1e5,1e6")]
+    pub sizes: String,
+    #[arg(long, default_value_t = 30)]
+    pub reps: usize,
+    #[arg(long, default_value_t = 5)]
+    pub warmup: usize,
+    /// CSR variants are skipped above this many tets.
+    #[arg(long, default_value = "6e6")]
+    pub csr_max_tets: String,
+    /// The CPU backend is skipped above this many tets.
+    #[arg(long, default_value = "2e6")]
+    pub cpu_max_tets: String,
+    /// Elements of the copy/triad arrays.
+    #[arg(long, default_value = "1.34e8")]
+    pub stream_elems: String,
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -51,8 +85,12 @@ pub struct ResonatorArgs {
     /// Dual update: the seed's CSR SpMV or the factored form.
     #[arg(long, default_value = "factored", value_parser = ["csr", "factored"])]
     pub dual: String,
-    #[arg(long, default_value = "cpu", value_parser = ["cpu", "opencl"])]
+    /// auto: the first OpenCL GPU, else OpenCL CPU device, else the CPU backend.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "cpu", "opencl"])]
     pub backend: String,
+    /// OpenCL device: index or name substring (see dgatd devices).
+    #[arg(long)]
+    pub device: Option<String>,
     /// Output directory.
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
@@ -124,9 +162,13 @@ fn mesh_spec(mesh: &str, box_mesh: &Option<String>) -> Result<MeshSpec> {
 
 impl ResonatorArgs {
     pub fn to_config(&self) -> Result<ResonatorConfig> {
-        if self.backend == "opencl" {
-            return Err(Error::config("backend", "opencl", "the OpenCL backend is not part of this build yet; use --backend cpu"));
-        }
+        let backend = match (self.backend.as_str(), &self.device) {
+            ("cpu", Some(d)) => return Err(Error::config("device", d, "--device needs --backend opencl or auto")),
+            ("cpu", None) => BackendSpec::Cpu,
+            ("opencl", d) => BackendSpec::Opencl(d.clone()),
+            (_, Some(d)) => BackendSpec::Opencl(Some(d.clone())),
+            (_, None) => BackendSpec::Auto,
+        };
         if let Some(s) = self.steps
             && s <= 0
         {
@@ -178,6 +220,7 @@ impl ResonatorArgs {
             cfl: self.cfl,
             precision: self.precision.parse()?,
             dual: self.dual.parse::<DualForm>()?,
+            backend,
             source: self.source.as_deref().map(|s| parse_vec("source", s)).transpose()?,
             source_dir: parse_vec("source-dir", &self.source_dir)?,
             probes: self.probes.iter().map(|p| parse_vec("probe", p)).collect::<Result<_>>()?,
@@ -210,6 +253,9 @@ pub fn resonator(args: &ResonatorArgs) -> Result<()> {
     })?;
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if let Some(n) = &r.backend_notice {
+        eprintln!("note: {n}");
     }
     let files = crate::report::write_resonator(&args.out, &cfg, &r)?;
     let dofs = 4 * r.mesh.n_tets() + r.n_free_half;
@@ -277,12 +323,128 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
     Ok(())
 }
 
+/// `dgatd devices`: every OpenCL device with the properties that matter here.
+pub fn devices() -> Result<()> {
+    let all = crate::backend::opencl::list_devices()?;
+    println!("{:>3}  {:<5} {:<28} {:<30} {:>4} {:>9} {:>9} {:>5}  {:<18} driver", "idx", "type", "platform", "device", "CUs", "mem GiB", "alloc GiB", "fp64", "OpenCL C");
+    for d in &all {
+        println!(
+            "{:>3}  {:<5} {:<28} {:<30} {:>4} {:>9.2} {:>9.2} {:>5}  {:<18} {}",
+            d.index,
+            d.kind,
+            d.platform.chars().take(28).collect::<String>(),
+            d.name.chars().take(30).collect::<String>(),
+            d.compute_units,
+            d.global_mem as f64 / 1073741824.0,
+            d.max_alloc as f64 / 1073741824.0,
+            if d.fp64 { "yes" } else { "no" },
+            d.opencl_c,
+            d.driver
+        );
+    }
+    let def = crate::backend::opencl::select_device(None)?;
+    println!("default: {} ({} / {})", def.index, def.platform, def.name);
+    Ok(())
+}
+
+fn count(name: &str, s: &str) -> Result<usize> {
+    let x: f64 = s.trim().parse().map_err(|_| Error::config(name, s, "expected a number like 1e6"))?;
+    if !(x >= 1.0 && x.is_finite() && x < 1e12) {
+        return Err(Error::config(name, s, "must be a positive count"));
+    }
+    Ok(x.round() as usize)
+}
+
+/// ISO 8601 UTC time of now (civil-from-days, no time-zone database needed).
+pub fn timestamp() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
+}
+
+/// `dgatd bench`: writes DIR/bench.csv row by row and prints a summary.
+pub fn bench(a: &BenchArgs) -> Result<()> {
+    let precisions: Vec<String> = a.precision.split(',').map(|s| s.trim().to_string()).collect();
+    for p in &precisions {
+        if p != "f32" && p != "f64" {
+            return Err(Error::config("precision", p, "expected f32 and/or f64"));
+        }
+    }
+    let sizes = a.sizes.split(',').map(|s| count("sizes", s)).collect::<Result<Vec<_>>>()?;
+    if a.reps == 0 {
+        return Err(Error::config("reps", 0, "must be at least 1"));
+    }
+    let devices: Vec<String> = match a.devices.as_str() {
+        "none" => vec![],
+        d => d.split(',').map(|s| s.trim().to_string()).collect(),
+    };
+    let cfg = crate::bench::BenchConfig {
+        devices,
+        cpu: !a.no_cpu,
+        precisions,
+        sizes,
+        reps: a.reps,
+        warmup: a.warmup,
+        csr_max_tets: count("csr-max-tets", &a.csr_max_tets)?,
+        cpu_max_tets: count("cpu-max-tets", &a.cpu_max_tets)?,
+        stream_elems: count("stream-elems", &a.stream_elems)?,
+    };
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
+    let path = a.out.join("bench.csv");
+    let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
+    let mut w = csv::Writer::from_writer(file);
+    let werr = |e: csv::Error| Error::Output { path: path.clone(), msg: e.to_string() };
+    w.write_record(crate::bench::COLUMNS).map_err(werr)?;
+    w.flush().map_err(|e| Error::io(&path, e))?;
+    let ts = timestamp();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into());
+    let mut rows = Vec::new();
+    crate::bench::run(
+        &cfg,
+        &mut |r| {
+            w.write_record(crate::bench::csv_fields(r, &ts, &host)).map_err(werr)?;
+            w.flush().map_err(|e| Error::io(&path, e))?;
+            rows.push(r.clone());
+            Ok(())
+        },
+        &mut |m| eprintln!("{m}"),
+    )?;
+    println!("{:<28} {:<4} {:<14} {:<16} {:>10} {:>11} {:>9} {:>7} {:>8}", "device", "prec", "kernel", "variant", "tets", "median ms", "GB/s", "frac", "GDoF/s");
+    for r in &rows {
+        println!(
+            "{:<28} {:<4} {:<14} {:<16} {:>10} {:>11.4} {:>9.1} {:>7.3} {:>8.3}",
+            r.device.chars().take(28).collect::<String>(),
+            r.precision,
+            r.kernel,
+            r.variant,
+            r.tets,
+            r.median_s * 1e3,
+            r.gbs(),
+            r.frac_copy_bw,
+            r.gdofs()
+        );
+    }
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
 /// Parses the command line and runs.
 pub fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Resonator(a)) => resonator(&a),
         Some(Command::MeshInfo(a)) => mesh_info(&a),
+        Some(Command::Devices) => devices(),
+        Some(Command::Bench(a)) => bench(&a),
         None => {
             let a = Cli::parse_from(["dgatd", "resonator"]);
             match a.command {

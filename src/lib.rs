@@ -19,6 +19,7 @@
 //! - [`cli`]: the command-line front end used by `main.rs`.
 
 pub mod backend;
+pub mod bench;
 pub mod cli;
 pub mod complex;
 pub mod dga;

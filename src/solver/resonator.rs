@@ -3,6 +3,7 @@
 
 use super::{Probe, Record, Source, Waveform};
 use crate::backend::Stepper;
+use crate::backend::opencl;
 use crate::backend::cpu::CpuStepper;
 use crate::dga::operators::{DualForm, Operators};
 use crate::dga::{Dga, Materials};
@@ -61,6 +62,18 @@ pub enum CavitySpec {
     Given(#[serde(skip)] Cavity),
 }
 
+/// Which backend runs the time loop.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendSpec {
+    /// The CPU reference backend.
+    Cpu,
+    /// An OpenCL device (index or name substring; None: the first GPU, else CPU device).
+    Opencl(Option<String>),
+    /// The best OpenCL device found, else the CPU backend.
+    Auto,
+}
+
 /// Every parameter of a resonator run (written to `run.toml`).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct ResonatorConfig {
@@ -73,6 +86,7 @@ pub struct ResonatorConfig {
     pub cfl: f64,
     pub precision: Precision,
     pub dual: DualForm,
+    pub backend: BackendSpec,
     pub source: Option<V3>,
     pub source_dir: V3,
     pub probes: Vec<V3>,
@@ -97,6 +111,7 @@ impl Default for ResonatorConfig {
             cfl: 0.95,
             precision: Precision::F64,
             dual: DualForm::Factored,
+            backend: BackendSpec::Cpu,
             source: None,
             source_dir: [0.0, 0.0, 1.0],
             probes: vec![],
@@ -139,6 +154,8 @@ pub struct ResonatorResult {
     pub fmax_hz: f64,
     pub setup_s: f64,
     pub backend: String,
+    /// Why the backend was chosen (auto selection), for a one-line notice.
+    pub backend_notice: Option<String>,
 }
 
 impl ResonatorResult {
@@ -244,40 +261,75 @@ pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Res
     let topo = Topology::build(&mesh)?;
     let mat = Materials::from_groups(&mesh, &cfg.materials)?;
     let dga = Arc::new(Dga::assemble(&mesh, &topo, &mat)?);
-    let (dt, rho) = super::time_step(&dga, cfg.cfl)?;
-    let dt_s = dt / C0;
-    let steps = cfg.steps.unwrap_or_else(|| (cfg.time_s / dt_s).ceil() as usize);
+    // Backend choice.
+    let (device, backend_notice) = match &cfg.backend {
+        BackendSpec::Cpu => (None, None),
+        BackendSpec::Opencl(spec) => (Some(opencl::select_device(spec.as_deref())?), None),
+        BackendSpec::Auto => match opencl::select_device(None) {
+            Ok(d) if cfg.precision == Precision::F32 || d.fp64 => {
+                let n = format!("using OpenCL device {} ({} / {})", d.index, d.platform, d.name);
+                (Some(d), Some(n))
+            }
+            Ok(d) => (None, Some(format!("OpenCL device {} has no fp64; using the CPU backend", d.name))),
+            Err(e) => (None, Some(format!("{e}; using the CPU backend"))),
+        },
+    };
     let (lo, hi) = mesh.bbox();
     let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
     let f_peak = cfg.f_peak_hz.unwrap_or(C0 / extent);
     if !(f_peak > 0.0 && f_peak.is_finite()) {
         return Err(Error::config("f-peak", f_peak, "must be a positive frequency in Hz"));
     }
-    let fmax = cfg.fmax_hz.unwrap_or(2.2 * f_peak);
-    let nyquist = 0.5 / dt_s;
-    if !(fmax > 0.0 && fmax < nyquist) {
-        return Err(Error::config("fmax", fmax, format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)")));
-    }
     let wave = Waveform::gaussian_derivative(f_peak);
     let mut rng = Rng::new(cfg.seed);
     let sp = cfg.source.unwrap_or_else(|| default_point(&mesh, [0.81, 0.67, 0.47], &mut rng));
-    let source = Source::new(&mesh, &topo, &dga, dt, sp, cfg.source_dir)?;
     let probe_pts: Vec<V3> = if cfg.probes.is_empty() {
         [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]].iter().map(|&f| default_point(&mesh, f, &mut rng)).collect()
     } else {
         cfg.probes.clone()
     };
     let probes = probe_pts.iter().map(|&p| Probe::new(&mesh, &topo, p)).collect::<Result<Vec<_>>>()?;
-    let mut stepper: Box<dyn Stepper> = match cfg.precision {
-        Precision::F64 => {
-            let ops = Arc::new(Operators::<f64>::new(&dga, dt, cfg.dual == DualForm::Csr));
-            Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some((&source, wave)), probes.clone())?)
+    // The source pattern scales with Δt; the device path rescales a unit pattern itself.
+    let unit_source = Source::new(&mesh, &topo, &dga, 1.0, sp, cfg.source_dir)?;
+    let (mut stepper, dt, rho): (Box<dyn Stepper>, f64, f64) = match device {
+        Some(info) => {
+            let dev = opencl::ClDevice::open(info)?;
+            fn dev_stepper<T: crate::Real + 'static>(dev: Arc<opencl::ClDevice>, dga: &Arc<Dga>, cfg: &ResonatorConfig, src: &Source, probes: &[Probe], wave: Waveform) -> Result<(Box<dyn Stepper>, f64, f64)> {
+                let mut s = opencl::ClStepper::<T>::new(dev, dga.clone(), cfg.dual, Some(src), probes)?;
+                let rho = s.spectral_radius(60, 0x5eed)? * super::RHO_MARGIN;
+                let dt = cfg.cfl * 2.0 / rho.sqrt();
+                s.set_time_step(dt, Some(wave))?;
+                Ok((Box::new(s), dt, rho))
+            }
+            match cfg.precision {
+                Precision::F64 => dev_stepper::<f64>(dev, &dga, cfg, &unit_source, &probes, wave)?,
+                Precision::F32 => dev_stepper::<f32>(dev, &dga, cfg, &unit_source, &probes, wave)?,
+            }
         }
-        Precision::F32 => {
-            let ops = Arc::new(Operators::<f32>::new(&dga, dt, cfg.dual == DualForm::Csr));
-            Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some((&source, wave)), probes.clone())?)
+        None => {
+            let (dt, rho) = super::time_step(&dga, cfg.cfl)?;
+            let source = Source { pattern: unit_source.pattern.iter().map(|&(h, g)| (h, g * dt)).collect(), ..unit_source.clone() };
+            let s: Box<dyn Stepper> = match cfg.precision {
+                Precision::F64 => {
+                    let ops = Arc::new(Operators::<f64>::new(&dga, dt, cfg.dual == DualForm::Csr));
+                    Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some((&source, wave)), probes.clone())?)
+                }
+                Precision::F32 => {
+                    let ops = Arc::new(Operators::<f32>::new(&dga, dt, cfg.dual == DualForm::Csr));
+                    Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some((&source, wave)), probes.clone())?)
+                }
+            };
+            (s, dt, rho)
         }
     };
+    let source = Source { pattern: unit_source.pattern.iter().map(|&(h, g)| (h, g * dt)).collect(), ..unit_source };
+    let dt_s = dt / C0;
+    let steps = cfg.steps.unwrap_or_else(|| (cfg.time_s / dt_s).ceil() as usize);
+    let fmax = cfg.fmax_hz.unwrap_or(2.2 * f_peak);
+    let nyquist = 0.5 / dt_s;
+    if !(fmax > 0.0 && fmax < nyquist) {
+        return Err(Error::config("fmax", fmax, format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)")));
+    }
     let setup_s = t0.elapsed().as_secs_f64();
     let record = super::run(stepper.as_mut(), dt, steps, Some(wave.end()), probes.len(), 50, &mut |d| progress(d, steps))?;
     let analysis_start = ((wave.end() / dt).ceil() as usize).min(steps.saturating_sub(16));
@@ -324,5 +376,6 @@ pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Res
         fmax_hz: fmax,
         setup_s,
         backend: stepper.name(),
+        backend_notice,
     })
 }

@@ -1,0 +1,382 @@
+//! `dgatd bench`: the device's own bandwidth ceiling (copy and triad), every DGATD kernel
+//! variant and the whole time step, over a ladder of box meshes generated in-process, on
+//! OpenCL devices (timed with profiling events) and on the CPU backend (wall clock).
+//!
+//! One CSV row per (device, precision, kernel, variant, mesh size); columns are documented
+//! in `results/README.md` and listed in [`COLUMNS`].
+//!
+//! Byte model (minimum traffic of a kernel, s = bytes per real, 4-byte indices; every
+//! gathered vector counted once, as if caches were perfect):
+//! - primal: `T (24 s + 6·4 + 2·4 s) + 2E s` (blocks, edge table, F read+write, U once);
+//! - circulation: `4 (E + 1) + 4 n_circ + 4T s + E s` (pointers, signed indices, F once, c);
+//! - vertex_block: `s Σd² + 12·2E + 4 (V + 1) + 4 n_free + E s + 2·2E s`;
+//! - CSR: `4 (2E + 1) + nnz (4 + s) + 4T s + 2·2E s`;
+//! - step = primal + dual; copy: `2 N s`; triad: `3 N s`.
+
+use crate::backend::cpu;
+use crate::backend::opencl::{self, Arg, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, event_seconds, launch};
+use crate::dga::operators::{DualForm, Operators};
+use crate::dga::{Dga, Materials};
+use crate::mesh::{Topology, generate::box_mesh};
+use crate::{Error, Real, Result};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// CSV columns, in order. Stable: rows from different machines concatenate.
+pub const COLUMNS: [&str; 19] = [
+    "timestamp", "commit", "host", "platform", "device", "driver", "precision", "kernel", "variant", "tets", "dofs", "reps", "median_s", "min_s", "max_s", "bytes_model", "gbs", "frac_copy_bw", "gdofs_per_s",
+];
+
+/// One measurement.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub platform: String,
+    pub device: String,
+    pub driver: String,
+    pub precision: String,
+    pub kernel: String,
+    pub variant: String,
+    pub tets: usize,
+    pub dofs: usize,
+    pub reps: usize,
+    pub median_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    pub bytes_model: f64,
+    pub frac_copy_bw: f64,
+}
+
+impl Row {
+    pub fn gbs(&self) -> f64 {
+        self.bytes_model / self.median_s / 1e9
+    }
+    pub fn gdofs(&self) -> f64 {
+        if self.dofs == 0 { 0.0 } else { self.dofs as f64 / self.median_s / 1e9 }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// OpenCL device specs (index or name substring); "all" for every device.
+    pub devices: Vec<String>,
+    /// Also time the CPU backend.
+    pub cpu: bool,
+    pub precisions: Vec<String>,
+    /// Target tet counts (box meshes of 6 n³ tets, n rounded).
+    pub sizes: Vec<usize>,
+    pub reps: usize,
+    pub warmup: usize,
+    /// CSR variants are skipped above this many tets (host and device memory).
+    pub csr_max_tets: usize,
+    /// The CPU backend is skipped above this many tets.
+    pub cpu_max_tets: usize,
+    /// Elements of the copy/triad arrays (capped by the device's max allocation).
+    pub stream_elems: usize,
+}
+
+fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    let med = if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) };
+    (med, v[0], v[n - 1])
+}
+
+/// Byte models of the kernels for a mesh (see the module docs).
+pub struct Bytes {
+    pub primal: f64,
+    pub circulation: f64,
+    pub vertex_block: f64,
+    pub csr: f64,
+}
+
+pub fn byte_model(dga: &Dga, s: usize, csr_nnz: u64) -> Bytes {
+    let (t, e, v) = (dga.n_tets as f64, dga.n_edges as f64, dga.n_vertices as f64);
+    let s = s as f64;
+    let nfree = dga.n_free_half() as f64;
+    Bytes {
+        primal: t * (24.0 * s + 24.0 + 8.0 * s) + 2.0 * e * s,
+        circulation: 4.0 * (e + 1.0) + 4.0 * dga.circ.len() as f64 + 4.0 * t * s + e * s,
+        vertex_block: s * dga.meps_inv.data.len() as f64 + 24.0 * e + 4.0 * (v + 1.0) + 4.0 * nfree + e * s + 4.0 * e * s,
+        csr: 4.0 * (2.0 * e + 1.0) + csr_nnz as f64 * (4.0 + s) + 4.0 * t * s + 4.0 * e * s,
+    }
+}
+
+/// A box mesh of about `tets` tetrahedra and its operators (vacuum).
+pub fn ladder_mesh(tets: usize) -> Result<Dga> {
+    let n = ((tets as f64 / 6.0).cbrt().round() as usize).max(1);
+    let m = box_mesh([n, n, n], [1.0, 1.0, 1.0]);
+    let t = Topology::build(&m)?;
+    Dga::assemble(&m, &t, &Materials::vacuum(m.n_tets()))
+}
+
+fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(dev: &ClDevice, warmup: usize, reps: usize, mut f: F) -> Result<Vec<f64>> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    dev.finish()?;
+    let mut out = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let ev = f()?;
+        let mut first = u64::MAX;
+        let mut last = 0u64;
+        for e in &ev {
+            event_seconds(e)?;
+            first = first.min(e.profiling_command_start().map_err(|x| Error::OpenCl { what: "profiling".into(), msg: x.to_string() })?);
+            last = last.max(e.profiling_command_end().map_err(|x| Error::OpenCl { what: "profiling".into(), msg: x.to_string() })?);
+        }
+        out.push(last.saturating_sub(first) as f64 * 1e-9);
+    }
+    Ok(out)
+}
+
+/// Copy and triad bandwidth of an OpenCL device in precision T; returns (copy, triad) rows.
+fn stream_rows<T: Real>(dev: &Arc<ClDevice>, cfg: &BenchConfig, base: &Row) -> Result<(Row, Row)> {
+    let k = dev.build::<T>()?;
+    let s = std::mem::size_of::<T>();
+    let n = cfg.stream_elems.min((dev.info.max_alloc as usize / s).saturating_sub(1)).min((dev.info.global_mem as usize / s / 4).max(1024));
+    let a = dev.upload(&(0..n).map(|i| T::of((i % 1000) as f64 * 1e-3 + 1.0)).collect::<Vec<_>>(), "stream array")?;
+    let b = dev.upload(&vec![T::of(0.5); n], "stream array")?;
+    let c = dev.upload(&vec![T::of(0.25); n], "stream array")?;
+    let copy = time_events(dev, cfg.warmup, cfg.reps, || Ok(vec![launch(dev, &k.copy, n, LOCAL, &[Arg::U64(n as u64), Arg::Buf(&a), Arg::Buf(&b)])?]))?;
+    let triad = time_events(dev, cfg.warmup, cfg.reps, || Ok(vec![launch(dev, &k.triad, n, LOCAL, &[Arg::U64(n as u64), Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&c), Arg::Real(T::of(1.5))])?]))?;
+    let mk = |name: &str, v: Vec<f64>, bytes: f64| {
+        let (m, lo, hi) = stats(v);
+        Row { kernel: name.into(), variant: "stream".into(), tets: 0, dofs: 0, reps: cfg.reps, median_s: m, min_s: lo, max_s: hi, bytes_model: bytes, ..base.clone() }
+    };
+    let mut cr = mk("copy", copy, 2.0 * (n * s) as f64);
+    cr.frac_copy_bw = 1.0;
+    let mut tr = mk("triad", triad, 3.0 * (n * s) as f64);
+    tr.frac_copy_bw = tr.gbs() / cr.gbs();
+    Ok((cr, tr))
+}
+
+/// All kernel rows of one OpenCL device, precision and mesh.
+fn device_rows<T: Real>(dev: &Arc<ClDevice>, dga: &Arc<Dga>, cfg: &BenchConfig, base: &Row, copy_gbs: f64) -> Result<Vec<Row>> {
+    let with_csr = dga.n_tets <= cfg.csr_max_tets;
+    let dual = if with_csr { DualForm::Csr } else { DualForm::Factored };
+    let mut s = ClStepper::<T>::new(dev.clone(), dga.clone(), dual, None, &[])?;
+    s.set_time_step(1e-3, None)?;
+    let (u, f) = {
+        let mut r = crate::util::Rng::new(5);
+        let u: Vec<f64> = (0..2 * dga.n_edges).map(|_| r.sym()).collect();
+        let f: Vec<f64> = (0..4 * dga.n_tets).map(|_| r.sym()).collect();
+        (u, f)
+    };
+    crate::backend::Stepper::set_state(&mut s, &u, &f)?;
+    let nnz = s.csr.as_ref().map(|c| c.3 as u64).unwrap_or(0);
+    let by = byte_model(dga, std::mem::size_of::<T>(), nnz);
+    let dofs = 4 * dga.n_tets + dga.n_free_half();
+    let mut rows = Vec::new();
+    let mut push = |kernel: &str, variant: &str, v: Vec<f64>, bytes: f64| {
+        let (m, lo, hi) = stats(v);
+        let mut r = Row { kernel: kernel.into(), variant: variant.into(), tets: dga.n_tets, dofs, reps: cfg.reps, median_s: m, min_s: lo, max_s: hi, bytes_model: bytes, frac_copy_bw: 0.0, ..base.clone() };
+        r.frac_copy_bw = r.gbs() / copy_gbs;
+        rows.push(r);
+    };
+    let (w, n) = (cfg.warmup, cfg.reps);
+    for v in [PrimalVariant::Tet, PrimalVariant::Row] {
+        s.primal = v;
+        push("primal", v.name(), time_events(dev, w, n, || Ok(vec![s.primal_update()?]))?, by.primal);
+    }
+    s.primal = PrimalVariant::Tet;
+    push("dual_factored", "circulation", time_events(dev, w, n, || Ok(vec![s.circulation()?]))?, by.circulation);
+    push("dual_factored", "vertex_block", time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?, by.vertex_block);
+    push("dual_factored", "both", time_events(dev, w, n, || Ok(vec![s.circulation()?, s.vertex_blocks()?]))?, by.circulation + by.vertex_block);
+    push("step", "tet+factored", time_events(dev, w, n, || Ok(vec![s.primal_update()?, s.circulation()?, s.vertex_blocks()?]))?, by.primal + by.circulation + by.vertex_block);
+    if with_csr {
+        for v in [CsrVariant::Scalar, CsrVariant::Vector] {
+            s.csr_variant = v;
+            let name = if v == CsrVariant::Scalar { "scalar" } else { "vector" };
+            push("dual_csr", name, time_events(dev, w, n, || Ok(vec![s.csr_update()?]))?, by.csr);
+            push("step", &format!("tet+csr_{name}"), time_events(dev, w, n, || Ok(vec![s.primal_update()?, s.csr_update()?]))?, by.primal + by.csr);
+        }
+    }
+    Ok(rows)
+}
+
+fn time_wall<F: FnMut()>(warmup: usize, reps: usize, mut f: F) -> Vec<f64> {
+    for _ in 0..warmup {
+        f();
+    }
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect()
+}
+
+/// The CPU backend's rows (wall clock). Its copy bandwidth is measured with a parallel
+/// copy of the same size as the device probe (capped at 64 Mi elements).
+fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) -> Vec<Row> {
+    let with_csr = dga.n_tets <= cfg.csr_max_tets;
+    let ops = Operators::<T>::new(dga, 1e-3, with_csr);
+    let mut r = crate::util::Rng::new(5);
+    let u: Vec<T> = (0..2 * dga.n_edges).map(|_| T::of(r.sym())).collect();
+    let mut uo = u.clone();
+    let mut f: Vec<T> = (0..4 * dga.n_tets).map(|_| T::of(r.sym())).collect();
+    let mut c = vec![T::zero(); dga.n_edges];
+    let nnz = ops.csr.as_ref().map(|m| m.nnz() as u64).unwrap_or(0);
+    let by = byte_model(dga, std::mem::size_of::<T>(), nnz);
+    let dofs = 4 * dga.n_tets + dga.n_free_half();
+    let (w, n) = (cfg.warmup, cfg.reps);
+    let mut rows = Vec::new();
+    let mut push = |kernel: &str, variant: &str, v: Vec<f64>, bytes: f64| {
+        let (m, lo, hi) = stats(v);
+        let mut r = Row { kernel: kernel.into(), variant: variant.into(), tets: dga.n_tets, dofs, reps: n, median_s: m, min_s: lo, max_s: hi, bytes_model: bytes, frac_copy_bw: 0.0, ..base.clone() };
+        r.frac_copy_bw = r.gbs() / copy_gbs;
+        rows.push(r);
+    };
+    push("primal", "tet", time_wall(w, n, || cpu::primal(&ops, &u, &mut f)), by.primal);
+    push("dual_factored", "both", time_wall(w, n, || {
+        cpu::circulations(&ops, &f, &mut c);
+        cpu::vertex_blocks(&ops, &c, &mut uo)
+    }), by.circulation + by.vertex_block);
+    push("step", "tet+factored", time_wall(w, n, || {
+        cpu::primal(&ops, &uo, &mut f);
+        cpu::circulations(&ops, &f, &mut c);
+        cpu::vertex_blocks(&ops, &c, &mut uo)
+    }), by.primal + by.circulation + by.vertex_block);
+    if with_csr {
+        push("dual_csr", "rows", time_wall(w, n, || cpu::dual_csr(&ops, &f, &mut uo)), by.csr);
+        push("step", "tet+csr_rows", time_wall(w, n, || {
+            cpu::primal(&ops, &uo, &mut f);
+            cpu::dual_csr(&ops, &f, &mut uo)
+        }), by.primal + by.csr);
+    }
+    rows
+}
+
+fn cpu_stream<T: Real>(cfg: &BenchConfig, base: &Row) -> Row {
+    use rayon::prelude::*;
+    let n = cfg.stream_elems.min(64 << 20);
+    let a: Vec<T> = (0..n).map(|i| T::of(i as f64)).collect();
+    let mut b = vec![T::zero(); n];
+    let v = time_wall(cfg.warmup.max(1), cfg.reps.min(20), || b.par_chunks_mut(1 << 16).zip(a.par_chunks(1 << 16)).for_each(|(x, y)| x.copy_from_slice(y)));
+    let (m, lo, hi) = stats(v);
+    Row { kernel: "copy".into(), variant: "stream".into(), tets: 0, dofs: 0, reps: cfg.reps.min(20), median_s: m, min_s: lo, max_s: hi, bytes_model: 2.0 * (n * std::mem::size_of::<T>()) as f64, frac_copy_bw: 1.0, ..base.clone() }
+}
+
+/// Runs the benchmark; `report(row)` is called as rows complete (for progress and for
+/// writing the CSV incrementally, so a long run never loses what it measured).
+pub fn run(cfg: &BenchConfig, report: &mut dyn FnMut(&Row) -> Result<()>, log: &mut dyn FnMut(&str)) -> Result<()> {
+    let mut devices: Vec<Arc<ClDevice>> = Vec::new();
+    if !cfg.devices.is_empty() {
+        let all = opencl::list_devices()?;
+        let chosen: Vec<opencl::DeviceInfo> = if cfg.devices.iter().any(|d| d == "all") {
+            all
+        } else {
+            cfg.devices.iter().map(|d| opencl::select_device(Some(d))).collect::<Result<_>>()?
+        };
+        for d in chosen {
+            devices.push(ClDevice::open(d)?);
+        }
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into());
+    let cpu_name = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|x| x.trim().to_string()))
+        .unwrap_or_else(|| "cpu".into());
+    let _ = host;
+    // Bandwidth ceilings first.
+    let mut copy_bw: Vec<(String, String, f64)> = Vec::new(); // (device key, precision, GB/s)
+    let base_for = |platform: &str, device: &str, driver: &str, p: &str| Row {
+        platform: platform.into(),
+        device: device.into(),
+        driver: driver.into(),
+        precision: p.into(),
+        kernel: String::new(),
+        variant: String::new(),
+        tets: 0,
+        dofs: 0,
+        reps: 0,
+        median_s: 0.0,
+        min_s: 0.0,
+        max_s: 0.0,
+        bytes_model: 0.0,
+        frac_copy_bw: 0.0,
+    };
+    let cpu_driver = format!("rayon {} threads", rayon::current_num_threads());
+    for p in &cfg.precisions {
+        for d in &devices {
+            if p == "f64" && !d.info.fp64 {
+                log(&format!("skip f64 on {}: no fp64", d.info.name));
+                continue;
+            }
+            let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
+            let (c, t) = if p == "f64" { stream_rows::<f64>(d, cfg, &base)? } else { stream_rows::<f32>(d, cfg, &base)? };
+            log(&format!("{} {p}: copy {:.1} GB/s, triad {:.1} GB/s", d.info.name, c.gbs(), t.gbs()));
+            copy_bw.push((d.info.name.clone(), p.clone(), c.gbs()));
+            report(&c)?;
+            report(&t)?;
+        }
+        if cfg.cpu {
+            let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
+            let c = if p == "f64" { cpu_stream::<f64>(cfg, &base) } else { cpu_stream::<f32>(cfg, &base) };
+            log(&format!("cpu backend {p}: copy {:.1} GB/s", c.gbs()));
+            copy_bw.push(("cpu-backend".into(), p.clone(), c.gbs()));
+            report(&c)?;
+        }
+    }
+    let bw = |dev: &str, p: &str| copy_bw.iter().find(|x| x.0 == dev && x.1 == p).map(|x| x.2).unwrap_or(f64::NAN);
+    for &size in &cfg.sizes {
+        let t0 = Instant::now();
+        let dga = Arc::new(ladder_mesh(size)?);
+        log(&format!("mesh {} tets, {} DoFs: preprocessing {:.1} s", dga.n_tets, 4 * dga.n_tets + dga.n_free_half(), t0.elapsed().as_secs_f64()));
+        for p in &cfg.precisions {
+            for d in &devices {
+                if p == "f64" && !d.info.fp64 {
+                    continue;
+                }
+                let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
+                let cb = bw(&d.info.name, p);
+                let rows = if p == "f64" { device_rows::<f64>(d, &dga, cfg, &base, cb) } else { device_rows::<f32>(d, &dga, cfg, &base, cb) };
+                match rows {
+                    Ok(rows) => {
+                        for r in &rows {
+                            report(r)?;
+                        }
+                    }
+                    Err(Error::DeviceMemory(m)) => log(&format!("skip {} tets on {} {p}: {m}", dga.n_tets, d.info.name)),
+                    Err(e) => return Err(e),
+                }
+            }
+            if cfg.cpu && dga.n_tets <= cfg.cpu_max_tets {
+                let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
+                let cb = bw("cpu-backend", p);
+                let rows = if p == "f64" { cpu_rows::<f64>(&dga, cfg, &base, cb) } else { cpu_rows::<f32>(&dga, cfg, &base, cb) };
+                for r in &rows {
+                    report(r)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Formats a row as CSV fields in [`COLUMNS`] order.
+pub fn csv_fields(r: &Row, timestamp: &str, host: &str) -> Vec<String> {
+    vec![
+        timestamp.to_string(),
+        crate::report::COMMIT.to_string(),
+        host.to_string(),
+        r.platform.clone(),
+        r.device.clone(),
+        r.driver.clone(),
+        r.precision.clone(),
+        r.kernel.clone(),
+        r.variant.clone(),
+        r.tets.to_string(),
+        r.dofs.to_string(),
+        r.reps.to_string(),
+        format!("{:.6e}", r.median_s),
+        format!("{:.6e}", r.min_s),
+        format!("{:.6e}", r.max_s),
+        format!("{:.6e}", r.bytes_model),
+        format!("{:.3}", r.gbs()),
+        format!("{:.4}", r.frac_copy_bw),
+        format!("{:.4}", r.gdofs()),
+    ]
+}
