@@ -194,3 +194,35 @@ __kernel void vertex_block_h(const uint NH, __global const ulong* restrict hrow,
     for (uint j = a; j < b; j++) acc += mr[j - a] * X[vh[j]];
     Y[h] = acc;
 }
+
+// U_h += sum_j B_v[i][j] c_(e_j), vertex-major: work-item g is the i-th free half-edge slot
+// of vertex v = slot_vertex[g] (slots of one vertex are consecutive). B_v is symmetric, so
+// thread i reads column i, B[j*d + i]: the threads of one vertex read consecutive addresses
+// for each j (coalesced), and vh[a + j] and C[...] are the same for all of them.
+__kernel void vertex_block_v(const uint NF, __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
+                             __global const ulong* restrict boff, __global const uint* restrict vh,
+                             __global const real* restrict B, __global const real* restrict C,
+                             __global real* restrict U) {
+    const size_t g = get_global_id(0);
+    if (g >= NF) return;
+    const uint v = slot_vertex[g];
+    const uint a = vptr[v];
+    const uint d = vptr[v + 1] - a;
+    const uint i = (uint)g - a;
+    __global const real* bv = B + boff[v] + i;
+    real acc = 0;
+    for (uint j = 0; j < d; j++) acc += bv[(size_t)j * d] * C[vh[a + j] >> 1];
+    U[vh[g]] += acc;
+}
+
+// Vectorised bandwidth probes: 4 elements per work-item (N a multiple of 4).
+__kernel void copy4(const ulong N4, __global const real* restrict a, __global real* restrict b) {
+    const size_t i = get_global_id(0);
+    if (i < N4) vstore4(vload4(i, a), i, b);
+}
+
+__kernel void triad4(const ulong N4, __global real* restrict a, __global const real* restrict b,
+                     __global const real* restrict c, const real s) {
+    const size_t i = get_global_id(0);
+    if (i < N4) vstore4(vload4(i, b) + s * vload4(i, c), i, a);
+}

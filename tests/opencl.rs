@@ -11,7 +11,7 @@ mod common;
 use common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{self, CpuStepper};
-use dgatd::backend::opencl::{ClDevice, ClStepper, CsrVariant, PrimalVariant, list_devices, select_device};
+use dgatd::backend::opencl::{BlockVariant, ClDevice, ClStepper, CsrVariant, PrimalVariant, list_devices, select_device};
 use dgatd::dga::operators::{DualForm, Operators};
 use dgatd::solver::{self, Probe, Source, Waveform};
 use std::sync::Arc;
@@ -63,16 +63,22 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
     cpu::vertex_blocks(&ops, &c, &mut uc);
     let mut uc2 = u0.clone();
     cpu::dual_csr(&ops, &f0, &mut uc2);
-    for (form, var) in [(DualForm::Factored, CsrVariant::Scalar), (DualForm::Csr, CsrVariant::Scalar), (DualForm::Csr, CsrVariant::Vector)] {
+    for (form, var, bv) in [
+        (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Vertex),
+        (DualForm::Factored, CsrVariant::Scalar, BlockVariant::HalfEdge),
+        (DualForm::Csr, CsrVariant::Scalar, BlockVariant::Vertex),
+        (DualForm::Csr, CsrVariant::Vector, BlockVariant::Vertex),
+    ] {
         s.dual = form;
         s.csr_variant = var;
+        s.block_variant = bv;
         s.set_state(&u0, &f0).unwrap();
         s.dual_update().unwrap();
         let (ud, _) = s.state().unwrap();
         let reference = if form == DualForm::Csr { &uc2 } else { &uc };
         let e = rel_err(&diff(&ud, &u0), &diff(reference, &u0));
-        eprintln!("dual {form:?} {var:?} {}: relative error {e:.2e}", T::NAME);
-        assert!(e < tol, "dual {form:?} {var:?} {}: {e:e}", T::NAME);
+        eprintln!("dual {form:?} {var:?} {bv:?} {}: relative error {e:.2e}", T::NAME);
+        assert!(e < tol, "dual {form:?} {var:?} {bv:?} {}: {e:e}", T::NAME);
     }
 }
 

@@ -178,6 +178,9 @@ impl<T: Real> Stepper for CpuStepper<T> {
         Ok(())
     }
     fn energy(&mut self) -> Result<f64> {
+        if !self.dga.has_masses() {
+            return Err(Error::config("energy", "lean", "the operators were assembled without mass matrices"));
+        }
         Ok(energy(&self.dga, &self.ops, &self.u, &self.f))
     }
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {

@@ -201,6 +201,33 @@ impl ClDevice {
         Ok(())
     }
 
+    /// Writes `data` at element offset `at` of `b` (blocking).
+    pub fn write_at<T>(&self, b: &mut Buffer<T>, at: usize, data: &[T], what: &str) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking write of data.len() elements at byte offset at*size_of::<T>();
+        // callers allocate `b` with at least at + data.len() elements.
+        unsafe { self.queue.enqueue_write_buffer(b, CL_BLOCKING, at * std::mem::size_of::<T>(), data, &[]) }.map_err(cl_err(what))?;
+        Ok(())
+    }
+
+    /// Allocates `n` elements and fills them chunk by chunk from `f(i)`, so no full host
+    /// copy of a converted array is ever made.
+    pub fn upload_with<T: Copy + Send, F: Fn(usize) -> T + Sync>(&self, n: usize, what: &str, f: F) -> Result<Buffer<T>> {
+        use rayon::prelude::*;
+        let mut b = self.alloc::<T>(n, what)?;
+        const CHUNK: usize = 1 << 24;
+        let mut start = 0;
+        while start < n {
+            let end = (start + CHUNK).min(n);
+            let chunk: Vec<T> = (start..end).into_par_iter().map(&f).collect();
+            self.write_at(&mut b, start, &chunk, what)?;
+            start = end;
+        }
+        Ok(b)
+    }
+
     pub fn read<T: Default + Clone>(&self, b: &Buffer<T>, n: usize, what: &str) -> Result<Vec<T>> {
         let mut out = vec![T::default(); n];
         if n > 0 {
@@ -246,6 +273,9 @@ impl ClDevice {
             axpy0: k("axpy0")?,
             copy: k("copy")?,
             triad: k("triad")?,
+            vertex_block_v: k("vertex_block_v")?,
+            copy4: k("copy4")?,
+            triad4: k("triad4")?,
             _program: program,
         })
     }
@@ -267,6 +297,9 @@ pub struct Kernels {
     pub axpy0: Kernel,
     pub copy: Kernel,
     pub triad: Kernel,
+    pub vertex_block_v: Kernel,
+    pub copy4: Kernel,
+    pub triad4: Kernel,
     _program: Program,
 }
 
@@ -336,6 +369,25 @@ impl PrimalVariant {
     }
 }
 
+/// Mapping of the per-vertex block kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockVariant {
+    /// One work-item per half-edge slot `2e + s`, reading its row (uncoalesced).
+    HalfEdge,
+    /// Vertex-major: the slots of a vertex are consecutive work-items reading columns of
+    /// the symmetric block (coalesced). Default.
+    Vertex,
+}
+
+impl BlockVariant {
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockVariant::HalfEdge => "vertex_block_halfedge",
+            BlockVariant::Vertex => "vertex_block",
+        }
+    }
+}
+
 /// CSR variant of the dual update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CsrVariant {
@@ -351,6 +403,7 @@ pub struct ClStepper<T: Real> {
     pub dual: DualForm,
     pub primal: PrimalVariant,
     pub csr_variant: CsrVariant,
+    pub block_variant: BlockVariant,
     pub t: usize,
     pub ne: usize,
     pub nh: usize,
@@ -367,6 +420,9 @@ pub struct ClStepper<T: Real> {
     pub vh: Buffer<u32>,
     pub hvert: Buffer<u32>,
     pub hrow: Buffer<u64>,
+    pub slot_vertex: Buffer<u32>,
+    pub boff: Buffer<u64>,
+    pub nfree: usize,
     pub block: Buffer<T>,
     pub block_len: usize,
     pub csr: Option<(Buffer<u32>, Buffer<u32>, Buffer<T>, usize)>,
@@ -387,7 +443,9 @@ pub fn device_bytes(dga: &Dga, real: usize, with_csr: bool) -> (u64, u64) {
     let nh = 2 * e;
     let r = real as u64;
     let blocks = dga.meps_inv.data.len() as u64 * r;
-    let mut parts = vec![24 * t * r, 6 * t * 4, nh * r, 4 * t * r, e * r, (e + 1) * 4, dga.circ.len() as u64 * 4, (dga.n_vertices as u64 + 1) * 4, dga.meps.h.len() as u64 * 4, nh * 4, nh * 8, blocks];
+    let nv = dga.n_vertices as u64;
+    let nf = dga.meps.h.len() as u64;
+    let mut parts = vec![24 * t * r, 6 * t * 4, nh * r, 4 * t * r, e * r, (e + 1) * 4, dga.circ.len() as u64 * 4, (nv + 1) * 4, nf * 4, nh * 4, nh * 8, nf * 4, (nv + 1) * 8, blocks];
     if with_csr {
         let nnz = csr_nnz_estimate(dga);
         parts.extend([(nh + 1) * 4, nnz * 4, nnz * r]);
@@ -454,26 +512,22 @@ impl<T: Real> ClStepper<T> {
         let t = dga.n_tets;
         let ne = dga.n_edges;
         let nh = 2 * ne;
-        // Primal blocks column-major across tets (unit Δt).
-        let mut pbuf = vec![T::zero(); 24 * t];
-        for (rc, col) in pbuf.chunks_mut(t.max(1)).enumerate() {
-            for (n, x) in col.iter_mut().enumerate() {
-                *x = T::of(dga.mmu_inv_c[n][rc]);
-            }
-        }
-        let p = dev.upload(&pbuf, "primal blocks")?;
-        drop(pbuf);
-        let mut pe = vec![0u32; 6 * t];
-        for (c, col) in pe.chunks_mut(t.max(1)).enumerate() {
-            for (n, x) in col.iter_mut().enumerate() {
-                *x = dga.tet_edges[n][c];
-            }
-        }
-        let pe = dev.upload(&pe, "primal edge table")?;
-        let circ: Vec<u32> = dga.circ.iter().map(|&x| (f_slot(x >> 1, t) << 1) | (x & 1)).collect();
+        // Primal blocks column-major across tets (unit Δt), converted chunk by chunk.
+        let p = dev.upload_with(24 * t, "primal blocks", |i| T::of(dga.mmu_inv_c[i % t][i / t]))?;
+        let pe = dev.upload_with(6 * t, "primal edge table", |i| dga.tet_edges[i % t][i / t])?;
+        let circ = dev.upload_with(dga.circ.len(), "circulation entries", |i| {
+            let x = dga.circ[i];
+            (f_slot(x >> 1, t) << 1) | (x & 1)
+        })?;
         let (hvert, hrow) = dga.half_edge_rows();
         let vptr: Vec<u32> = dga.meps.ptr.iter().map(|&x| x as u32).collect();
-        let block: Vec<T> = dga.meps_inv.data.iter().map(|&x| T::of(x)).collect();
+        let mut slot_vertex = vec![0u32; dga.meps.h.len()];
+        for v in 0..dga.meps.n_vertices() {
+            slot_vertex[dga.meps.ptr[v]..dga.meps.ptr[v + 1]].fill(v as u32);
+        }
+        let boff: Vec<u64> = dga.meps.off.iter().map(|&x| x as u64).collect();
+        let block_len = dga.meps_inv.data.len();
+        let block = dev.upload_with(block_len, "vertex blocks", |i| T::of(dga.meps_inv.data[i]))?;
         let csr = if dual == DualForm::Csr {
             let m = build_csr(&dga, 1.0);
             if m.nnz() >= u32::MAX as usize {
@@ -498,13 +552,16 @@ impl<T: Real> ClStepper<T> {
             f: dev.alloc(4 * t, "F")?,
             c: dev.alloc(ne, "edge circulations")?,
             circ_ptr: dev.upload(&dga.circ_ptr, "circulation pointers")?,
-            circ: dev.upload(&circ, "circulation entries")?,
+            circ,
             vptr: dev.upload(&vptr, "vertex pointers")?,
             vh: dev.upload(&dga.meps.h, "vertex half-edges")?,
             hvert: dev.upload(&hvert, "half-edge vertices")?,
             hrow: dev.upload(&hrow, "half-edge rows")?,
-            block_len: block.len(),
-            block: dev.upload(&block, "vertex blocks")?,
+            slot_vertex: dev.upload(&slot_vertex, "slot vertices")?,
+            boff: dev.upload(&boff, "block offsets")?,
+            nfree: dga.meps.h.len(),
+            block_len,
+            block,
             csr,
             nsrc: sidx.len(),
             src_idx: dev.upload(&sidx, "source indices")?,
@@ -520,6 +577,7 @@ impl<T: Real> ClStepper<T> {
             dual,
             primal: PrimalVariant::Tet,
             csr_variant: CsrVariant::Vector,
+            block_variant: BlockVariant::Vertex,
             t,
             ne,
             nh,
@@ -574,6 +632,24 @@ impl<T: Real> ClStepper<T> {
 
     /// Second half of the factored dual update: per-vertex blocks.
     pub fn vertex_blocks(&self) -> Result<Event> {
+        if self.block_variant == BlockVariant::Vertex {
+            return launch(
+                &self.dev,
+                &self.k.vertex_block_v,
+                self.nfree,
+                LOCAL,
+                &[
+                    Arg::U32(self.nfree as u32),
+                    Arg::BufU32(&self.slot_vertex),
+                    Arg::BufU32(&self.vptr),
+                    Arg::BufU64(&self.boff),
+                    Arg::BufU32(&self.vh),
+                    Arg::Buf(&self.block),
+                    Arg::Buf(&self.c),
+                    Arg::Buf(&self.u),
+                ],
+            );
+        }
         launch(
             &self.dev,
             &self.k.vertex_block,
@@ -642,14 +718,16 @@ impl<T: Real> ClStepper<T> {
     /// product), on the current operators divided by Δt² (so the result is for unit Δt).
     /// Uses the same seeded start vector as [`crate::solver::spectral_radius`].
     pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
+        if !self.dga.has_masses() {
+            return Err(Error::config("power iteration", "lean", "the operators were assembled without mass matrices"));
+        }
         let mut rng = Rng::new(seed);
         let mut x0 = vec![T::zero(); self.nh];
         for &h in &self.dga.meps.h {
             x0[h as usize] = T::of(rng.sym());
         }
-        let meps: Vec<T> = self.dga.meps.data.iter().map(|&v| T::of(v)).collect();
-        let mbuf = self.dev.upload(&meps, "Meps blocks (power iteration)")?;
-        drop(meps);
+        let dga = self.dga.clone();
+        let mbuf = self.dev.upload_with(dga.meps.data.len(), "Meps blocks (power iteration)", |i| T::of(dga.meps.data[i]))?;
         let x = self.dev.upload(&x0, "power iteration vector")?;
         let kx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
         let mx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
@@ -753,6 +831,9 @@ impl<T: Real> Stepper for ClStepper<T> {
     }
 
     fn energy(&mut self) -> Result<f64> {
+        if !self.dga.has_masses() {
+            return Err(Error::config("energy", "lean", "the operators were assembled without mass matrices"));
+        }
         let (u, f, fnew) = self.state_with_next()?;
         Ok(super::cpu::energy_of(&self.dga, &u, &f, &fnew))
     }

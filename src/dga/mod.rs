@@ -20,7 +20,7 @@ pub mod operators;
 
 use crate::complex::TetGeom;
 use crate::error::{Error, Result};
-use crate::mesh::topology::{FACE_CYCLE, LOCAL_EDGES};
+use crate::mesh::topology::FACE_CYCLE;
 use crate::mesh::{Mesh, Topology};
 use nalgebra::{DMatrix, Matrix3, Matrix4};
 use rayon::prelude::*;
@@ -172,28 +172,40 @@ impl Dga {
 
     /// Assembles everything. Fails if a local mass matrix is not SPD.
     pub fn assemble(mesh: &Mesh, topo: &Topology, mat: &Materials) -> Result<Dga> {
+        Self::assemble_with(mesh, topo, mat, false)
+    }
+
+    /// Whether the mass matrices themselves (not only their inverses) are kept; they are
+    /// needed for the energy and the power iteration's Rayleigh quotient.
+    pub fn has_masses(&self) -> bool {
+        !self.mmu.is_empty() && self.meps.data.len() == self.meps_inv.data.len()
+    }
+
+    /// With `lean`, only what the time loop needs is kept (`Mmu` is dropped and `Meps` is
+    /// inverted in place), lowering peak memory by about 40% for benchmarks of very large
+    /// meshes. A lean `Dga` cannot evaluate the energy or run the power iteration.
+    pub fn assemble_with(mesh: &Mesh, topo: &Topology, mat: &Materials, lean: bool) -> Result<Dga> {
         let t = mesh.n_tets();
-        // Per tet: Mmu, Mmu⁻¹C, and the 4 hexahedral eps matrices.
-        let per_tet: Vec<Result<([f64; 16], [f64; 24], [[f64; 9]; 4])>> = (0..t)
+        // Per tet: Mmu and Mmu⁻¹C (a NaN in slot 0 marks a failure, reported below).
+        let (mmu, mmu_inv_c): (Vec<[f64; 16]>, Vec<[f64; 24]>) = (0..t)
             .into_par_iter()
             .map(|n| {
                 let g = TetGeom::new(mesh, n);
                 let mut mmu = Matrix4::<f64>::zeros();
-                let mut heps = [[0.0; 9]; 4];
                 for i in 0..4 {
                     let h = g.hexahedron(i);
-                    let me = local_gram_inverse(&h.a, mat.eps[n] * h.volume)
-                        .ok_or_else(|| not_spd("hexahedral eps matrix of tet", mesh.tet_ids[n] as usize, "degenerate half-edge vectors"))?;
-                    let mm = local_gram_inverse(&h.at, mat.mu[n] * h.volume)
-                        .ok_or_else(|| not_spd("hexahedral mu matrix of tet", mesh.tet_ids[n] as usize, "degenerate dual half-edge vectors"))?;
+                    let Some(mm) = local_gram_inverse(&h.at, mat.mu[n] * h.volume) else {
+                        return ([f64::NAN; 16], [0.0; 24]);
+                    };
                     for r in 0..3 {
                         for c in 0..3 {
                             mmu[(h.faces[r], h.faces[c])] += mm[(r, c)];
-                            heps[i][r * 3 + c] = me[(r, c)];
                         }
                     }
                 }
-                let chol = mmu.cholesky().ok_or_else(|| not_spd("Mmu of tet", mesh.tet_ids[n] as usize, "Cholesky failed"))?;
+                let Some(chol) = mmu.cholesky() else {
+                    return ([f64::NAN; 16], [0.0; 24]);
+                };
                 let inv = chol.inverse();
                 let c = curl_block(g.v);
                 let mut p = [0.0; 24];
@@ -202,28 +214,25 @@ impl Dga {
                         p[r * 6 + l] = (0..4).map(|k| inv[(r, k)] * c[k][l]).sum();
                     }
                 }
-                let mut m16 = [0.0; 16];
-                for r in 0..4 {
-                    for c in 0..4 {
-                        m16[r * 4 + c] = mmu[(r, c)];
-                    }
-                }
-                Ok((m16, p, heps))
+                (std::array::from_fn(|k| mmu[(k / 4, k % 4)]), p)
             })
-            .collect();
-        let mut mmu = Vec::with_capacity(t);
-        let mut mmu_inv_c = Vec::with_capacity(t);
-        let mut heps = Vec::with_capacity(t);
-        for r in per_tet {
-            let (a, b, c) = r?;
-            mmu.push(a);
-            mmu_inv_c.push(b);
-            heps.push(c);
+            .unzip();
+        if let Some(n) = mmu.par_iter().position_first(|m| m[0].is_nan()) {
+            return Err(not_spd("Mmu of tet", mesh.tet_ids[n] as usize, "the hexahedral mu matrices are degenerate or their sum is not positive definite"));
         }
+        let mmu = if lean { Vec::new() } else { mmu };
         let free_edge: Vec<bool> = topo.boundary_edge.iter().map(|&b| !b).collect();
-        let meps = assemble_eps(mesh, topo, &heps, &free_edge);
-        drop(heps);
-        let meps_inv = invert_blocks(&meps, mesh)?;
+        let mut meps = assemble_eps(mesh, topo, mat, &free_edge)?;
+        let meps_inv = if lean {
+            let data = std::mem::take(&mut meps.data);
+            let mut m = VertexBlocks { data, ..meps.clone() };
+            invert_in_place(&mut m, mesh)?;
+            m
+        } else {
+            let mut m = meps.clone();
+            invert_in_place(&mut m, mesh)?;
+            m
+        };
         let (circ_ptr, circ) = dual_circulations(mesh, topo);
         Ok(Dga {
             n_tets: t,
@@ -242,18 +251,7 @@ impl Dga {
 
     /// `Meps_v` over all half-edges (no PEC restriction), for the consistency identity.
     pub fn meps_unrestricted(mesh: &Mesh, topo: &Topology, mat: &Materials) -> VertexBlocks {
-        let heps: Vec<[[f64; 9]; 4]> = (0..mesh.n_tets())
-            .into_par_iter()
-            .map(|n| {
-                let g = TetGeom::new(mesh, n);
-                std::array::from_fn(|i| {
-                    let h = g.hexahedron(i);
-                    let me = local_gram_inverse(&h.a, mat.eps[n] * h.volume).expect("valid mesh");
-                    std::array::from_fn(|k| me[(k / 3, k % 3)])
-                })
-            })
-            .collect();
-        assemble_eps(mesh, topo, &heps, &vec![true; topo.n_edges()])
+        assemble_eps(mesh, topo, mat, &vec![true; topo.n_edges()]).expect("valid mesh")
     }
 
     /// The sparse `C` (4T x 2E) as triplets (row, col, ±1), for tests and the CSR build.
@@ -315,7 +313,21 @@ fn local_gram_inverse(cols: &[[f64; 3]; 3], s: f64) -> Option<Matrix3<f64>> {
     gram.cholesky().map(|c| c.inverse() * s)
 }
 
-fn assemble_eps(mesh: &Mesh, topo: &Topology, heps: &[[[f64; 9]; 4]], keep: &[bool]) -> VertexBlocks {
+/// Splits `data` into consecutive mutable chunks at the offsets `off` (len = chunks + 1).
+fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]> {
+    let mut out = Vec::with_capacity(off.len().saturating_sub(1));
+    for w in off.windows(2) {
+        let (a, b) = std::mem::take(&mut data).split_at_mut(w[1] - w[0]);
+        out.push(a);
+        data = b;
+    }
+    out
+}
+
+/// `Meps_v` per vertex over the half-edges of kept edges. The hexahedral matrices are
+/// recomputed from the geometry inside the vertex loop (4 times per tet) rather than
+/// stored, and the blocks are written in place: memory is the result plus O(V).
+fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Materials, keep: &[bool]) -> Result<VertexBlocks> {
     let nv = mesh.n_vertices();
     // vertex -> (tet, local vertex)
     let mut vt_ptr = vec![0usize; nv + 1];
@@ -335,106 +347,102 @@ fn assemble_eps(mesh: &Mesh, topo: &Topology, heps: &[[[f64; 9]; 4]], keep: &[bo
             fill[v as usize] += 1;
         }
     }
-    let halves: Vec<Vec<u32>> = (0..nv)
-        .into_par_iter()
-        .map(|v| {
-            topo.edges_at(v)
-                .iter()
-                .filter(|&&e| keep[e as usize])
-                .map(|&e| topo.half_edge(e as usize, v as u32) as u32)
-                .collect()
-        })
-        .collect();
-    let blocks: Vec<Vec<f64>> = (0..nv)
-        .into_par_iter()
-        .map(|v| {
-            let hs = &halves[v];
-            let d = hs.len();
-            let mut b = vec![0.0; d * d];
-            for &(n, i) in &vt[vt_ptr[v]..vt_ptr[v + 1]] {
-                let tv = mesh.tets[n as usize];
-                let h = {
-                    // local edges at i, in the order hexahedron() uses
-                    let others: Vec<usize> = (0..4).filter(|&j| j != i as usize).collect();
-                    others.iter().map(|&j| crate::mesh::topology::local_edge(i as usize, j)).collect::<Vec<_>>()
-                };
-                let loc: Vec<Option<usize>> = h
-                    .iter()
-                    .map(|&l| {
-                        let e = topo.tet_edges[n as usize][l];
-                        let slot = topo.half_edge(e as usize, tv[i as usize]) as u32;
-                        hs.iter().position(|&x| x == slot)
-                    })
-                    .collect();
-                let m = &heps[n as usize][i as usize];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        if let (Some(a), Some(bb)) = (loc[r], loc[c]) {
-                            b[a * d + bb] += m[r * 3 + c];
-                        }
+    drop(fill);
+    let mut ptr = Vec::with_capacity(nv + 1);
+    ptr.push(0usize);
+    for v in 0..nv {
+        let d = topo.edges_at(v).iter().filter(|&&e| keep[e as usize]).count();
+        ptr.push(ptr[v] + d);
+    }
+    let mut h = vec![0u32; ptr[nv]];
+    for v in 0..nv {
+        let mut k = ptr[v];
+        for &e in topo.edges_at(v) {
+            if keep[e as usize] {
+                h[k] = topo.half_edge(e as usize, v as u32) as u32;
+                k += 1;
+            }
+        }
+    }
+    let mut off = Vec::with_capacity(nv + 1);
+    off.push(0usize);
+    for v in 0..nv {
+        let d = ptr[v + 1] - ptr[v];
+        off.push(off[v] + d * d);
+    }
+    let mut data = vec![0.0; off[nv]];
+    let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    split_blocks(&mut data, &off).into_par_iter().enumerate().for_each(|(v, b)| {
+        let hs = &h[ptr[v]..ptr[v + 1]];
+        let d = hs.len();
+        for &(n, i) in &vt[vt_ptr[v]..vt_ptr[v + 1]] {
+            let (n, i) = (n as usize, i as usize);
+            let g = TetGeom::new(mesh, n);
+            let hex = g.hexahedron(i);
+            let Some(m) = local_gram_inverse(&hex.a, mat.eps[n] * hex.volume) else {
+                bad.fetch_min(n, std::sync::atomic::Ordering::Relaxed);
+                return;
+            };
+            let loc: [Option<usize>; 3] = std::array::from_fn(|r| {
+                let e = topo.tet_edges[n][hex.edges[r]];
+                let slot = topo.half_edge(e as usize, g.v[i]) as u32;
+                hs.iter().position(|&x| x == slot)
+            });
+            for r in 0..3 {
+                for c in 0..3 {
+                    if let (Some(a), Some(bb)) = (loc[r], loc[c]) {
+                        b[a * d + bb] += m[(r, c)];
                     }
                 }
             }
-            b
-        })
-        .collect();
-    let mut ptr = Vec::with_capacity(nv + 1);
-    let mut off = Vec::with_capacity(nv + 1);
-    ptr.push(0);
-    off.push(0);
-    let mut h = Vec::new();
-    let mut data = Vec::new();
-    for v in 0..nv {
-        h.extend_from_slice(&halves[v]);
-        data.extend_from_slice(&blocks[v]);
-        ptr.push(h.len());
-        off.push(data.len());
+        }
+    });
+    let bad = bad.into_inner();
+    if bad != usize::MAX {
+        return Err(not_spd("hexahedral eps matrix of tet", mesh.tet_ids[bad] as usize, "degenerate half-edge vectors"));
     }
-    VertexBlocks { ptr, h, off, data }
+    Ok(VertexBlocks { ptr, h, off, data })
 }
 
-fn invert_blocks(m: &VertexBlocks, mesh: &Mesh) -> Result<VertexBlocks> {
-    let inv: Vec<Result<Vec<f64>>> = (0..m.n_vertices())
-        .into_par_iter()
-        .map(|v| {
-            let d = m.dim(v);
-            if d == 0 {
-                return Ok(vec![]);
-            }
-            let a = DMatrix::from_row_slice(d, d, m.block(v));
-            let c = a.cholesky().ok_or_else(|| Error::NotSpd {
-                what: "Meps of vertex",
-                index: v,
-                detail: format!("{d}x{d} block at {:?}, Cholesky failed", mesh.nodes[v]),
-            })?;
-            let i = c.inverse();
-            Ok((0..d * d).map(|k| i[(k / d, k % d)]).collect())
-        })
-        .collect();
-    let mut data = Vec::with_capacity(m.data.len());
-    for b in inv {
-        data.extend(b?);
+/// Replaces every block by its (exactly symmetrised) inverse.
+fn invert_in_place(m: &mut VertexBlocks, mesh: &Mesh) -> Result<()> {
+    let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    let off = m.off.clone();
+    split_blocks(&mut m.data, &off).into_par_iter().enumerate().for_each(|(v, blk)| {
+        let d = (blk.len() as f64).sqrt().round() as usize;
+        if d == 0 {
+            return;
+        }
+        let a = DMatrix::from_row_slice(d, d, blk);
+        let Some(c) = a.cholesky() else {
+            bad.fetch_min(v, std::sync::atomic::Ordering::Relaxed);
+            return;
+        };
+        let i = c.inverse();
+        // Exactly symmetric, so a kernel may read row i as column i.
+        for k in 0..d * d {
+            blk[k] = 0.5 * (i[(k / d, k % d)] + i[(k % d, k / d)]);
+        }
+    });
+    let v = bad.into_inner();
+    if v != usize::MAX {
+        return Err(Error::NotSpd {
+            what: "Meps of vertex",
+            index: v,
+            detail: format!("{d}x{d} block at {:?}, Cholesky failed", mesh.nodes[v], d = m.dim(v)),
+        });
     }
-    Ok(VertexBlocks { ptr: m.ptr.clone(), h: m.h.clone(), off: m.off.clone(), data })
+    Ok(())
 }
 
 /// Per edge, the signed F slots of its dual-face circulation (design note §7), from the
-/// geometric right-hand rule. Counting sort over tets: ascending tet order per edge.
+/// geometric right-hand rule. Counting sort over tets (ascending tet order per edge); the
+/// orientation test is evaluated in the fill pass, so no per-tet temporary is stored.
 fn dual_circulations(mesh: &Mesh, topo: &Topology) -> (Vec<u32>, Vec<u32>) {
     let ne = topo.n_edges();
-    let per_tet: Vec<[(u32, u32, u32); 6]> = (0..mesh.n_tets())
-        .into_par_iter()
-        .map(|n| {
-            let g = TetGeom::new(mesh, n);
-            std::array::from_fn(|l| {
-                let (fp, fm) = g.dual_face_faces(l);
-                (topo.tet_edges[n][l], ((4 * n + fp) as u32) << 1, (((4 * n + fm) as u32) << 1) | 1)
-            })
-        })
-        .collect();
     let mut ptr = vec![0u32; ne + 1];
-    for t in &per_tet {
-        for &(e, _, _) in t {
+    for te in &topo.tet_edges {
+        for &e in te {
             ptr[e as usize + 1] += 2;
         }
     }
@@ -443,14 +451,25 @@ fn dual_circulations(mesh: &Mesh, topo: &Topology) -> (Vec<u32>, Vec<u32>) {
     }
     let mut fill = ptr.clone();
     let mut circ = vec![0u32; ptr[ne] as usize];
-    for t in &per_tet {
-        for &(e, a, b) in t {
-            let f = &mut fill[e as usize];
-            circ[*f as usize] = a;
-            circ[*f as usize + 1] = b;
-            *f += 2;
+    const CHUNK: usize = 1 << 20;
+    for start in (0..mesh.n_tets()).step_by(CHUNK) {
+        let end = (start + CHUNK).min(mesh.n_tets());
+        let part: Vec<[(usize, usize); 6]> = (start..end)
+            .into_par_iter()
+            .map(|n| {
+                let g = TetGeom::new(mesh, n);
+                std::array::from_fn(|l| g.dual_face_faces(l))
+            })
+            .collect();
+        for (n, faces) in (start..end).zip(part) {
+            for (l, (fp, fm)) in faces.into_iter().enumerate() {
+                let e = topo.tet_edges[n][l] as usize;
+                let f = &mut fill[e];
+                circ[*f as usize] = ((4 * n + fp) as u32) << 1;
+                circ[*f as usize + 1] = (((4 * n + fm) as u32) << 1) | 1;
+                *f += 2;
+            }
         }
     }
-    let _ = LOCAL_EDGES;
     (ptr, circ)
 }

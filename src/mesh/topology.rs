@@ -41,9 +41,6 @@ pub struct Topology {
     /// Edges at each vertex (CSR): `vert_edges[vert_edge_ptr[v]..vert_edge_ptr[v+1]]`, ascending.
     pub vert_edge_ptr: Vec<usize>,
     pub vert_edges: Vec<u32>,
-    /// Tets around each edge (CSR) as `tet * 6 + local edge`, ascending tet.
-    pub edge_tet_ptr: Vec<usize>,
-    pub edge_tets: Vec<u32>,
     pub n_boundary_faces: usize,
 }
 
@@ -70,19 +67,14 @@ impl Topology {
         ek.par_sort_unstable();
         let mut edges = Vec::with_capacity(t * 6 / 5);
         let mut tet_edges = vec![[0u32; 6]; t];
-        let mut edge_tet_ptr = Vec::with_capacity(t * 6 / 5 + 1);
-        let mut edge_tets = Vec::with_capacity(t * 6);
         let mut last = u64::MAX;
         for &(k, i) in &ek {
             if k != last {
-                edge_tet_ptr.push(edge_tets.len());
                 edges.push([(k >> 32) as u32, k as u32]);
                 last = k;
             }
             tet_edges[i as usize / 6][i as usize % 6] = (edges.len() - 1) as u32;
-            edge_tets.push(i);
         }
-        edge_tet_ptr.push(edge_tets.len());
         drop(ek);
         // ---- faces
         let mut fk: Vec<([u32; 3], u32)> = (0..t * 4)
@@ -180,8 +172,6 @@ impl Topology {
             boundary_vertex,
             vert_edge_ptr,
             vert_edges,
-            edge_tet_ptr,
-            edge_tets,
             n_boundary_faces,
         })
     }
