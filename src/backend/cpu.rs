@@ -146,7 +146,8 @@ pub fn energy<T: Real>(dga: &Dga, ops: &Operators<T>, u: &[T], f: &[T]) -> f64 {
 pub fn energy_of<T: Real>(dga: &Dga, u: &[T], f: &[T], fnew: &[T]) -> f64 {
     let u64v: Vec<f64> = u.iter().map(|x| x.f64()).collect();
     let we = 0.5 * dga.meps.quad(&u64v);
-    let wm: f64 = (0..dga.n_tets)
+    // Per-tet terms in parallel, summed in a fixed order: bit-reproducible.
+    let wm: Vec<f64> = (0..dga.n_tets)
         .into_par_iter()
         .map(|n| {
             let m = &dga.mmu[n];
@@ -158,8 +159,8 @@ pub fn energy_of<T: Real>(dga: &Dga, u: &[T], f: &[T], fnew: &[T]) -> f64 {
             }
             s
         })
-        .sum();
-    we + 0.5 * wm
+        .collect();
+    we + 0.5 * wm.iter().sum::<f64>()
 }
 
 impl<T: Real> Stepper for CpuStepper<T> {

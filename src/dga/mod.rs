@@ -114,9 +114,9 @@ impl VertexBlocks {
             }
         }
     }
-    /// xᵀ B x.
+    /// xᵀ B x. Per-vertex terms in parallel, summed in a fixed order: bit-reproducible.
     pub fn quad(&self, x: &[f64]) -> f64 {
-        (0..self.n_vertices())
+        let terms: Vec<f64> = (0..self.n_vertices())
             .into_par_iter()
             .map(|v| {
                 let hs = self.halves(v);
@@ -131,7 +131,8 @@ impl VertexBlocks {
                 }
                 s
             })
-            .sum()
+            .collect();
+        terms.iter().sum()
     }
 }
 
