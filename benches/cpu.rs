@@ -2,6 +2,7 @@
 //! mass matrices and inverses) per million tets, the three leapfrog kernels and a whole
 //! step, and the spectrum. Run: `cargo bench --bench cpu`.
 //! Box meshes are generated in-process (6 n³ tets), so nothing large is read.
+#![allow(clippy::needless_range_loop)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dgatd::backend::cpu;
@@ -17,10 +18,14 @@ fn preprocessing(c: &mut Criterion) {
     for n in [20usize, 40] {
         let m = box_mesh([n, n, n], [1.0, 1.0, 1.0]);
         g.throughput(Throughput::Elements(m.n_tets() as u64));
-        g.bench_function(format!("topology_{}tets", m.n_tets()), |b| b.iter(|| black_box(Topology::build(&m).unwrap())));
+        g.bench_function(format!("topology_{}tets", m.n_tets()), |b| {
+            b.iter(|| black_box(Topology::build(&m).unwrap()))
+        });
         let t = Topology::build(&m).unwrap();
         let mat = Materials::vacuum(m.n_tets());
-        g.bench_function(format!("assemble_{}tets", m.n_tets()), |b| b.iter(|| black_box(Dga::assemble(&m, &t, &mat).unwrap())));
+        g.bench_function(format!("assemble_{}tets", m.n_tets()), |b| {
+            b.iter(|| black_box(Dga::assemble(&m, &t, &mat).unwrap()))
+        });
     }
     g.finish();
 }
@@ -33,21 +38,28 @@ fn kernels(c: &mut Criterion) {
     g.sample_size(20).measurement_time(Duration::from_secs(4));
     let dofs = (d.n_dual() + d.n_free_half()) as u64;
     g.throughput(Throughput::Elements(dofs));
-    fn both<T: dgatd::Real>(g: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>, d: &Dga) {
+    fn both<T: dgatd::Real>(
+        g: &mut criterion::BenchmarkGroup<criterion::measurement::WallTime>,
+        d: &Dga,
+    ) {
         let ops = Operators::<T>::new(d, 1e-3, true);
         let mut rng = dgatd::util::Rng::new(3);
         let u: Vec<T> = (0..d.n_half()).map(|_| T::of(rng.sym())).collect();
         let mut f: Vec<T> = (0..d.n_dual()).map(|_| T::of(rng.sym())).collect();
         let mut uo = u.clone();
         let mut c = vec![T::zero(); d.n_edges];
-        g.bench_function(format!("primal_{}", T::NAME), |b| b.iter(|| cpu::primal(&ops, &u, &mut f)));
+        g.bench_function(format!("primal_{}", T::NAME), |b| {
+            b.iter(|| cpu::primal(&ops, &u, &mut f))
+        });
         g.bench_function(format!("dual_factored_{}", T::NAME), |b| {
             b.iter(|| {
                 cpu::circulations(&ops, &f, &mut c);
                 cpu::vertex_blocks(&ops, &c, &mut uo)
             })
         });
-        g.bench_function(format!("dual_csr_{}", T::NAME), |b| b.iter(|| cpu::dual_csr(&ops, &f, &mut uo)));
+        g.bench_function(format!("dual_csr_{}", T::NAME), |b| {
+            b.iter(|| cpu::dual_csr(&ops, &f, &mut uo))
+        });
     }
     both::<f64>(&mut g, &d);
     both::<f32>(&mut g, &d);
@@ -55,7 +67,13 @@ fn kernels(c: &mut Criterion) {
 }
 
 fn spectrum(c: &mut Criterion) {
-    let sig: Vec<Vec<f64>> = (0..3).map(|k| (0..20000).map(|i| ((i * (k + 3)) as f64 * 0.01).sin()).collect()).collect();
+    let sig: Vec<Vec<f64>> = (0..3)
+        .map(|k| {
+            (0..20000)
+                .map(|i| ((i * (k + 3)) as f64 * 0.01).sin())
+                .collect()
+        })
+        .collect();
     c.bench_function("spectrum_3x20000_pad8", |b| {
         b.iter(|| {
             let s = dgatd::spectrum::spectrum(&sig, 1e-10, 8);

@@ -14,7 +14,10 @@
 //! - step = primal + dual; copy: `2 N s`; triad: `3 N s`.
 
 use crate::backend::cpu;
-use crate::backend::opencl::{self, Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, event_seconds, launch};
+use crate::backend::opencl::{
+    self, Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, event_seconds,
+    launch,
+};
 use crate::dga::operators::{DualForm, Operators};
 use crate::dga::{Dga, Materials};
 use crate::mesh::{Topology, generate::box_mesh};
@@ -24,7 +27,25 @@ use std::time::Instant;
 
 /// CSV columns, in order. Stable: rows from different machines concatenate.
 pub const COLUMNS: [&str; 19] = [
-    "timestamp", "commit", "host", "platform", "device", "driver", "precision", "kernel", "variant", "tets", "dofs", "reps", "median_s", "min_s", "max_s", "bytes_model", "gbs", "frac_copy_bw", "gdofs_per_s",
+    "timestamp",
+    "commit",
+    "host",
+    "platform",
+    "device",
+    "driver",
+    "precision",
+    "kernel",
+    "variant",
+    "tets",
+    "dofs",
+    "reps",
+    "median_s",
+    "min_s",
+    "max_s",
+    "bytes_model",
+    "gbs",
+    "frac_copy_bw",
+    "gdofs_per_s",
 ];
 
 /// One measurement.
@@ -51,7 +72,11 @@ impl Row {
         self.bytes_model / self.median_s / 1e9
     }
     pub fn gdofs(&self) -> f64 {
-        if self.dofs == 0 { 0.0 } else { self.dofs as f64 / self.median_s / 1e9 }
+        if self.dofs == 0 {
+            0.0
+        } else {
+            self.dofs as f64 / self.median_s / 1e9
+        }
     }
 }
 
@@ -78,7 +103,11 @@ pub struct BenchConfig {
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
-    let med = if n % 2 == 1 { v[n / 2] } else { 0.5 * (v[n / 2 - 1] + v[n / 2]) };
+    let med = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    };
     (med, v[0], v[n - 1])
 }
 
@@ -97,7 +126,12 @@ pub fn byte_model(dga: &Dga, s: usize, csr_nnz: u64) -> Bytes {
     Bytes {
         primal: t * (24.0 * s + 24.0 + 8.0 * s) + 2.0 * e * s,
         circulation: 4.0 * (e + 1.0) + 4.0 * dga.circ.len() as f64 + 4.0 * t * s + e * s,
-        vertex_block: s * dga.meps_inv.data.len() as f64 + 24.0 * e + 4.0 * (v + 1.0) + 4.0 * nfree + e * s + 4.0 * e * s,
+        vertex_block: s * dga.meps_inv.data.len() as f64
+            + 24.0 * e
+            + 4.0 * (v + 1.0)
+            + 4.0 * nfree
+            + e * s
+            + 4.0 * e * s,
         csr: 4.0 * (2.0 * e + 1.0) + csr_nnz as f64 * (4.0 + s) + 4.0 * t * s + 4.0 * e * s,
     }
 }
@@ -111,7 +145,12 @@ pub fn ladder_mesh(tets: usize) -> Result<Dga> {
     Dga::assemble_with(&m, &t, &Materials::vacuum(m.n_tets()), true)
 }
 
-fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(dev: &ClDevice, warmup: usize, reps: usize, mut f: F) -> Result<Vec<f64>> {
+fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(
+    dev: &ClDevice,
+    warmup: usize,
+    reps: usize,
+    mut f: F,
+) -> Result<Vec<f64>> {
     for _ in 0..warmup {
         f()?;
     }
@@ -123,8 +162,14 @@ fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(dev: &ClDevice,
         let mut last = 0u64;
         for e in &ev {
             event_seconds(e)?;
-            first = first.min(e.profiling_command_start().map_err(|x| Error::OpenCl { what: "profiling".into(), msg: x.to_string() })?);
-            last = last.max(e.profiling_command_end().map_err(|x| Error::OpenCl { what: "profiling".into(), msg: x.to_string() })?);
+            first = first.min(e.profiling_command_start().map_err(|x| Error::OpenCl {
+                what: "profiling".into(),
+                msg: x.to_string(),
+            })?);
+            last = last.max(e.profiling_command_end().map_err(|x| Error::OpenCl {
+                what: "profiling".into(),
+                msg: x.to_string(),
+            })?);
         }
         out.push(last.saturating_sub(first) as f64 * 1e-9);
     }
@@ -136,34 +181,118 @@ fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(dev: &ClDevice,
 fn stream_rows<T: Real>(dev: &Arc<ClDevice>, cfg: &BenchConfig, base: &Row) -> Result<Vec<Row>> {
     let k = dev.build::<T>()?;
     let s = std::mem::size_of::<T>();
-    let n = cfg.stream_elems.min((dev.info.max_alloc as usize / s).saturating_sub(1)).min((dev.info.global_mem as usize / s / 4).max(1024)) / 4 * 4;
-    let a = dev.upload(&(0..n).map(|i| T::of((i % 1000) as f64 * 1e-3 + 1.0)).collect::<Vec<_>>(), "stream array")?;
+    let n = cfg
+        .stream_elems
+        .min((dev.info.max_alloc as usize / s).saturating_sub(1))
+        .min((dev.info.global_mem as usize / s / 4).max(1024))
+        / 4
+        * 4;
+    let a = dev.upload(
+        &(0..n)
+            .map(|i| T::of((i % 1000) as f64 * 1e-3 + 1.0))
+            .collect::<Vec<_>>(),
+        "stream array",
+    )?;
     let b = dev.upload(&vec![T::of(0.5); n], "stream array")?;
     let c = dev.upload(&vec![T::of(0.25); n], "stream array")?;
-    let copy = time_events(dev, cfg.warmup, cfg.reps, || Ok(vec![launch(dev, &k.copy, n, LOCAL, &[Arg::U64(n as u64), Arg::Buf(&a), Arg::Buf(&b)])?]))?;
-    let triad = time_events(dev, cfg.warmup, cfg.reps, || Ok(vec![launch(dev, &k.triad, n, LOCAL, &[Arg::U64(n as u64), Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&c), Arg::Real(T::of(1.5))])?]))?;
+    let copy = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            &k.copy,
+            n,
+            LOCAL,
+            &[Arg::U64(n as u64), Arg::Buf(&a), Arg::Buf(&b)],
+        )?])
+    })?;
+    let triad = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            &k.triad,
+            n,
+            LOCAL,
+            &[
+                Arg::U64(n as u64),
+                Arg::Buf(&a),
+                Arg::Buf(&b),
+                Arg::Buf(&c),
+                Arg::Real(T::of(1.5)),
+            ],
+        )?])
+    })?;
     let mk = |name: &str, v: Vec<f64>, bytes: f64| {
         let (m, lo, hi) = stats(v);
-        Row { kernel: name.into(), variant: "stream".into(), tets: 0, dofs: 0, reps: cfg.reps, median_s: m, min_s: lo, max_s: hi, bytes_model: bytes, ..base.clone() }
+        Row {
+            kernel: name.into(),
+            variant: "stream".into(),
+            tets: 0,
+            dofs: 0,
+            reps: cfg.reps,
+            median_s: m,
+            min_s: lo,
+            max_s: hi,
+            bytes_model: bytes,
+            ..base.clone()
+        }
     };
     let n4 = n / 4;
-    let copy4 = time_events(dev, cfg.warmup, cfg.reps, || Ok(vec![launch(dev, &k.copy4, n4, LOCAL, &[Arg::U64(n4 as u64), Arg::Buf(&a), Arg::Buf(&b)])?]))?;
-    let triad4 = time_events(dev, cfg.warmup, cfg.reps, || Ok(vec![launch(dev, &k.triad4, n4, LOCAL, &[Arg::U64(n4 as u64), Arg::Buf(&a), Arg::Buf(&b), Arg::Buf(&c), Arg::Real(T::of(1.5))])?]))?;
-    let mut rows = vec![mk("copy", copy, 2.0 * (n * s) as f64), mk("triad", triad, 3.0 * (n * s) as f64), mk("copy", copy4, 2.0 * (n * s) as f64), mk("triad", triad4, 3.0 * (n * s) as f64)];
+    let copy4 = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            &k.copy4,
+            n4,
+            LOCAL,
+            &[Arg::U64(n4 as u64), Arg::Buf(&a), Arg::Buf(&b)],
+        )?])
+    })?;
+    let triad4 = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            &k.triad4,
+            n4,
+            LOCAL,
+            &[
+                Arg::U64(n4 as u64),
+                Arg::Buf(&a),
+                Arg::Buf(&b),
+                Arg::Buf(&c),
+                Arg::Real(T::of(1.5)),
+            ],
+        )?])
+    })?;
+    let mut rows = vec![
+        mk("copy", copy, 2.0 * (n * s) as f64),
+        mk("triad", triad, 3.0 * (n * s) as f64),
+        mk("copy", copy4, 2.0 * (n * s) as f64),
+        mk("triad", triad4, 3.0 * (n * s) as f64),
+    ];
     rows[2].variant = "stream_vec4".into();
     rows[3].variant = "stream_vec4".into();
     let ceiling = rows[0].gbs().max(rows[2].gbs());
     for r in rows.iter_mut() {
         r.frac_copy_bw = r.gbs() / ceiling;
     }
-    rows.sort_by(|a, b| (b.kernel == "copy").cmp(&(a.kernel == "copy")).then(b.gbs().total_cmp(&a.gbs())));
+    rows.sort_by(|a, b| {
+        (b.kernel == "copy")
+            .cmp(&(a.kernel == "copy"))
+            .then(b.gbs().total_cmp(&a.gbs()))
+    });
     Ok(rows)
 }
 
 /// All kernel rows of one OpenCL device, precision and mesh.
-fn device_rows<T: Real>(dev: &Arc<ClDevice>, dga: &Arc<Dga>, cfg: &BenchConfig, base: &Row, copy_gbs: f64) -> Result<Vec<Row>> {
+fn device_rows<T: Real>(
+    dev: &Arc<ClDevice>,
+    dga: &Arc<Dga>,
+    cfg: &BenchConfig,
+    base: &Row,
+    copy_gbs: f64,
+) -> Result<Vec<Row>> {
     let with_csr = dga.n_tets <= cfg.csr_max_tets;
-    let dual = if with_csr { DualForm::Csr } else { DualForm::Factored };
+    let dual = if with_csr {
+        DualForm::Csr
+    } else {
+        DualForm::Factored
+    };
     let mut s = ClStepper::<T>::new(dev.clone(), dga.clone(), dual, None, &[])?;
     s.set_time_step(1e-3, None)?;
     let (u, f) = {
@@ -179,29 +308,86 @@ fn device_rows<T: Real>(dev: &Arc<ClDevice>, dga: &Arc<Dga>, cfg: &BenchConfig, 
     let mut rows = Vec::new();
     let mut push = |kernel: &str, variant: &str, v: Vec<f64>, bytes: f64| {
         let (m, lo, hi) = stats(v);
-        let mut r = Row { kernel: kernel.into(), variant: variant.into(), tets: dga.n_tets, dofs, reps: cfg.reps, median_s: m, min_s: lo, max_s: hi, bytes_model: bytes, frac_copy_bw: 0.0, ..base.clone() };
+        let mut r = Row {
+            kernel: kernel.into(),
+            variant: variant.into(),
+            tets: dga.n_tets,
+            dofs,
+            reps: cfg.reps,
+            median_s: m,
+            min_s: lo,
+            max_s: hi,
+            bytes_model: bytes,
+            frac_copy_bw: 0.0,
+            ..base.clone()
+        };
         r.frac_copy_bw = r.gbs() / copy_gbs;
         rows.push(r);
     };
     let (w, n) = (cfg.warmup, cfg.reps);
     for v in [PrimalVariant::Tet, PrimalVariant::Row] {
         s.primal = v;
-        push("primal", v.name(), time_events(dev, w, n, || Ok(vec![s.primal_update()?]))?, by.primal);
+        push(
+            "primal",
+            v.name(),
+            time_events(dev, w, n, || Ok(vec![s.primal_update()?]))?,
+            by.primal,
+        );
     }
     s.primal = PrimalVariant::Tet;
-    push("dual_factored", "circulation", time_events(dev, w, n, || Ok(vec![s.circulation()?]))?, by.circulation);
+    push(
+        "dual_factored",
+        "circulation",
+        time_events(dev, w, n, || Ok(vec![s.circulation()?]))?,
+        by.circulation,
+    );
     for v in [BlockVariant::HalfEdge, BlockVariant::Vertex] {
         s.block_variant = v;
-        push("dual_factored", v.name(), time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?, by.vertex_block);
+        push(
+            "dual_factored",
+            v.name(),
+            time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
+            by.vertex_block,
+        );
     }
-    push("dual_factored", "both", time_events(dev, w, n, || Ok(vec![s.circulation()?, s.vertex_blocks()?]))?, by.circulation + by.vertex_block);
-    push("step", "tet+factored", time_events(dev, w, n, || Ok(vec![s.primal_update()?, s.circulation()?, s.vertex_blocks()?]))?, by.primal + by.circulation + by.vertex_block);
+    push(
+        "dual_factored",
+        "both",
+        time_events(dev, w, n, || Ok(vec![s.circulation()?, s.vertex_blocks()?]))?,
+        by.circulation + by.vertex_block,
+    );
+    push(
+        "step",
+        "tet+factored",
+        time_events(dev, w, n, || {
+            Ok(vec![
+                s.primal_update()?,
+                s.circulation()?,
+                s.vertex_blocks()?,
+            ])
+        })?,
+        by.primal + by.circulation + by.vertex_block,
+    );
     if with_csr {
         for v in [CsrVariant::Scalar, CsrVariant::Vector] {
             s.csr_variant = v;
-            let name = if v == CsrVariant::Scalar { "scalar" } else { "vector" };
-            push("dual_csr", name, time_events(dev, w, n, || Ok(vec![s.csr_update()?]))?, by.csr);
-            push("step", &format!("tet+csr_{name}"), time_events(dev, w, n, || Ok(vec![s.primal_update()?, s.csr_update()?]))?, by.primal + by.csr);
+            let name = if v == CsrVariant::Scalar {
+                "scalar"
+            } else {
+                "vector"
+            };
+            push(
+                "dual_csr",
+                name,
+                time_events(dev, w, n, || Ok(vec![s.csr_update()?]))?,
+                by.csr,
+            );
+            push(
+                "step",
+                &format!("tet+csr_{name}"),
+                time_events(dev, w, n, || Ok(vec![s.primal_update()?, s.csr_update()?]))?,
+                by.primal + by.csr,
+            );
         }
     }
     Ok(rows)
@@ -237,26 +423,63 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
     let mut rows = Vec::new();
     let mut push = |kernel: &str, variant: &str, v: Vec<f64>, bytes: f64| {
         let (m, lo, hi) = stats(v);
-        let mut r = Row { kernel: kernel.into(), variant: variant.into(), tets: dga.n_tets, dofs, reps: n, median_s: m, min_s: lo, max_s: hi, bytes_model: bytes, frac_copy_bw: 0.0, ..base.clone() };
+        let mut r = Row {
+            kernel: kernel.into(),
+            variant: variant.into(),
+            tets: dga.n_tets,
+            dofs,
+            reps: n,
+            median_s: m,
+            min_s: lo,
+            max_s: hi,
+            bytes_model: bytes,
+            frac_copy_bw: 0.0,
+            ..base.clone()
+        };
         r.frac_copy_bw = r.gbs() / copy_gbs;
         rows.push(r);
     };
-    push("primal", "tet", time_wall(w, n, || cpu::primal(&ops, &u, &mut f)), by.primal);
-    push("dual_factored", "both", time_wall(w, n, || {
-        cpu::circulations(&ops, &f, &mut c);
-        cpu::vertex_blocks(&ops, &c, &mut uo)
-    }), by.circulation + by.vertex_block);
-    push("step", "tet+factored", time_wall(w, n, || {
-        cpu::primal(&ops, &uo, &mut f);
-        cpu::circulations(&ops, &f, &mut c);
-        cpu::vertex_blocks(&ops, &c, &mut uo)
-    }), by.primal + by.circulation + by.vertex_block);
-    if with_csr {
-        push("dual_csr", "rows", time_wall(w, n, || cpu::dual_csr(&ops, &f, &mut uo)), by.csr);
-        push("step", "tet+csr_rows", time_wall(w, n, || {
+    push(
+        "primal",
+        "tet",
+        time_wall(w, n, || cpu::primal(&ops, &u, &mut f)),
+        by.primal,
+    );
+    push(
+        "dual_factored",
+        "both",
+        time_wall(w, n, || {
+            cpu::circulations(&ops, &f, &mut c);
+            cpu::vertex_blocks(&ops, &c, &mut uo)
+        }),
+        by.circulation + by.vertex_block,
+    );
+    push(
+        "step",
+        "tet+factored",
+        time_wall(w, n, || {
             cpu::primal(&ops, &uo, &mut f);
-            cpu::dual_csr(&ops, &f, &mut uo)
-        }), by.primal + by.csr);
+            cpu::circulations(&ops, &f, &mut c);
+            cpu::vertex_blocks(&ops, &c, &mut uo)
+        }),
+        by.primal + by.circulation + by.vertex_block,
+    );
+    if with_csr {
+        push(
+            "dual_csr",
+            "rows",
+            time_wall(w, n, || cpu::dual_csr(&ops, &f, &mut uo)),
+            by.csr,
+        );
+        push(
+            "step",
+            "tet+csr_rows",
+            time_wall(w, n, || {
+                cpu::primal(&ops, &uo, &mut f);
+                cpu::dual_csr(&ops, &f, &mut uo)
+            }),
+            by.primal + by.csr,
+        );
     }
     rows
 }
@@ -266,30 +489,60 @@ fn cpu_stream<T: Real>(cfg: &BenchConfig, base: &Row) -> Row {
     let n = cfg.stream_elems.min(64 << 20);
     let a: Vec<T> = (0..n).map(|i| T::of(i as f64)).collect();
     let mut b = vec![T::zero(); n];
-    let v = time_wall(cfg.warmup.max(1), cfg.reps.min(20), || b.par_chunks_mut(1 << 16).zip(a.par_chunks(1 << 16)).for_each(|(x, y)| x.copy_from_slice(y)));
+    let v = time_wall(cfg.warmup.max(1), cfg.reps.min(20), || {
+        b.par_chunks_mut(1 << 16)
+            .zip(a.par_chunks(1 << 16))
+            .for_each(|(x, y)| x.copy_from_slice(y))
+    });
     let (m, lo, hi) = stats(v);
-    Row { kernel: "copy".into(), variant: "stream".into(), tets: 0, dofs: 0, reps: cfg.reps.min(20), median_s: m, min_s: lo, max_s: hi, bytes_model: 2.0 * (n * std::mem::size_of::<T>()) as f64, frac_copy_bw: 1.0, ..base.clone() }
+    Row {
+        kernel: "copy".into(),
+        variant: "stream".into(),
+        tets: 0,
+        dofs: 0,
+        reps: cfg.reps.min(20),
+        median_s: m,
+        min_s: lo,
+        max_s: hi,
+        bytes_model: 2.0 * (n * std::mem::size_of::<T>()) as f64,
+        frac_copy_bw: 1.0,
+        ..base.clone()
+    }
 }
 
 /// Runs the benchmark; `report(row)` is called as rows complete (for progress and for
 /// writing the CSV incrementally, so a long run never loses what it measured).
-pub fn run(cfg: &BenchConfig, report: &mut dyn FnMut(&Row) -> Result<()>, log: &mut dyn FnMut(&str)) -> Result<()> {
+pub fn run(
+    cfg: &BenchConfig,
+    report: &mut dyn FnMut(&Row) -> Result<()>,
+    log: &mut dyn FnMut(&str),
+) -> Result<()> {
     let mut devices: Vec<Arc<ClDevice>> = Vec::new();
     if !cfg.devices.is_empty() {
         let all = opencl::list_devices()?;
         let chosen: Vec<opencl::DeviceInfo> = if cfg.devices.iter().any(|d| d == "all") {
             all
         } else {
-            cfg.devices.iter().map(|d| opencl::select_device(Some(d))).collect::<Result<_>>()?
+            cfg.devices
+                .iter()
+                .map(|d| opencl::select_device(Some(d)))
+                .collect::<Result<_>>()?
         };
         for d in chosen {
             devices.push(ClDevice::open(d)?);
         }
     }
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
     let cpu_name = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|x| x.trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|x| x.trim().to_string())
+        })
         .unwrap_or_else(|| "cpu".into());
     let _ = host;
     // Bandwidth ceilings first.
@@ -318,8 +571,17 @@ pub fn run(cfg: &BenchConfig, report: &mut dyn FnMut(&Row) -> Result<()>, log: &
                 continue;
             }
             let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
-            let rows = if p == "f64" { stream_rows::<f64>(d, cfg, &base)? } else { stream_rows::<f32>(d, cfg, &base)? };
-            log(&format!("{} {p}: copy ceiling {:.1} GB/s ({})", d.info.name, rows[0].gbs(), rows[0].variant));
+            let rows = if p == "f64" {
+                stream_rows::<f64>(d, cfg, &base)?
+            } else {
+                stream_rows::<f32>(d, cfg, &base)?
+            };
+            log(&format!(
+                "{} {p}: copy ceiling {:.1} GB/s ({})",
+                d.info.name,
+                rows[0].gbs(),
+                rows[0].variant
+            ));
             copy_bw.push((d.info.name.clone(), p.clone(), rows[0].gbs()));
             for r in &rows {
                 report(r)?;
@@ -327,17 +589,32 @@ pub fn run(cfg: &BenchConfig, report: &mut dyn FnMut(&Row) -> Result<()>, log: &
         }
         if cfg.cpu {
             let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
-            let c = if p == "f64" { cpu_stream::<f64>(cfg, &base) } else { cpu_stream::<f32>(cfg, &base) };
+            let c = if p == "f64" {
+                cpu_stream::<f64>(cfg, &base)
+            } else {
+                cpu_stream::<f32>(cfg, &base)
+            };
             log(&format!("cpu backend {p}: copy {:.1} GB/s", c.gbs()));
             copy_bw.push(("cpu-backend".into(), p.clone(), c.gbs()));
             report(&c)?;
         }
     }
-    let bw = |dev: &str, p: &str| copy_bw.iter().find(|x| x.0 == dev && x.1 == p).map(|x| x.2).unwrap_or(f64::NAN);
+    let bw = |dev: &str, p: &str| {
+        copy_bw
+            .iter()
+            .find(|x| x.0 == dev && x.1 == p)
+            .map(|x| x.2)
+            .unwrap_or(f64::NAN)
+    };
     for &size in &cfg.sizes {
         let t0 = Instant::now();
         let dga = Arc::new(ladder_mesh(size)?);
-        log(&format!("mesh {} tets, {} DoFs: preprocessing {:.1} s", dga.n_tets, 4 * dga.n_tets + dga.n_free_half(), t0.elapsed().as_secs_f64()));
+        log(&format!(
+            "mesh {} tets, {} DoFs: preprocessing {:.1} s",
+            dga.n_tets,
+            4 * dga.n_tets + dga.n_free_half(),
+            t0.elapsed().as_secs_f64()
+        ));
         for p in &cfg.precisions {
             for d in &devices {
                 if p == "f64" && !d.info.fp64 {
@@ -345,21 +622,32 @@ pub fn run(cfg: &BenchConfig, report: &mut dyn FnMut(&Row) -> Result<()>, log: &
                 }
                 let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
                 let cb = bw(&d.info.name, p);
-                let rows = if p == "f64" { device_rows::<f64>(d, &dga, cfg, &base, cb) } else { device_rows::<f32>(d, &dga, cfg, &base, cb) };
+                let rows = if p == "f64" {
+                    device_rows::<f64>(d, &dga, cfg, &base, cb)
+                } else {
+                    device_rows::<f32>(d, &dga, cfg, &base, cb)
+                };
                 match rows {
                     Ok(rows) => {
                         for r in &rows {
                             report(r)?;
                         }
                     }
-                    Err(Error::DeviceMemory(m)) => log(&format!("skip {} tets on {} {p}: {m}", dga.n_tets, d.info.name)),
+                    Err(Error::DeviceMemory(m)) => log(&format!(
+                        "skip {} tets on {} {p}: {m}",
+                        dga.n_tets, d.info.name
+                    )),
                     Err(e) => return Err(e),
                 }
             }
             if cfg.cpu && dga.n_tets <= cfg.cpu_max_tets {
                 let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
                 let cb = bw("cpu-backend", p);
-                let rows = if p == "f64" { cpu_rows::<f64>(&dga, cfg, &base, cb) } else { cpu_rows::<f32>(&dga, cfg, &base, cb) };
+                let rows = if p == "f64" {
+                    cpu_rows::<f64>(&dga, cfg, &base, cb)
+                } else {
+                    cpu_rows::<f32>(&dga, cfg, &base, cb)
+                };
                 for r in &rows {
                     report(r)?;
                 }

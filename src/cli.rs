@@ -11,7 +11,11 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
-#[command(name = "dgatd", version, about = "Time-domain Maxwell solver (fractioned DGA) on tetrahedral meshes.\n\nWith no command, runs the resonator job on the bundled medium cylinder mesh.")]
+#[command(
+    name = "dgatd",
+    version,
+    about = "Time-domain Maxwell solver (fractioned DGA) on tetrahedral meshes.\n\nWith no command, runs the resonator job on the bundled medium cylinder mesh."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -27,6 +31,17 @@ pub enum Command {
     Devices,
     /// Bandwidth probes, every kernel variant and the whole step over a mesh-size ladder.
     Bench(BenchArgs),
+    /// Plots (PNG and SVG) and Markdown tables from bench CSV files.
+    Report(ReportArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// bench.csv files written by dgatd bench (rows of several machines may be mixed).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[arg(long, default_value = "report")]
+    pub out: PathBuf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -139,7 +154,11 @@ fn parse_vec(name: &str, s: &str) -> Result<V3> {
         .collect::<std::result::Result<_, _>>()
         .map_err(|_| Error::config(name, s, "expected three numbers x,y,z"))?;
     if v.len() != 3 || v.iter().any(|x| !x.is_finite()) {
-        return Err(Error::config(name, s, "expected three finite numbers x,y,z"));
+        return Err(Error::config(
+            name,
+            s,
+            "expected three finite numbers x,y,z",
+        ));
     }
     Ok([v[0], v[1], v[2]])
 }
@@ -147,12 +166,19 @@ fn parse_vec(name: &str, s: &str) -> Result<V3> {
 fn mesh_spec(mesh: &str, box_mesh: &Option<String>) -> Result<MeshSpec> {
     if let Some(b) = box_mesh {
         let (n, l) = b.split_once(':').unwrap_or((b, "1,1,1"));
-        let n: Vec<usize> = n.split(',').map(|x| x.trim().parse()).collect::<std::result::Result<_, _>>().map_err(|_| Error::config("box", b, "expected NX,NY,NZ[:LX,LY,LZ]"))?;
+        let n: Vec<usize> = n
+            .split(',')
+            .map(|x| x.trim().parse())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| Error::config("box", b, "expected NX,NY,NZ[:LX,LY,LZ]"))?;
         let l = parse_vec("box", l)?;
         if n.len() != 3 {
             return Err(Error::config("box", b, "expected three cell counts"));
         }
-        return Ok(MeshSpec::Box { n: [n[0], n[1], n[2]], l });
+        return Ok(MeshSpec::Box {
+            n: [n[0], n[1], n[2]],
+            l,
+        });
     }
     Ok(match mesh.strip_prefix("bundled:") {
         Some(name) => MeshSpec::Bundled(name.to_string()),
@@ -163,7 +189,13 @@ fn mesh_spec(mesh: &str, box_mesh: &Option<String>) -> Result<MeshSpec> {
 impl ResonatorArgs {
     pub fn to_config(&self) -> Result<ResonatorConfig> {
         let backend = match (self.backend.as_str(), &self.device) {
-            ("cpu", Some(d)) => return Err(Error::config("device", d, "--device needs --backend opencl or auto")),
+            ("cpu", Some(d)) => {
+                return Err(Error::config(
+                    "device",
+                    d,
+                    "--device needs --backend opencl or auto",
+                ));
+            }
             ("cpu", None) => BackendSpec::Cpu,
             ("opencl", d) => BackendSpec::Opencl(d.clone()),
             (_, Some(d)) => BackendSpec::Opencl(Some(d.clone())),
@@ -172,23 +204,41 @@ impl ResonatorArgs {
         if let Some(s) = self.steps
             && s <= 0
         {
-            return Err(Error::config("steps", s, "must be a positive number of steps"));
+            return Err(Error::config(
+                "steps",
+                s,
+                "must be a positive number of steps",
+            ));
         }
         if !(self.time > 0.0 && self.time.is_finite()) {
-            return Err(Error::config("time", self.time, "must be a positive number of seconds"));
+            return Err(Error::config(
+                "time",
+                self.time,
+                "must be a positive number of seconds",
+            ));
         }
         if !(self.cfl > 0.0 && self.cfl <= 1.0) {
             return Err(Error::config("cfl", self.cfl, "must be in (0, 1]"));
         }
         if !(self.min_prominence > 0.0 && self.min_prominence < 1.0) {
-            return Err(Error::config("min-prominence", self.min_prominence, "must be in (0, 1)"));
+            return Err(Error::config(
+                "min-prominence",
+                self.min_prominence,
+                "must be in (0, 1)",
+            ));
         }
         let materials = self
             .materials
             .iter()
             .map(|m| {
-                let (k, v) = m.split_once('=').ok_or_else(|| Error::config("material", m, "expected NAME=EPS_R[,MU_R]"))?;
-                let nums: Vec<f64> = v.split(',').map(|x| x.trim().parse()).collect::<std::result::Result<_, _>>().map_err(|_| Error::config("material", m, "expected numbers after ="))?;
+                let (k, v) = m
+                    .split_once('=')
+                    .ok_or_else(|| Error::config("material", m, "expected NAME=EPS_R[,MU_R]"))?;
+                let nums: Vec<f64> = v
+                    .split(',')
+                    .map(|x| x.trim().parse())
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|_| Error::config("material", m, "expected numbers after ="))?;
                 match nums.as_slice() {
                     [e] => Ok((k.to_string(), *e, 1.0)),
                     [e, u] => Ok((k.to_string(), *e, *u)),
@@ -200,15 +250,38 @@ impl ResonatorArgs {
             "auto" => CavitySpec::Auto,
             "none" => CavitySpec::None,
             c => {
-                let (kind, dims) = c.split_once(':').ok_or_else(|| Error::config("cavity", c, "expected auto, none, cylinder:R,H or box:A,B,D"))?;
-                let d: Vec<f64> = dims.split(',').map(|x| x.trim().parse()).collect::<std::result::Result<_, _>>().map_err(|_| Error::config("cavity", c, "dimensions must be numbers"))?;
+                let (kind, dims) = c.split_once(':').ok_or_else(|| {
+                    Error::config(
+                        "cavity",
+                        c,
+                        "expected auto, none, cylinder:R,H or box:A,B,D",
+                    )
+                })?;
+                let d: Vec<f64> = dims
+                    .split(',')
+                    .map(|x| x.trim().parse())
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|_| Error::config("cavity", c, "dimensions must be numbers"))?;
                 if d.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
                     return Err(Error::config("cavity", c, "dimensions must be positive"));
                 }
                 match (kind, d.as_slice()) {
-                    ("cylinder", [r, h]) => CavitySpec::Given(Cavity::Cylinder { radius: *r, height: *h }),
-                    ("box", [a, b, dd]) => CavitySpec::Given(Cavity::Box { a: *a, b: *b, d: *dd }),
-                    _ => return Err(Error::config("cavity", c, "expected cylinder:R,H or box:A,B,D")),
+                    ("cylinder", [r, h]) => CavitySpec::Given(Cavity::Cylinder {
+                        radius: *r,
+                        height: *h,
+                    }),
+                    ("box", [a, b, dd]) => CavitySpec::Given(Cavity::Box {
+                        a: *a,
+                        b: *b,
+                        d: *dd,
+                    }),
+                    _ => {
+                        return Err(Error::config(
+                            "cavity",
+                            c,
+                            "expected cylinder:R,H or box:A,B,D",
+                        ));
+                    }
                 }
             }
         };
@@ -221,9 +294,17 @@ impl ResonatorArgs {
             precision: self.precision.parse()?,
             dual: self.dual.parse::<DualForm>()?,
             backend,
-            source: self.source.as_deref().map(|s| parse_vec("source", s)).transpose()?,
+            source: self
+                .source
+                .as_deref()
+                .map(|s| parse_vec("source", s))
+                .transpose()?,
             source_dir: parse_vec("source-dir", &self.source_dir)?,
-            probes: self.probes.iter().map(|p| parse_vec("probe", p)).collect::<Result<_>>()?,
+            probes: self
+                .probes
+                .iter()
+                .map(|p| parse_vec("probe", p))
+                .collect::<Result<_>>()?,
             f_peak_hz: self.f_peak,
             fmax_hz: self.fmax,
             min_prominence: self.min_prominence,
@@ -240,8 +321,10 @@ pub fn resonator(args: &ResonatorArgs) -> Result<()> {
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(1);
         b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} steps {pos}/{len} [{bar:40}] {per_sec} eta {eta}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} steps {pos}/{len} [{bar:40}] {per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         b
     });
@@ -276,7 +359,14 @@ pub fn resonator(args: &ResonatorArgs) -> Result<()> {
         1e9 * r.record.wall_s / (r.record.steps as f64 * dofs as f64)
     );
     print!("{}", crate::report::mode_table(&r));
-    println!("wrote {}", files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    println!(
+        "wrote {}",
+        files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     Ok(())
 }
 
@@ -294,31 +384,76 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
     // Σ d_v² over free half-edges per vertex, for the block storage.
     let mut d2 = 0usize;
     for v in 0..mesh.n_vertices() {
-        let d = t.edges_at(v).iter().filter(|&&e| !t.boundary_edge[e as usize]).count();
+        let d = t
+            .edges_at(v)
+            .iter()
+            .filter(|&&e| !t.boundary_edge[e as usize])
+            .count();
         d2 += d * d;
     }
     let nt = mesh.n_tets();
     let ne = t.n_edges();
     let (lo, hi) = mesh.bbox();
     println!("mesh            {}", mesh.source);
-    println!("vertices        {} ({} on the boundary)", mesh.n_vertices(), nb_v);
+    println!(
+        "vertices        {} ({} on the boundary)",
+        mesh.n_vertices(),
+        nb_v
+    );
     println!("edges           {} ({} on the boundary)", ne, nb_e);
-    println!("faces           {} ({} on the boundary)", t.n_faces(), t.n_boundary_faces);
-    println!("tetrahedra      {} ({} reoriented on input)", nt, mesh.reoriented);
-    println!("DoFs            {} = 4T ({}) + free half-edges ({})  [{:.2} per tet]", 4 * nt + free_half, 4 * nt, free_half, (4 * nt + free_half) as f64 / nt as f64);
-    println!("bounding box    [{:.4}, {:.4}] x [{:.4}, {:.4}] x [{:.4}, {:.4}] m", lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]);
+    println!(
+        "faces           {} ({} on the boundary)",
+        t.n_faces(),
+        t.n_boundary_faces
+    );
+    println!(
+        "tetrahedra      {} ({} reoriented on input)",
+        nt, mesh.reoriented
+    );
+    println!(
+        "DoFs            {} = 4T ({}) + free half-edges ({})  [{:.2} per tet]",
+        4 * nt + free_half,
+        4 * nt,
+        free_half,
+        (4 * nt + free_half) as f64 / nt as f64
+    );
+    println!(
+        "bounding box    [{:.4}, {:.4}] x [{:.4}, {:.4}] x [{:.4}, {:.4}] m",
+        lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]
+    );
     println!("volume          {:.6} m^3", q.volume);
-    println!("edge length     min {:.4e} m, max {:.4e} m", q.min_edge, q.max_edge);
-    println!("shape 6√2V/l³   min {:.4}, mean {:.4} (1 = regular tet)", q.min_shape, q.mean_shape);
-    let groups: Vec<String> = mesh.physical_names.iter().map(|p| format!("{}:{} \"{}\"", p.dim, p.tag, p.name)).collect();
-    println!("groups          {}", if groups.is_empty() { "none".into() } else { groups.join(", ") });
+    println!(
+        "edge length     min {:.4e} m, max {:.4e} m",
+        q.min_edge, q.max_edge
+    );
+    println!(
+        "shape 6√2V/l³   min {:.4}, mean {:.4} (1 = regular tet)",
+        q.min_shape, q.mean_shape
+    );
+    let groups: Vec<String> = mesh
+        .physical_names
+        .iter()
+        .map(|p| format!("{}:{} \"{}\"", p.dim, p.tag, p.name))
+        .collect();
+    println!(
+        "groups          {}",
+        if groups.is_empty() {
+            "none".into()
+        } else {
+            groups.join(", ")
+        }
+    );
     for (name, s) in [("f64", 8usize), ("f32", 4)] {
         // primal 24 coefficients + 6 indices per tet, F, U, circulations (12T indices),
         // edge circulation buffer, vertex blocks, per-half-edge row data (12 B).
         let factored = nt * (24 * s + 24 + 4 * s + 48) + ne * (2 * s + 4 + s + 24) + d2 * s;
         let csr_nnz = free_half * 70;
         let csr = factored + csr_nnz * (s + 8);
-        println!("memory ({name})    factored ~{:.1} MiB, with CSR (~70 nnz/row) ~{:.1} MiB", factored as f64 / 1048576.0, csr as f64 / 1048576.0);
+        println!(
+            "memory ({name})    factored ~{:.1} MiB, with CSR (~70 nnz/row) ~{:.1} MiB",
+            factored as f64 / 1048576.0,
+            csr as f64 / 1048576.0
+        );
     }
     Ok(())
 }
@@ -326,7 +461,10 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
 /// `dgatd devices`: every OpenCL device with the properties that matter here.
 pub fn devices() -> Result<()> {
     let all = crate::backend::opencl::list_devices()?;
-    println!("{:>3}  {:<5} {:<28} {:<30} {:>4} {:>9} {:>9} {:>5}  {:<18} driver", "idx", "type", "platform", "device", "CUs", "mem GiB", "alloc GiB", "fp64", "OpenCL C");
+    println!(
+        "{:>3}  {:<5} {:<28} {:<30} {:>4} {:>9} {:>9} {:>5}  {:<18} driver",
+        "idx", "type", "platform", "device", "CUs", "mem GiB", "alloc GiB", "fp64", "OpenCL C"
+    );
     for d in &all {
         println!(
             "{:>3}  {:<5} {:<28} {:<30} {:>4} {:>9.2} {:>9.2} {:>5}  {:<18} {}",
@@ -348,7 +486,10 @@ pub fn devices() -> Result<()> {
 }
 
 fn count(name: &str, s: &str) -> Result<usize> {
-    let x: f64 = s.trim().parse().map_err(|_| Error::config(name, s, "expected a number like 1e6"))?;
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| Error::config(name, s, "expected a number like 1e6"))?;
     if !(x >= 1.0 && x.is_finite() && x < 1e12) {
         return Err(Error::config(name, s, "must be a positive count"));
     }
@@ -357,7 +498,10 @@ fn count(name: &str, s: &str) -> Result<usize> {
 
 /// ISO 8601 UTC time of now (civil-from-days, no time-zone database needed).
 pub fn timestamp() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
     let z = days + 719468;
     let era = z.div_euclid(146097);
@@ -368,18 +512,31 @@ pub fn timestamp() -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, (rem % 3600) / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
 }
 
 /// `dgatd bench`: writes DIR/bench.csv row by row and prints a summary.
 pub fn bench(a: &BenchArgs) -> Result<()> {
-    let precisions: Vec<String> = a.precision.split(',').map(|s| s.trim().to_string()).collect();
+    let precisions: Vec<String> = a
+        .precision
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
     for p in &precisions {
         if p != "f32" && p != "f64" {
             return Err(Error::config("precision", p, "expected f32 and/or f64"));
         }
     }
-    let sizes = a.sizes.split(',').map(|s| count("sizes", s)).collect::<Result<Vec<_>>>()?;
+    let sizes = a
+        .sizes
+        .split(',')
+        .map(|s| count("sizes", s))
+        .collect::<Result<Vec<_>>>()?;
     if a.reps == 0 {
         return Err(Error::config("reps", 0, "must be at least 1"));
     }
@@ -402,23 +559,32 @@ pub fn bench(a: &BenchArgs) -> Result<()> {
     let path = a.out.join("bench.csv");
     let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
     let mut w = csv::Writer::from_writer(file);
-    let werr = |e: csv::Error| Error::Output { path: path.clone(), msg: e.to_string() };
+    let werr = |e: csv::Error| Error::Output {
+        path: path.clone(),
+        msg: e.to_string(),
+    };
     w.write_record(crate::bench::COLUMNS).map_err(werr)?;
     w.flush().map_err(|e| Error::io(&path, e))?;
     let ts = timestamp();
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
     let mut rows = Vec::new();
     crate::bench::run(
         &cfg,
         &mut |r| {
-            w.write_record(crate::bench::csv_fields(r, &ts, &host)).map_err(werr)?;
+            w.write_record(crate::bench::csv_fields(r, &ts, &host))
+                .map_err(werr)?;
             w.flush().map_err(|e| Error::io(&path, e))?;
             rows.push(r.clone());
             Ok(())
         },
         &mut |m| eprintln!("{m}"),
     )?;
-    println!("{:<28} {:<4} {:<14} {:<16} {:>10} {:>11} {:>9} {:>7} {:>8}", "device", "prec", "kernel", "variant", "tets", "median ms", "GB/s", "frac", "GDoF/s");
+    println!(
+        "{:<28} {:<4} {:<14} {:<16} {:>10} {:>11} {:>9} {:>7} {:>8}",
+        "device", "prec", "kernel", "variant", "tets", "median ms", "GB/s", "frac", "GDoF/s"
+    );
     for r in &rows {
         println!(
             "{:<28} {:<4} {:<14} {:<16} {:>10} {:>11.4} {:>9.1} {:>7.3} {:>8.3}",
@@ -445,6 +611,20 @@ pub fn main() -> Result<()> {
         Some(Command::MeshInfo(a)) => mesh_info(&a),
         Some(Command::Devices) => devices(),
         Some(Command::Bench(a)) => bench(&a),
+        Some(Command::Report(a)) => {
+            let rows = crate::report::perf::read_rows(&a.files)?;
+            let files = crate::report::perf::write_report(&rows, &a.out)?;
+            println!(
+                "{} rows; wrote {}",
+                rows.len(),
+                files
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            Ok(())
+        }
         None => {
             let a = Cli::parse_from(["dgatd", "resonator"]);
             match a.command {

@@ -41,25 +41,46 @@ impl TetGeom {
             let [i, j] = LOCAL_EDGES[l];
             scale(add(x[i], x[j]), 0.5)
         });
-        TetGeom { x, v, volume: mesh.tet_volume(n), b, g, m }
+        TetGeom {
+            x,
+            v,
+            volume: mesh.tet_volume(n),
+            b,
+            g,
+            m,
+        }
     }
 
     /// Outward area vector of the face opposite local vertex `k`.
     pub fn face_area(&self, k: usize) -> V3 {
         let c = FACE_CYCLE[k];
-        scale(cross(sub(self.x[c[1]], self.x[c[0]]), sub(self.x[c[2]], self.x[c[0]])), 0.5)
+        scale(
+            cross(
+                sub(self.x[c[1]], self.x[c[0]]),
+                sub(self.x[c[2]], self.x[c[0]]),
+            ),
+            0.5,
+        )
     }
 
     /// Tangent `t_e = x_end - x_start` of local edge `l` (global orientation: lower id first).
     pub fn tangent(&self, l: usize) -> V3 {
         let [i, j] = LOCAL_EDGES[l];
-        if self.v[i] < self.v[j] { sub(self.x[j], self.x[i]) } else { sub(self.x[i], self.x[j]) }
+        if self.v[i] < self.v[j] {
+            sub(self.x[j], self.x[i])
+        } else {
+            sub(self.x[i], self.x[j])
+        }
     }
 
     /// Local (start, end) vertices of local edge `l` in its global orientation.
     pub fn edge_ends(&self, l: usize) -> (usize, usize) {
         let [i, j] = LOCAL_EDGES[l];
-        if self.v[i] < self.v[j] { (i, j) } else { (j, i) }
+        if self.v[i] < self.v[j] {
+            (i, j)
+        } else {
+            (j, i)
+        }
     }
 
     /// The dual half-edges of local edge `l` that bound its dual face inside this tet, as
@@ -69,7 +90,11 @@ impl TetGeom {
         let (a, b) = self.edge_ends(l);
         let others: Vec<usize> = (0..4).filter(|&k| k != a && k != b).collect();
         let (c, d) = (others[0], others[1]);
-        let s = crate::util::det3(sub(self.x[b], self.x[a]), sub(self.x[c], self.x[a]), sub(self.x[d], self.x[a]));
+        let s = crate::util::det3(
+            sub(self.x[b], self.x[a]),
+            sub(self.x[c], self.x[a]),
+            sub(self.x[d], self.x[a]),
+        );
         // Path from the face containing c (opposite d) through b_n to the face containing d
         // (opposite c) when s > 0; reversed otherwise.
         if s > 0.0 { (c, d) } else { (d, c) }
@@ -79,7 +104,10 @@ impl TetGeom {
     /// planar quad `(m_e, g_(f-), b_n, g_(f+))`, oriented along `t_e`.
     pub fn dual_face_area(&self, l: usize) -> V3 {
         let (fp, fm) = self.dual_face_faces(l);
-        scale(cross(sub(self.b, self.m[l]), sub(self.g[fp], self.g[fm])), 0.5)
+        scale(
+            cross(sub(self.b, self.m[l]), sub(self.g[fp], self.g[fm])),
+            0.5,
+        )
     }
 
     /// The hexahedron `Omega_(n, x_i)` of local vertex `i`.
@@ -94,12 +122,22 @@ impl TetGeom {
         let a = std::array::from_fn(|s| {
             let l = edges[s];
             let d = sub(self.m[l], self.x[i]);
-            if self.v[i] < self.v[others[s]] { d } else { scale(d, -1.0) }
+            if self.v[i] < self.v[others[s]] {
+                d
+            } else {
+                scale(d, -1.0)
+            }
         });
         // The faces containing i are those opposite the other vertices.
         let faces = others;
         let at = faces.map(|k| sub(self.g[k], self.b));
-        Hexahedron { edges, faces, a, at, volume: self.volume / 4.0 }
+        Hexahedron {
+            edges,
+            faces,
+            a,
+            at,
+            volume: self.volume / 4.0,
+        }
     }
 }
 
@@ -162,7 +200,11 @@ mod tests {
             let t = TetGeom::new(&m, n);
             for i in 0..4 {
                 let v = hexahedron_volume_by_subdivision(&t, i);
-                assert!((v - t.volume / 4.0).abs() <= 1e-14 * t.volume, "tet {n} vertex {i}: {v} vs {}", t.volume / 4.0);
+                assert!(
+                    (v - t.volume / 4.0).abs() <= 1e-14 * t.volume,
+                    "tet {n} vertex {i}: {v} vs {}",
+                    t.volume / 4.0
+                );
             }
         }
     }

@@ -6,15 +6,7 @@ use std::iter::Sum;
 
 /// f32 or f64.
 pub trait Real:
-    num_traits::Float
-    + num_traits::NumAssign
-    + Sum
-    + Default
-    + Debug
-    + Display
-    + Send
-    + Sync
-    + 'static
+    num_traits::Float + num_traits::NumAssign + Sum + Default + Debug + Display + Send + Sync + 'static
 {
     /// Name used in CLI values, CSV columns and OpenCL `-D REAL=` options.
     const NAME: &'static str;

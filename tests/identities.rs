@@ -1,6 +1,7 @@
 //! The exact identities of design note §3–9, on jittered box meshes and the bundled
 //! cylinder mesh. Tolerances: the identities hold to round-off; 1e-12 relative leaves a
 //! factor ~1e3-1e4 above f64 epsilon for sums of tens of terms.
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 use common::*;
@@ -13,8 +14,15 @@ use std::collections::HashMap;
 fn dual_curl_is_the_transpose_of_the_curl() {
     for m in [jittered_box([3, 3, 2], 1, 0.3), cylinder("tiny_v41.msh")] {
         let (m, t, d, _) = setup(m, None);
-        let c: HashMap<(usize, usize), f64> = Dga::curl_triplets(&m, &t).into_iter().map(|(r, c, v)| ((r, c), v)).collect();
-        let ct: HashMap<(usize, usize), f64> = d.dual_curl_triplets().into_iter().map(|(r, c, v)| ((c, r), v)).collect();
+        let c: HashMap<(usize, usize), f64> = Dga::curl_triplets(&m, &t)
+            .into_iter()
+            .map(|(r, c, v)| ((r, c), v))
+            .collect();
+        let ct: HashMap<(usize, usize), f64> = d
+            .dual_curl_triplets()
+            .into_iter()
+            .map(|(r, c, v)| ((c, r), v))
+            .collect();
         assert!(c.len() > 100);
         assert_eq!(c.len(), ct.len(), "different number of nonzeros");
         for (k, v) in &c {
@@ -115,8 +123,14 @@ fn eps_mass_is_consistent_for_uniform_fields() {
             worst_pair = worst_pair.max((mu[2 * e] + mu[2 * e + 1] - 2.0 * rhs).abs() / sc);
         }
         assert!(n_interior > 10 || seed.is_some());
-        assert!(worst < 1e-12, "interior edges: worst relative error {worst:e}");
-        assert!(worst_pair < 1e-12, "all edges, pair sum: worst relative error {worst_pair:e}");
+        assert!(
+            worst < 1e-12,
+            "interior edges: worst relative error {worst:e}"
+        );
+        assert!(
+            worst_pair < 1e-12,
+            "all edges, pair sum: worst relative error {worst_pair:e}"
+        );
     }
 }
 
@@ -141,7 +155,10 @@ fn mass_blocks_are_symmetric_positive_definite() {
                 assert!((b[i * dm + j] - b[j * dm + i]).abs() <= 1e-13 * b[i * dm + i]);
                 // B B⁻¹ = I
                 let p: f64 = (0..dm).map(|k| b[i * dm + k] * bi[k * dm + j]).sum();
-                assert!((p - if i == j { 1.0 } else { 0.0 }).abs() < 1e-10, "vertex {v}");
+                assert!(
+                    (p - if i == j { 1.0 } else { 0.0 }).abs() < 1e-10,
+                    "vertex {v}"
+                );
             }
         }
     }
@@ -179,7 +196,13 @@ fn null_space_of_k_is_free_edges_plus_interior_vertices() {
     let nullity = sv.iter().filter(|&&s| s < 1e-10 * smax).count();
     let expected = t.n_free_edges() + t.n_interior_vertices();
     assert!(t.n_interior_vertices() > 0);
-    assert_eq!(nullity, expected, "free edges {} + interior vertices {}", t.n_free_edges(), t.n_interior_vertices());
+    assert_eq!(
+        nullity,
+        expected,
+        "free edges {} + interior vertices {}",
+        t.n_free_edges(),
+        t.n_interior_vertices()
+    );
     // Next singular value is well separated from round-off.
     let mut s: Vec<f64> = sv.iter().cloned().collect();
     s.sort_by(|a, b| a.total_cmp(b));

@@ -1,25 +1,40 @@
 //! Every broken mesh of tests/data/bad gives its message (naming the file and the line or
 //! element) through the library, and a non-zero exit with that message from the CLI.
+#![allow(clippy::needless_range_loop)]
 
 use std::path::PathBuf;
 use std::process::Command;
 
 const CASES: &[(&str, &[&str])] = &[
-    ("unknown_version.msh", &["line 2", "unsupported MSH version 3.0"]),
+    (
+        "unknown_version.msh",
+        &["line 2", "unsupported MSH version 3.0"],
+    ),
     ("not_gmsh.msh", &["line 1", "not a Gmsh mesh file"]),
-    ("missing_node.msh", &["line 15", "tetrahedron 1 refers to missing node 99"]),
+    (
+        "missing_node.msh",
+        &["line 15", "tetrahedron 1 refers to missing node 99"],
+    ),
     ("no_tets.msh", &["has no tetrahedra"]),
     ("degenerate.msh", &["tetrahedron 7 is degenerate"]),
     ("duplicate.msh", &["tetrahedra 1 and 2 are duplicates"]),
-    ("nonmanifold.msh", &["non-manifold face", "shared by 3 tetrahedra (1, 2, 3)"]),
-    ("second_order.msh", &["line 15", "volume element type 11 is not supported"]),
+    (
+        "nonmanifold.msh",
+        &["non-manifold face", "shared by 3 tetrahedra (1, 2, 3)"],
+    ),
+    (
+        "second_order.msh",
+        &["line 15", "volume element type 11 is not supported"],
+    ),
     ("bad_number.msh", &["line 7", "bad node line"]),
     ("truncated.msh", &["truncated"]),
     ("truncated_binary.msh", &["truncated"]),
 ];
 
 fn path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bad").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/bad")
+        .join(name)
 }
 
 fn check_lib(name: &str, expect: &[&str]) -> dgatd::Error {
@@ -28,7 +43,10 @@ fn check_lib(name: &str, expect: &[&str]) -> dgatd::Error {
         .and_then(|m| dgatd::mesh::Topology::build(&m).map(|_| ()))
         .expect_err(&format!("{name} must be refused"));
     let msg = err.to_string();
-    assert!(msg.contains(name), "{name}: message does not name the file: {msg}");
+    assert!(
+        msg.contains(name),
+        "{name}: message does not name the file: {msg}"
+    );
     for e in expect {
         assert!(msg.contains(e), "{name}: expected {e:?} in {msg:?}");
     }
@@ -45,7 +63,11 @@ fn library_reports_each_fault() {
 #[test]
 fn cli_exits_non_zero_with_the_message_and_no_panic() {
     for (name, expect) in CASES {
-        let out = Command::new(env!("CARGO_BIN_EXE_dgatd")).arg("mesh-info").arg(path(name)).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_dgatd"))
+            .arg("mesh-info")
+            .arg(path(name))
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{name}: exit status 0");
         assert!(!stderr.contains("panicked"), "{name}: panic: {stderr}");
@@ -67,12 +89,23 @@ fn cli_refuses_bad_values_naming_them() {
         (&["--backend", "cuda"], "cuda"),
         (&["--probe", "5,5,5"], "probe point = [5.0, 5.0, 5.0]"),
         (&["--probe", "1,2"], "invalid probe = 1,2"),
-        (&["--material", "copper=2"], "invalid material group = copper"),
+        (
+            &["--material", "copper=2"],
+            "invalid material group = copper",
+        ),
         (&["--mesh", "/nonexistent/x.msh"], "/nonexistent/x.msh"),
     ];
     for (args, expect) in cases {
         let out = Command::new(env!("CARGO_BIN_EXE_dgatd"))
-            .args(["resonator", "--mesh", "bundled:coarse", "--steps", "10", "--quiet", "--out"])
+            .args([
+                "resonator",
+                "--mesh",
+                "bundled:coarse",
+                "--steps",
+                "10",
+                "--quiet",
+                "--out",
+            ])
             .arg(std::env::temp_dir().join("dgatd-bad-values"))
             .args(*args)
             .output()
@@ -80,6 +113,9 @@ fn cli_refuses_bad_values_naming_them() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} accepted");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert!(stderr.contains(expect), "{args:?}: expected {expect:?} in {stderr:?}");
+        assert!(
+            stderr.contains(expect),
+            "{args:?}: expected {expect:?} in {stderr:?}"
+        );
     }
 }

@@ -6,19 +6,25 @@
 //! to ~70 terms, different order and FMA contraction on the device); whole runs of a few
 //! hundred steps 1e-9 in f64 and 1e-4 in f32 (round-off differences propagate through the
 //! leapfrog without growing, as the energy test shows, but accumulate like sqrt(steps)).
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 use common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{self, CpuStepper};
-use dgatd::backend::opencl::{BlockVariant, ClDevice, ClStepper, CsrVariant, PrimalVariant, list_devices, select_device};
+use dgatd::backend::opencl::{
+    BlockVariant, ClDevice, ClStepper, CsrVariant, PrimalVariant, list_devices, select_device,
+};
 use dgatd::dga::operators::{DualForm, Operators};
 use dgatd::solver::{self, Probe, Source, Waveform};
 use std::sync::Arc;
 
 fn device() -> Option<Arc<ClDevice>> {
-    let required = std::env::var("DGATD_REQUIRE_OPENCL").map(|v| v == "1").unwrap_or(false);
-    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open) {
+    let required = std::env::var("DGATD_REQUIRE_OPENCL")
+        .map(|v| v == "1")
+        .unwrap_or(false);
+    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open)
+    {
         Ok(d) => Some(d),
         Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
         Err(e) => {
@@ -65,7 +71,11 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
     cpu::dual_csr(&ops, &f0, &mut uc2);
     for (form, var, bv) in [
         (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Vertex),
-        (DualForm::Factored, CsrVariant::Scalar, BlockVariant::HalfEdge),
+        (
+            DualForm::Factored,
+            CsrVariant::Scalar,
+            BlockVariant::HalfEdge,
+        ),
         (DualForm::Csr, CsrVariant::Scalar, BlockVariant::Vertex),
         (DualForm::Csr, CsrVariant::Vector, BlockVariant::Vertex),
     ] {
@@ -77,7 +87,10 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
         let (ud, _) = s.state().unwrap();
         let reference = if form == DualForm::Csr { &uc2 } else { &uc };
         let e = rel_err(&diff(&ud, &u0), &diff(reference, &u0));
-        eprintln!("dual {form:?} {var:?} {bv:?} {}: relative error {e:.2e}", T::NAME);
+        eprintln!(
+            "dual {form:?} {var:?} {bv:?} {}: relative error {e:.2e}",
+            T::NAME
+        );
         assert!(e < tol, "dual {form:?} {var:?} {bv:?} {}: {e:e}", T::NAME);
     }
 }
@@ -115,16 +128,29 @@ fn device_power_iteration_matches_the_host() {
     s.set_time_step(0.5, None).unwrap(); // the result must not depend on the current Δt
     let devr = s.spectral_radius(60, 0x5eed).unwrap();
     // Same start vector and iteration; only summation order differs.
-    eprintln!("power iteration: device {devr} host {host} ({:.2e})", (devr - host).abs() / host);
-    assert!((devr - host).abs() < 1e-9 * host, "device {devr} host {host}");
+    eprintln!(
+        "power iteration: device {devr} host {host} ({:.2e})",
+        (devr - host).abs() / host
+    );
+    assert!(
+        (devr - host).abs() < 1e-9 * host,
+        "device {devr} host {host}"
+    );
 }
 
-fn whole_run<T: dgatd::Real>(dev: &Arc<ClDevice>, dual: DualForm, steps: usize) -> (Vec<f64>, Vec<f64>, f64, f64) {
+fn whole_run<T: dgatd::Real>(
+    dev: &Arc<ClDevice>,
+    dual: DualForm,
+    steps: usize,
+) -> (Vec<f64>, Vec<f64>, f64, f64) {
     let (m, t, d, _) = setup(cylinder("cylinder_coarse.msh"), None);
     let d = Arc::new(d);
     let (dt, _) = solver::time_step(&d, 0.95).unwrap();
     let w = Waveform::gaussian_derivative(150e6);
-    let probes = vec![Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap(), Probe::new(&m, &t, [0.4, -0.5, 0.3]).unwrap()];
+    let probes = vec![
+        Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap(),
+        Probe::new(&m, &t, [0.4, -0.5, 0.3]).unwrap(),
+    ];
     // CPU reference
     let src = Source::new(&m, &t, &d, dt, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
     let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
@@ -135,7 +161,12 @@ fn whole_run<T: dgatd::Real>(dev: &Arc<ClDevice>, dual: DualForm, steps: usize) 
     let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, Some(&src1), &probes).unwrap();
     g.set_time_step(dt, Some(w)).unwrap();
     let rg = solver::run(&mut g, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
-    (rg.samples, rc.samples, g.energy().unwrap(), c.energy().unwrap())
+    (
+        rg.samples,
+        rc.samples,
+        g.energy().unwrap(),
+        c.energy().unwrap(),
+    )
 }
 
 #[test]
@@ -147,7 +178,10 @@ fn whole_runs_match_the_cpu() {
             let (g, c, eg, ec) = whole_run::<f64>(&dev, dual, 600);
             assert!(c.iter().map(|x| x.abs()).fold(0.0, f64::max) > 0.0);
             let e = rel_err(&g, &c);
-            eprintln!("whole run f64 {dual:?}: probe records differ by {e:.2e}, energy by {:.2e}", (eg - ec).abs() / ec);
+            eprintln!(
+                "whole run f64 {dual:?}: probe records differ by {e:.2e}, energy by {:.2e}",
+                (eg - ec).abs() / ec
+            );
             assert!(e < 1e-9, "f64 {dual:?}: probe records differ by {e:e}");
             assert!((eg - ec).abs() < 1e-9 * ec, "f64 energy {eg} vs {ec}");
         }

@@ -1,16 +1,28 @@
 //! End-to-end resonator runs on the bundled cylinder meshes (r = 1 m, h = 0.5 m):
 //! the four resonances of the seed paper, and second-order spatial convergence.
+#![allow(clippy::needless_range_loop)]
 
 use dgatd::solver::resonator::{self, MeshSpec, ResonatorConfig, ResonatorResult};
 
 fn run(mesh: &str, time_s: f64) -> ResonatorResult {
-    let cfg = ResonatorConfig { mesh: MeshSpec::Bundled(mesh.into()), time_s, ..Default::default() };
+    let cfg = ResonatorConfig {
+        mesh: MeshSpec::Bundled(mesh.into()),
+        time_s,
+        ..Default::default()
+    };
     resonator::run(&cfg, &mut |_, _| {}).unwrap()
 }
 
 fn error_of(r: &ResonatorResult, mode: &str) -> f64 {
-    let m = r.matched.iter().find(|m| m.mode.name == mode).unwrap_or_else(|| panic!("{mode} is not an analytic mode"));
-    let (_, fc) = m.peak.as_ref().unwrap_or_else(|| panic!("{mode} not found in the spectrum"));
+    let m = r
+        .matched
+        .iter()
+        .find(|m| m.mode.name == mode)
+        .unwrap_or_else(|| panic!("{mode} is not an analytic mode"));
+    let (_, fc) = m
+        .peak
+        .as_ref()
+        .unwrap_or_else(|| panic!("{mode} not found in the spectrum"));
     (fc - m.mode.f_hz) / m.mode.f_hz
 }
 
@@ -26,8 +38,24 @@ fn medium_mesh_finds_the_four_seed_resonances_within_one_percent() {
         assert!(e < 0.0, "{mode} above the exact value: {:.4}%", 100.0 * e);
     }
     // The TM210 and TM020 peaks are separate peaks.
-    let f210 = r.matched.iter().find(|m| m.mode.name == "TM210").unwrap().peak.as_ref().unwrap().1;
-    let f020 = r.matched.iter().find(|m| m.mode.name == "TM020").unwrap().peak.as_ref().unwrap().1;
+    let f210 = r
+        .matched
+        .iter()
+        .find(|m| m.mode.name == "TM210")
+        .unwrap()
+        .peak
+        .as_ref()
+        .unwrap()
+        .1;
+    let f020 = r
+        .matched
+        .iter()
+        .find(|m| m.mode.name == "TM020")
+        .unwrap()
+        .peak
+        .as_ref()
+        .unwrap()
+        .1;
     assert!(f020 - f210 > 10e6);
 }
 
@@ -35,7 +63,10 @@ fn medium_mesh_finds_the_four_seed_resonances_within_one_percent() {
 fn resonances_converge_at_second_order() {
     // Characteristic lengths of the bundled meshes: 0.15, 0.10, 0.07 m.
     let h = [0.15f64, 0.10, 0.07];
-    let e: Vec<f64> = ["coarse", "medium", "fine"].iter().map(|m| error_of(&run(m, 2.0e-6), "TM010")).collect();
+    let e: Vec<f64> = ["coarse", "medium", "fine"]
+        .iter()
+        .map(|m| error_of(&run(m, 2.0e-6), "TM010"))
+        .collect();
     eprintln!("TM010 relative errors {e:?}");
     assert!(e.iter().all(|&x| x < 0.0));
     assert!(e[0].abs() > e[1].abs() && e[1].abs() > e[2].abs());

@@ -1,4 +1,5 @@
 //! Exact behaviour of the leapfrog (design note §9) on the CPU reference backend.
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 use common::*;
@@ -33,7 +34,14 @@ fn energy_is_constant_to_round_off_over_10000_steps() {
     // The naive energy is not conserved (negative control: the test can tell them apart).
     let (u1, f1) = s.state().unwrap();
     let naive = 0.5 * d.meps.quad(&u1)
-        + 0.5 * (0..d.n_tets).map(|n| (0..16).map(|k| f1[4 * n + k / 4] * d.mmu[n][k] * f1[4 * n + k % 4]).sum::<f64>()).sum::<f64>();
+        + 0.5
+            * (0..d.n_tets)
+                .map(|n| {
+                    (0..16)
+                        .map(|k| f1[4 * n + k / 4] * d.mmu[n][k] * f1[4 * n + k % 4])
+                        .sum::<f64>()
+                })
+                .sum::<f64>();
     assert!((naive - w0).abs() / w0 > 1e-6);
 }
 
@@ -46,7 +54,9 @@ fn discrete_gauss_laws_hold_without_sources() {
     let (u, f) = random_state(&d, 78);
     s.set_state(&u, &f).unwrap();
     let flux = |f: &[f64]| -> Vec<f64> {
-        (0..d.n_tets).map(|n| (0..16).map(|k| d.mmu[n][k] * f[4 * n + k % 4]).sum()).collect()
+        (0..d.n_tets)
+            .map(|n| (0..16).map(|k| d.mmu[n][k] * f[4 * n + k % 4]).sum())
+            .collect()
     };
     let charge = |u: &[f64]| -> Vec<f64> {
         let mut mu = vec![0.0; u.len()];
@@ -60,7 +70,11 @@ fn discrete_gauss_laws_hold_without_sources() {
                     .iter()
                     .map(|&e| {
                         let h = t.half_edge(e as usize, v as u32);
-                        let s = if t.edges[e as usize][0] as usize == v { 1.0 } else { -1.0 };
+                        let s = if t.edges[e as usize][0] as usize == v {
+                            1.0
+                        } else {
+                            -1.0
+                        };
                         s * mu[h]
                     })
                     .sum()
@@ -74,9 +88,22 @@ fn discrete_gauss_laws_hold_without_sources() {
     let (phi1, q1) = (flux(&f1), charge(&u1));
     let sc_phi = phi0.iter().map(|x| x.abs()).fold(0.0, f64::max);
     let sc_q = q0.iter().map(|x| x.abs()).fold(0.0, f64::max);
-    let dphi = phi0.iter().zip(&phi1).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max) / sc_phi;
-    let dq = q0.iter().zip(&q1).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max) / sc_q;
-    assert!(dphi < 1e-12 && dq < 1e-12, "flux drift {dphi:e}, charge drift {dq:e}");
+    let dphi = phi0
+        .iter()
+        .zip(&phi1)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+        / sc_phi;
+    let dq = q0
+        .iter()
+        .zip(&q1)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+        / sc_q;
+    assert!(
+        dphi < 1e-12 && dq < 1e-12,
+        "flux drift {dphi:e}, charge drift {dq:e}"
+    );
     // The state did change (the test is not vacuous).
     assert!(rel_err(&u1, &u) > 1e-2);
 }

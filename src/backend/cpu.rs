@@ -19,68 +19,79 @@ const MIN_LEN: usize = 2048;
 pub fn primal<T: Real>(ops: &Operators<T>, u: &[T], f: &mut [T]) {
     let t = ops.n_tets;
     let (p, ed) = (&ops.primal, &ops.primal_edges);
-    f.par_chunks_mut(4).with_min_len(MIN_LEN / 4).enumerate().for_each(|(n, fr)| {
-        let mut s = [T::zero(); 6];
-        for c in 0..6 {
-            let e = ed[c * t + n] as usize;
-            s[c] = u[2 * e] + u[2 * e + 1];
-        }
-        for r in 0..4 {
-            let mut acc = T::zero();
+    f.par_chunks_mut(4)
+        .with_min_len(MIN_LEN / 4)
+        .enumerate()
+        .for_each(|(n, fr)| {
+            let mut s = [T::zero(); 6];
             for c in 0..6 {
-                acc += p[(r * 6 + c) * t + n] * s[c];
+                let e = ed[c * t + n] as usize;
+                s[c] = u[2 * e] + u[2 * e + 1];
             }
-            fr[r] -= acc;
-        }
-    });
+            for r in 0..4 {
+                let mut acc = T::zero();
+                for c in 0..6 {
+                    acc += p[(r * 6 + c) * t + n] * s[c];
+                }
+                fr[r] -= acc;
+            }
+        });
 }
 
 /// Dual-face circulations `c_e = (C̃ F)_e` for every edge.
 pub fn circulations<T: Real>(ops: &Operators<T>, f: &[T], c: &mut [T]) {
-    c.par_iter_mut().with_min_len(MIN_LEN).enumerate().for_each(|(e, ce)| {
-        let mut acc = T::zero();
-        for &x in &ops.circ[ops.circ_ptr[e] as usize..ops.circ_ptr[e + 1] as usize] {
-            let v = f[(x >> 1) as usize];
-            if x & 1 == 1 {
-                acc -= v
-            } else {
-                acc += v
+    c.par_iter_mut()
+        .with_min_len(MIN_LEN)
+        .enumerate()
+        .for_each(|(e, ce)| {
+            let mut acc = T::zero();
+            for &x in &ops.circ[ops.circ_ptr[e] as usize..ops.circ_ptr[e + 1] as usize] {
+                let v = f[(x >> 1) as usize];
+                if x & 1 == 1 { acc -= v } else { acc += v }
             }
-        }
-        *ce = acc;
-    });
+            *ce = acc;
+        });
 }
 
 /// `u += B c` with the per-vertex blocks (second half of the factored dual update).
 pub fn vertex_blocks<T: Real>(ops: &Operators<T>, c: &[T], u: &mut [T]) {
-    u.par_iter_mut().with_min_len(MIN_LEN).enumerate().for_each(|(h, uh)| {
-        let row = ops.hrow[h];
-        if row == u64::MAX {
-            return;
-        }
-        let v = ops.hvert[h] as usize;
-        let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
-        let blk = &ops.block[row as usize..row as usize + (b - a)];
-        let mut acc = T::zero();
-        for (j, &bij) in blk.iter().enumerate() {
-            acc += bij * c[(ops.vh[a + j] >> 1) as usize];
-        }
-        *uh += acc;
-    });
+    u.par_iter_mut()
+        .with_min_len(MIN_LEN)
+        .enumerate()
+        .for_each(|(h, uh)| {
+            let row = ops.hrow[h];
+            if row == u64::MAX {
+                return;
+            }
+            let v = ops.hvert[h] as usize;
+            let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
+            let blk = &ops.block[row as usize..row as usize + (b - a)];
+            let mut acc = T::zero();
+            for (j, &bij) in blk.iter().enumerate() {
+                acc += bij * c[(ops.vh[a + j] >> 1) as usize];
+            }
+            *uh += acc;
+        });
 }
 
 /// `u += D f` with the global CSR matrix.
 pub fn dual_csr<T: Real>(ops: &Operators<T>, f: &[T], u: &mut [T]) {
-    let m = ops.csr.as_ref().expect("operators built with the CSR matrix");
+    let m = ops
+        .csr
+        .as_ref()
+        .expect("operators built with the CSR matrix");
     let (ip, ix, dv) = (m.indptr(), m.indices(), m.data());
     let ip = ip.raw_storage();
-    u.par_iter_mut().with_min_len(MIN_LEN).enumerate().for_each(|(h, uh)| {
-        let mut acc = T::zero();
-        for k in ip[h]..ip[h + 1] {
-            acc += dv[k] * f[ix[k]];
-        }
-        *uh += acc;
-    });
+    u.par_iter_mut()
+        .with_min_len(MIN_LEN)
+        .enumerate()
+        .for_each(|(h, uh)| {
+            let mut acc = T::zero();
+            for k in ip[h]..ip[h + 1] {
+                acc += dv[k] * f[ix[k]];
+            }
+            *uh += acc;
+        });
 }
 
 /// The CPU stepper.
@@ -98,15 +109,27 @@ pub struct CpuStepper<T: Real> {
 
 impl<T: Real> CpuStepper<T> {
     /// A stepper from a zero state. The source (if any) is driven by `wave`.
-    pub fn new(dga: Arc<Dga>, ops: Arc<Operators<T>>, dual: DualForm, source: Option<(&Source, Waveform)>, probes: Vec<Probe>) -> Result<Self> {
+    pub fn new(
+        dga: Arc<Dga>,
+        ops: Arc<Operators<T>>,
+        dual: DualForm,
+        source: Option<(&Source, Waveform)>,
+        probes: Vec<Probe>,
+    ) -> Result<Self> {
         if dual == DualForm::Csr && ops.csr.is_none() {
-            return Err(Error::config("dual", "csr", "operators were built without the CSR matrix"));
+            return Err(Error::config(
+                "dual",
+                "csr",
+                "operators were built without the CSR matrix",
+            ));
         }
         Ok(CpuStepper {
             u: vec![T::zero(); ops.n_half()],
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
-            source: source.map(|(s, _)| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).collect()).unwrap_or_default(),
+            source: source
+                .map(|(s, _)| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).collect())
+                .unwrap_or_default(),
             wave: source.map(|(_, w)| w),
             ops,
             dga,
@@ -169,7 +192,10 @@ impl<T: Real> Stepper for CpuStepper<T> {
     }
     fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
         for k in first..first + n {
-            let a = self.wave.map(|w| w.at((k as f64 + 0.5) * self.ops.dt)).unwrap_or(0.0);
+            let a = self
+                .wave
+                .map(|w| w.at((k as f64 + 0.5) * self.ops.dt))
+                .unwrap_or(0.0);
             self.step(a);
             for p in &self.probes {
                 let e = p.sample(&self.u);
@@ -180,16 +206,27 @@ impl<T: Real> Stepper for CpuStepper<T> {
     }
     fn energy(&mut self) -> Result<f64> {
         if !self.dga.has_masses() {
-            return Err(Error::config("energy", "lean", "the operators were assembled without mass matrices"));
+            return Err(Error::config(
+                "energy",
+                "lean",
+                "the operators were assembled without mass matrices",
+            ));
         }
         Ok(energy(&self.dga, &self.ops, &self.u, &self.f))
     }
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
-        Ok((self.u.iter().map(|x| x.f64()).collect(), self.f.iter().map(|x| x.f64()).collect()))
+        Ok((
+            self.u.iter().map(|x| x.f64()).collect(),
+            self.f.iter().map(|x| x.f64()).collect(),
+        ))
     }
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
         if u.len() != self.u.len() || f.len() != self.f.len() {
-            return Err(Error::config("state", format!("{}+{}", u.len(), f.len()), "length does not match the mesh"));
+            return Err(Error::config(
+                "state",
+                format!("{}+{}", u.len(), f.len()),
+                "length does not match the mesh",
+            ));
         }
         self.u = u.iter().map(|&x| T::of(x)).collect();
         self.f = f.iter().map(|&x| T::of(x)).collect();

@@ -42,7 +42,10 @@ pub const LOCAL: usize = 256;
 pub const CSR_LANES: usize = 8;
 
 fn cl_err(what: &str) -> impl Fn(opencl3::error_codes::ClError) -> Error + '_ {
-    move |e| Error::OpenCl { what: what.to_string(), msg: e.to_string() }
+    move |e| Error::OpenCl {
+        what: what.to_string(),
+        msg: e.to_string(),
+    }
 }
 
 /// One OpenCL device as the runtime describes it.
@@ -126,7 +129,9 @@ fn enumerate() -> Result<Vec<DeviceInfo>> {
         }
     }
     if out.is_empty() {
-        return Err(Error::NoOpenCl("OpenCL platforms found, but no devices".into()));
+        return Err(Error::NoOpenCl(
+            "OpenCL platforms found, but no devices".into(),
+        ));
     }
     Ok(out)
 }
@@ -138,15 +143,37 @@ pub fn select_device(spec: Option<&str>) -> Result<DeviceInfo> {
     match spec {
         Some(s) => {
             if let Ok(i) = s.parse::<usize>() {
-                return all.get(i).cloned().ok_or_else(|| Error::config("device", s, format!("there are {} OpenCL devices (see dgatd devices)", all.len())));
+                return all.get(i).cloned().ok_or_else(|| {
+                    Error::config(
+                        "device",
+                        s,
+                        format!("there are {} OpenCL devices (see dgatd devices)", all.len()),
+                    )
+                });
             }
             let low = s.to_lowercase();
             all.iter()
-                .find(|d| format!("{} {}", d.platform, d.name).to_lowercase().contains(&low))
+                .find(|d| {
+                    format!("{} {}", d.platform, d.name)
+                        .to_lowercase()
+                        .contains(&low)
+                })
                 .cloned()
-                .ok_or_else(|| Error::config("device", s, "no OpenCL device name contains it (see dgatd devices)"))
+                .ok_or_else(|| {
+                    Error::config(
+                        "device",
+                        s,
+                        "no OpenCL device name contains it (see dgatd devices)",
+                    )
+                })
         }
-        None => all.iter().find(|d| d.is_gpu()).or_else(|| all.iter().find(|d| d.is_cpu())).or(all.first()).cloned().ok_or_else(|| Error::NoOpenCl("no device".into())),
+        None => all
+            .iter()
+            .find(|d| d.is_gpu())
+            .or_else(|| all.iter().find(|d| d.is_cpu()))
+            .or(all.first())
+            .cloned()
+            .ok_or_else(|| Error::NoOpenCl("no device".into())),
     }
 }
 
@@ -161,8 +188,14 @@ impl ClDevice {
     pub fn open(info: DeviceInfo) -> Result<Arc<ClDevice>> {
         let device = Device::new(info.id as cl_device_id);
         let context = Context::from_device(&device).map_err(cl_err("context creation"))?;
-        let queue = CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0).map_err(cl_err("queue creation"))?;
-        Ok(Arc::new(ClDevice { info, context, queue }))
+        let queue =
+            CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
+                .map_err(cl_err("queue creation"))?;
+        Ok(Arc::new(ClDevice {
+            info,
+            context,
+            queue,
+        }))
     }
 
     pub fn finish(&self) -> Result<()> {
@@ -182,7 +215,8 @@ impl ClDevice {
         }
         // SAFETY: no host pointer is passed (null), so OpenCL allocates and owns the memory;
         // the size is n.max(1) elements of T, checked against the device limit above.
-        unsafe { Buffer::<T>::create(&self.context, CL_MEM_READ_WRITE, n.max(1), ptr::null_mut()) }.map_err(cl_err(what))
+        unsafe { Buffer::<T>::create(&self.context, CL_MEM_READ_WRITE, n.max(1), ptr::null_mut()) }
+            .map_err(cl_err(what))
     }
 
     /// A buffer holding `data`.
@@ -197,7 +231,11 @@ impl ClDevice {
     pub fn write<T>(&self, b: &mut Buffer<T>, data: &[T], what: &str) -> Result<()> {
         // SAFETY: blocking write of data.len() elements into a buffer allocated with at least
         // that many (callers pass buffers created for this data); `data` outlives the call.
-        unsafe { self.queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }.map_err(cl_err(what))?;
+        unsafe {
+            self.queue
+                .enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[])
+        }
+        .map_err(cl_err(what))?;
         Ok(())
     }
 
@@ -208,13 +246,27 @@ impl ClDevice {
         }
         // SAFETY: blocking write of data.len() elements at byte offset at*size_of::<T>();
         // callers allocate `b` with at least at + data.len() elements.
-        unsafe { self.queue.enqueue_write_buffer(b, CL_BLOCKING, at * std::mem::size_of::<T>(), data, &[]) }.map_err(cl_err(what))?;
+        unsafe {
+            self.queue.enqueue_write_buffer(
+                b,
+                CL_BLOCKING,
+                at * std::mem::size_of::<T>(),
+                data,
+                &[],
+            )
+        }
+        .map_err(cl_err(what))?;
         Ok(())
     }
 
     /// Allocates `n` elements and fills them chunk by chunk from `f(i)`, so no full host
     /// copy of a converted array is ever made.
-    pub fn upload_with<T: Copy + Send, F: Fn(usize) -> T + Sync>(&self, n: usize, what: &str, f: F) -> Result<Buffer<T>> {
+    pub fn upload_with<T: Copy + Send, F: Fn(usize) -> T + Sync>(
+        &self,
+        n: usize,
+        what: &str,
+        f: F,
+    ) -> Result<Buffer<T>> {
         use rayon::prelude::*;
         let mut b = self.alloc::<T>(n, what)?;
         const CHUNK: usize = 1 << 24;
@@ -233,7 +285,11 @@ impl ClDevice {
         if n > 0 {
             // SAFETY: blocking read of n elements from a buffer of at least n elements into
             // a host vector of exactly n elements.
-            unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, &mut out, &[]) }.map_err(cl_err(what))?;
+            unsafe {
+                self.queue
+                    .enqueue_read_buffer(b, CL_BLOCKING, 0, &mut out, &[])
+            }
+            .map_err(cl_err(what))?;
         }
         Ok(out)
     }
@@ -241,22 +297,42 @@ impl ClDevice {
     pub fn fill_zero<T: Real>(&self, b: &mut Buffer<T>, n: usize) -> Result<()> {
         let z = [T::zero()];
         // SAFETY: fills n elements of T (pattern of one T) in a buffer of at least n elements.
-        unsafe { self.queue.enqueue_fill_buffer(b, &z, 0, n * std::mem::size_of::<T>(), &[]) }.map_err(cl_err("fill"))?;
+        unsafe {
+            self.queue
+                .enqueue_fill_buffer(b, &z, 0, n * std::mem::size_of::<T>(), &[])
+        }
+        .map_err(cl_err("fill"))?;
         Ok(())
     }
 
     /// Builds `cl/dgatd.cl` for precision `T`.
     pub fn build<T: Real>(&self) -> Result<Kernels> {
         if T::NAME == "f64" && !self.info.fp64 {
-            return Err(Error::config("precision", "f64", format!("device {} has no cl_khr_fp64 (double precision); use --precision f32", self.info.name)));
+            return Err(Error::config(
+                "precision",
+                "f64",
+                format!(
+                    "device {} has no cl_khr_fp64 (double precision); use --precision f32",
+                    self.info.name
+                ),
+            ));
         }
         let opts = format!(
             "-D REAL={} {} -D CSR_LANES={CSR_LANES}",
             if T::NAME == "f64" { "double" } else { "float" },
-            if T::NAME == "f64" { "-D REAL_IS_DOUBLE=1" } else { "" }
+            if T::NAME == "f64" {
+                "-D REAL_IS_DOUBLE=1"
+            } else {
+                ""
+            }
         );
-        let program = Program::create_and_build_from_source(&self.context, SOURCE, &opts)
-            .map_err(|log| Error::OpenCl { what: format!("build of cl/dgatd.cl with \"{opts}\" on {}", self.info.name), msg: log })?;
+        let program =
+            Program::create_and_build_from_source(&self.context, SOURCE, &opts).map_err(|log| {
+                Error::OpenCl {
+                    what: format!("build of cl/dgatd.cl with \"{opts}\" on {}", self.info.name),
+                    msg: log,
+                }
+            })?;
         let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
         Ok(Kernels {
             primal_tet: k("primal_tet")?,
@@ -319,7 +395,13 @@ pub enum Arg<'a, T> {
 }
 
 /// Enqueues `kernel` over `n` work-items (rounded up to the work-group size `local`).
-pub fn launch<T: Real>(dev: &ClDevice, kernel: &Kernel, n: usize, local: usize, args: &[Arg<T>]) -> Result<Event> {
+pub fn launch<T: Real>(
+    dev: &ClDevice,
+    kernel: &Kernel,
+    n: usize,
+    local: usize,
+    args: &[Arg<T>],
+) -> Result<Event> {
     let mut ek = ExecuteKernel::new(kernel);
     // SAFETY: each argument matches the kernel's parameter list in cl/dgatd.cl in order and
     // type (scalars by value of the declared width; buffers of the declared element type;
@@ -337,9 +419,14 @@ pub fn launch<T: Real>(dev: &ClDevice, kernel: &Kernel, n: usize, local: usize, 
                 Arg::Local(bytes) => ek.set_arg_local_buffer(*bytes),
             };
         }
-        ek.set_global_work_size(round_up(n, local)).set_local_work_size(local).enqueue_nd_range(&dev.queue)
+        ek.set_global_work_size(round_up(n, local))
+            .set_local_work_size(local)
+            .enqueue_nd_range(&dev.queue)
     }
-    .map_err(|e| Error::OpenCl { what: format!("kernel {}", kernel.function_name().unwrap_or_default()), msg: e.to_string() })
+    .map_err(|e| Error::OpenCl {
+        what: format!("kernel {}", kernel.function_name().unwrap_or_default()),
+        msg: e.to_string(),
+    })
 }
 
 /// Kernel time of a completed event, in seconds (profiling counters).
@@ -395,6 +482,9 @@ pub enum CsrVariant {
     Vector,
 }
 
+/// The CSR matrix on the device: row pointers, columns, values and the number of nonzeros.
+pub type DeviceCsr<T> = (Buffer<u32>, Buffer<u32>, Buffer<T>, usize);
+
 /// Device buffers of the operators and the state.
 pub struct ClStepper<T: Real> {
     pub dev: Arc<ClDevice>,
@@ -425,7 +515,7 @@ pub struct ClStepper<T: Real> {
     pub nfree: usize,
     pub block: Buffer<T>,
     pub block_len: usize,
-    pub csr: Option<(Buffer<u32>, Buffer<u32>, Buffer<T>, usize)>,
+    pub csr: Option<DeviceCsr<T>>,
     src_idx: Buffer<u32>,
     src_g: Buffer<T>,
     nsrc: usize,
@@ -445,7 +535,22 @@ pub fn device_bytes(dga: &Dga, real: usize, with_csr: bool) -> (u64, u64) {
     let blocks = dga.meps_inv.data.len() as u64 * r;
     let nv = dga.n_vertices as u64;
     let nf = dga.meps.h.len() as u64;
-    let mut parts = vec![24 * t * r, 6 * t * 4, nh * r, 4 * t * r, e * r, (e + 1) * 4, dga.circ.len() as u64 * 4, (nv + 1) * 4, nf * 4, nh * 4, nh * 8, nf * 4, (nv + 1) * 8, blocks];
+    let mut parts = vec![
+        24 * t * r,
+        6 * t * 4,
+        nh * r,
+        4 * t * r,
+        e * r,
+        (e + 1) * 4,
+        dga.circ.len() as u64 * 4,
+        (nv + 1) * 4,
+        nf * 4,
+        nh * 4,
+        nh * 8,
+        nf * 4,
+        (nv + 1) * 8,
+        blocks,
+    ];
     if with_csr {
         let nnz = csr_nnz_estimate(dga);
         parts.extend([(nh + 1) * 4, nnz * 4, nnz * r]);
@@ -465,7 +570,9 @@ pub fn csr_nnz_estimate(dga: &Dga) -> u64 {
                 .iter()
                 .flat_map(|&h| {
                     let e = (h >> 1) as usize;
-                    dga.circ[dga.circ_ptr[e] as usize..dga.circ_ptr[e + 1] as usize].iter().map(|x| x >> 1)
+                    dga.circ[dga.circ_ptr[e] as usize..dga.circ_ptr[e + 1] as usize]
+                        .iter()
+                        .map(|x| x >> 1)
                 })
                 .collect();
             cols.sort_unstable();
@@ -485,7 +592,13 @@ fn f_slot(x: u32, t: usize) -> u32 {
 impl<T: Real> ClStepper<T> {
     /// Uploads the unit-Δt operators (Δt = 1; call [`Self::set_time_step`] before stepping),
     /// the unit source pattern (built with Δt = 1) and the probes.
-    pub fn new(dev: Arc<ClDevice>, dga: Arc<Dga>, dual: DualForm, source: Option<&Source>, probes: &[Probe]) -> Result<Self> {
+    pub fn new(
+        dev: Arc<ClDevice>,
+        dga: Arc<Dga>,
+        dual: DualForm,
+        source: Option<&Source>,
+        probes: &[Probe],
+    ) -> Result<Self> {
         let real = std::mem::size_of::<T>();
         let (total, largest) = device_bytes(&dga, real, dual == DualForm::Csr);
         let avail = dev.info.global_mem;
@@ -513,7 +626,9 @@ impl<T: Real> ClStepper<T> {
         let ne = dga.n_edges;
         let nh = 2 * ne;
         // Primal blocks column-major across tets (unit Δt), converted chunk by chunk.
-        let p = dev.upload_with(24 * t, "primal blocks", |i| T::of(dga.mmu_inv_c[i % t][i / t]))?;
+        let p = dev.upload_with(24 * t, "primal blocks", |i| {
+            T::of(dga.mmu_inv_c[i % t][i / t])
+        })?;
         let pe = dev.upload_with(6 * t, "primal edge table", |i| dga.tet_edges[i % t][i / t])?;
         let circ = dev.upload_with(dga.circ.len(), "circulation entries", |i| {
             let x = dga.circ[i];
@@ -531,19 +646,32 @@ impl<T: Real> ClStepper<T> {
         let csr = if dual == DualForm::Csr {
             let m = build_csr(&dga, 1.0);
             if m.nnz() >= u32::MAX as usize {
-                return Err(Error::DeviceMemory(format!("the CSR matrix has {} nonzeros, above the 32-bit index limit; use --dual factored", m.nnz())));
+                return Err(Error::DeviceMemory(format!(
+                    "the CSR matrix has {} nonzeros, above the 32-bit index limit; use --dual factored",
+                    m.nnz()
+                )));
             }
             let ip: Vec<u32> = m.indptr().raw_storage().iter().map(|&x| x as u32).collect();
             let ix: Vec<u32> = m.indices().iter().map(|&x| f_slot(x as u32, t)).collect();
             let dv: Vec<T> = m.data().iter().map(|&x| T::of(x)).collect();
             let nnz = dv.len();
-            Some((dev.upload(&ip, "CSR row pointers")?, dev.upload(&ix, "CSR columns")?, dev.upload(&dv, "CSR values")?, nnz))
+            Some((
+                dev.upload(&ip, "CSR row pointers")?,
+                dev.upload(&ix, "CSR columns")?,
+                dev.upload(&dv, "CSR values")?,
+                nnz,
+            ))
         } else {
             None
         };
-        let (sidx, sg): (Vec<u32>, Vec<T>) = source.map(|s| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).unzip()).unwrap_or_default();
+        let (sidx, sg): (Vec<u32>, Vec<T>) = source
+            .map(|s| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).unzip())
+            .unwrap_or_default();
         let slots: Vec<u32> = probes.iter().flat_map(|p| p.slots).collect();
-        let w: Vec<T> = probes.iter().flat_map(|p| p.w.iter().flat_map(|r| r.iter().map(|&x| T::of(x)))).collect();
+        let w: Vec<T> = probes
+            .iter()
+            .flat_map(|p| p.w.iter().flat_map(|r| r.iter().map(|&x| T::of(x))))
+            .collect();
         let np = probes.len();
         let mut s = ClStepper {
             p,
@@ -594,7 +722,13 @@ impl<T: Real> ClStepper<T> {
     }
 
     fn scale_buf(&self, b: &Buffer<T>, n: usize, a: f64) -> Result<()> {
-        launch(&self.dev, &self.k.scale, n, LOCAL, &[Arg::U64(n as u64), Arg::Buf(b), Arg::Real(T::of(a))])?;
+        launch(
+            &self.dev,
+            &self.k.scale,
+            n,
+            LOCAL,
+            &[Arg::U64(n as u64), Arg::Buf(b), Arg::Real(T::of(a))],
+        )?;
         Ok(())
     }
 
@@ -618,7 +752,13 @@ impl<T: Real> ClStepper<T> {
 
     /// `F -= P U` with the chosen variant.
     pub fn primal_update(&self) -> Result<Event> {
-        let args = [Arg::U32(self.t as u32), Arg::Buf(&self.p), Arg::BufU32(&self.pe), Arg::Buf(&self.u), Arg::Buf(&self.f)];
+        let args = [
+            Arg::U32(self.t as u32),
+            Arg::Buf(&self.p),
+            Arg::BufU32(&self.pe),
+            Arg::Buf(&self.u),
+            Arg::Buf(&self.f),
+        ];
         match self.primal {
             PrimalVariant::Tet => launch(&self.dev, &self.k.primal_tet, self.t, LOCAL, &args),
             PrimalVariant::Row => launch(&self.dev, &self.k.primal_row, 4 * self.t, LOCAL, &args),
@@ -627,7 +767,19 @@ impl<T: Real> ClStepper<T> {
 
     /// First half of the factored dual update: per-edge circulations.
     pub fn circulation(&self) -> Result<Event> {
-        launch(&self.dev, &self.k.circulation, self.ne, LOCAL, &[Arg::U32(self.ne as u32), Arg::BufU32(&self.circ_ptr), Arg::BufU32(&self.circ), Arg::Buf(&self.f), Arg::Buf(&self.c)])
+        launch(
+            &self.dev,
+            &self.k.circulation,
+            self.ne,
+            LOCAL,
+            &[
+                Arg::U32(self.ne as u32),
+                Arg::BufU32(&self.circ_ptr),
+                Arg::BufU32(&self.circ),
+                Arg::Buf(&self.f),
+                Arg::Buf(&self.c),
+            ],
+        )
     }
 
     /// Second half of the factored dual update: per-vertex blocks.
@@ -670,16 +822,43 @@ impl<T: Real> ClStepper<T> {
 
     /// `U += D F` with the CSR matrix (scalar or vector kernel).
     pub fn csr_update(&self) -> Result<Event> {
-        let (ip, ix, dv, _) = self.csr.as_ref().ok_or_else(|| Error::config("dual", "csr", "the stepper was built without the CSR matrix"))?;
+        let (ip, ix, dv, _) = self.csr.as_ref().ok_or_else(|| {
+            Error::config(
+                "dual",
+                "csr",
+                "the stepper was built without the CSR matrix",
+            )
+        })?;
         let nr = self.nh as u32;
         match self.csr_variant {
-            CsrVariant::Scalar => launch(&self.dev, &self.k.csr_scalar, self.nh, LOCAL, &[Arg::U32(nr), Arg::BufU32(ip), Arg::BufU32(ix), Arg::Buf(dv), Arg::Buf(&self.f), Arg::Buf(&self.u)]),
+            CsrVariant::Scalar => launch(
+                &self.dev,
+                &self.k.csr_scalar,
+                self.nh,
+                LOCAL,
+                &[
+                    Arg::U32(nr),
+                    Arg::BufU32(ip),
+                    Arg::BufU32(ix),
+                    Arg::Buf(dv),
+                    Arg::Buf(&self.f),
+                    Arg::Buf(&self.u),
+                ],
+            ),
             CsrVariant::Vector => launch(
                 &self.dev,
                 &self.k.csr_vector,
                 self.nh * CSR_LANES,
                 LOCAL,
-                &[Arg::U32(nr), Arg::BufU32(ip), Arg::BufU32(ix), Arg::Buf(dv), Arg::Buf(&self.f), Arg::Buf(&self.u), Arg::Local(LOCAL * std::mem::size_of::<T>())],
+                &[
+                    Arg::U32(nr),
+                    Arg::BufU32(ip),
+                    Arg::BufU32(ix),
+                    Arg::Buf(dv),
+                    Arg::Buf(&self.f),
+                    Arg::Buf(&self.u),
+                    Arg::Local(LOCAL * std::mem::size_of::<T>()),
+                ],
             ),
         }
     }
@@ -703,15 +882,47 @@ impl<T: Real> ClStepper<T> {
                 &self.k.source,
                 self.nsrc,
                 LOCAL.min(64),
-                &[Arg::U32(self.nsrc as u32), Arg::BufU32(&self.src_idx), Arg::Buf(&self.src_g), Arg::Buf(&self.u), Arg::Real(T::of(t)), Arg::Real(T::of(w.t0)), Arg::Real(T::of(w.tau))],
+                &[
+                    Arg::U32(self.nsrc as u32),
+                    Arg::BufU32(&self.src_idx),
+                    Arg::Buf(&self.src_g),
+                    Arg::Buf(&self.u),
+                    Arg::Real(T::of(t)),
+                    Arg::Real(T::of(w.t0)),
+                    Arg::Real(T::of(w.tau)),
+                ],
             )?;
         }
         Ok(())
     }
 
-    fn dot(&self, x: &Buffer<T>, y: &Buffer<T>, n: usize, partial: &Buffer<T>, groups: usize) -> Result<f64> {
-        launch(&self.dev, &self.k.dot_partial, groups * LOCAL, LOCAL, &[Arg::U64(n as u64), Arg::Buf(x), Arg::Buf(y), Arg::Buf(partial), Arg::Local(LOCAL * std::mem::size_of::<T>())])?;
-        Ok(self.dev.read(partial, groups, "dot product")?.iter().map(|v| v.f64()).sum())
+    fn dot(
+        &self,
+        x: &Buffer<T>,
+        y: &Buffer<T>,
+        n: usize,
+        partial: &Buffer<T>,
+        groups: usize,
+    ) -> Result<f64> {
+        launch(
+            &self.dev,
+            &self.k.dot_partial,
+            groups * LOCAL,
+            LOCAL,
+            &[
+                Arg::U64(n as u64),
+                Arg::Buf(x),
+                Arg::Buf(y),
+                Arg::Buf(partial),
+                Arg::Local(LOCAL * std::mem::size_of::<T>()),
+            ],
+        )?;
+        Ok(self
+            .dev
+            .read(partial, groups, "dot product")?
+            .iter()
+            .map(|v| v.f64())
+            .sum())
     }
 
     /// Power iteration for ρ(K) on the device (Rayleigh quotient in the Meps inner
@@ -719,7 +930,11 @@ impl<T: Real> ClStepper<T> {
     /// Uses the same seeded start vector as [`crate::solver::spectral_radius`].
     pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
         if !self.dga.has_masses() {
-            return Err(Error::config("power iteration", "lean", "the operators were assembled without mass matrices"));
+            return Err(Error::config(
+                "power iteration",
+                "lean",
+                "the operators were assembled without mass matrices",
+            ));
         }
         let mut rng = Rng::new(seed);
         let mut x0 = vec![T::zero(); self.nh];
@@ -727,7 +942,11 @@ impl<T: Real> ClStepper<T> {
             x0[h as usize] = T::of(rng.sym());
         }
         let dga = self.dga.clone();
-        let mbuf = self.dev.upload_with(dga.meps.data.len(), "Meps blocks (power iteration)", |i| T::of(dga.meps.data[i]))?;
+        let mbuf =
+            self.dev
+                .upload_with(dga.meps.data.len(), "Meps blocks (power iteration)", |i| {
+                    T::of(dga.meps.data[i])
+                })?;
         let x = self.dev.upload(&x0, "power iteration vector")?;
         let kx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
         let mx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
@@ -743,7 +962,16 @@ impl<T: Real> ClStepper<T> {
                 &self.k.vertex_block_h,
                 self.nh,
                 LOCAL,
-                &[Arg::U32(nh), Arg::BufU64(&self.hrow), Arg::BufU32(&self.hvert), Arg::BufU32(&self.vptr), Arg::BufU32(&self.vh), Arg::Buf(m), Arg::Buf(xin), Arg::Buf(out)],
+                &[
+                    Arg::U32(nh),
+                    Arg::BufU64(&self.hrow),
+                    Arg::BufU32(&self.hvert),
+                    Arg::BufU32(&self.vptr),
+                    Arg::BufU32(&self.vh),
+                    Arg::Buf(m),
+                    Arg::Buf(xin),
+                    Arg::Buf(out),
+                ],
             )
         };
         let mut kxb = kx;
@@ -752,15 +980,42 @@ impl<T: Real> ClStepper<T> {
             self.dev.fill_zero(fz, 4 * self.t)?;
             let fz = &self.f;
             self.dev.fill_zero(&mut kxb, self.nh)?;
-            let args = [Arg::U32(self.t as u32), Arg::Buf(&self.p), Arg::BufU32(&self.pe), Arg::Buf(&x), Arg::Buf(fz)];
+            let args = [
+                Arg::U32(self.t as u32),
+                Arg::Buf(&self.p),
+                Arg::BufU32(&self.pe),
+                Arg::Buf(&x),
+                Arg::Buf(fz),
+            ];
             launch(&self.dev, &self.k.primal_tet, self.t, LOCAL, &args)?;
-            launch(&self.dev, &self.k.circulation, self.ne, LOCAL, &[Arg::U32(self.ne as u32), Arg::BufU32(&self.circ_ptr), Arg::BufU32(&self.circ), Arg::Buf(fz), Arg::Buf(&self.c)])?;
+            launch(
+                &self.dev,
+                &self.k.circulation,
+                self.ne,
+                LOCAL,
+                &[
+                    Arg::U32(self.ne as u32),
+                    Arg::BufU32(&self.circ_ptr),
+                    Arg::BufU32(&self.circ),
+                    Arg::Buf(fz),
+                    Arg::Buf(&self.c),
+                ],
+            )?;
             launch(
                 &self.dev,
                 &self.k.vertex_block,
                 self.nh,
                 LOCAL,
-                &[Arg::U32(nh), Arg::BufU64(&self.hrow), Arg::BufU32(&self.hvert), Arg::BufU32(&self.vptr), Arg::BufU32(&self.vh), Arg::Buf(&self.block), Arg::Buf(&self.c), Arg::Buf(&kxb)],
+                &[
+                    Arg::U32(nh),
+                    Arg::BufU64(&self.hrow),
+                    Arg::BufU32(&self.hvert),
+                    Arg::BufU32(&self.vptr),
+                    Arg::BufU32(&self.vh),
+                    Arg::Buf(&self.block),
+                    Arg::Buf(&self.c),
+                    Arg::Buf(&kxb),
+                ],
             )?; // kxb = -dt² K x
             vb_h(&mbuf, &kxb, &mx)?;
             let num = self.dot(&x, &mx, self.nh, &partial, groups)?;
@@ -771,7 +1026,18 @@ impl<T: Real> ClStepper<T> {
             if nrm == 0.0 {
                 break;
             }
-            launch(&self.dev, &self.k.axpy0, self.nh, LOCAL, &[Arg::U64(self.nh as u64), Arg::Real(T::of(-1.0 / nrm)), Arg::Buf(&kxb), Arg::Buf(&x)])?;
+            launch(
+                &self.dev,
+                &self.k.axpy0,
+                self.nh,
+                LOCAL,
+                &[
+                    Arg::U64(self.nh as u64),
+                    Arg::Real(T::of(-1.0 / nrm)),
+                    Arg::Buf(&kxb),
+                    Arg::Buf(&x),
+                ],
+            )?;
         }
         self.set_state(&saved.0, &saved.1)?;
         Ok(lambda)
@@ -815,12 +1081,21 @@ impl<T: Real> Stepper for ClStepper<T> {
                         &self.k.probe,
                         self.np,
                         LOCAL.min(64),
-                        &[Arg::U32(self.np as u32), Arg::U32(j as u32), Arg::BufU32(&self.probe_slots), Arg::Buf(&self.probe_w), Arg::Buf(&self.u), Arg::Buf(&self.samples)],
+                        &[
+                            Arg::U32(self.np as u32),
+                            Arg::U32(j as u32),
+                            Arg::BufU32(&self.probe_slots),
+                            Arg::Buf(&self.probe_w),
+                            Arg::Buf(&self.u),
+                            Arg::Buf(&self.samples),
+                        ],
                     )?;
                 }
             }
             if self.np > 0 {
-                let s = self.dev.read(&self.samples, m * self.np * 3, "probe samples")?;
+                let s = self
+                    .dev
+                    .read(&self.samples, m * self.np * 3, "probe samples")?;
                 samples.extend(s.iter().map(|x| x.f64()));
             } else {
                 self.dev.finish()?;
@@ -832,7 +1107,11 @@ impl<T: Real> Stepper for ClStepper<T> {
 
     fn energy(&mut self) -> Result<f64> {
         if !self.dga.has_masses() {
-            return Err(Error::config("energy", "lean", "the operators were assembled without mass matrices"));
+            return Err(Error::config(
+                "energy",
+                "lean",
+                "the operators were assembled without mass matrices",
+            ));
         }
         let (u, f, fnew) = self.state_with_next()?;
         Ok(super::cpu::energy_of(&self.dga, &u, &f, &fnew))
@@ -852,7 +1131,11 @@ impl<T: Real> Stepper for ClStepper<T> {
 
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
         if u.len() != self.nh || f.len() != 4 * self.t {
-            return Err(Error::config("state", format!("{}+{}", u.len(), f.len()), "length does not match the mesh"));
+            return Err(Error::config(
+                "state",
+                format!("{}+{}", u.len(), f.len()),
+                "length does not match the mesh",
+            ));
         }
         let ut: Vec<T> = u.iter().map(|&x| T::of(x)).collect();
         let mut fd = vec![T::zero(); 4 * self.t];

@@ -34,7 +34,10 @@ pub struct Materials {
 
 impl Materials {
     pub fn vacuum(n_tets: usize) -> Self {
-        Materials { eps: vec![1.0; n_tets], mu: vec![1.0; n_tets] }
+        Materials {
+            eps: vec![1.0; n_tets],
+            mu: vec![1.0; n_tets],
+        }
     }
     /// Assigns `(eps_r, mu_r)` to the tets of the named (or numbered) volume groups.
     pub fn from_groups(mesh: &Mesh, groups: &[(String, f64, f64)]) -> Result<Self> {
@@ -47,11 +50,27 @@ impl Materials {
                     .filter(|p| p.dim == 3)
                     .map(|p| format!("{} ({})", p.name, p.tag))
                     .collect();
-                Error::config("material group", key, format!("no such volume group in {} (known: {})", mesh.source, if known.is_empty() { "none".into() } else { known.join(", ") }))
+                Error::config(
+                    "material group",
+                    key,
+                    format!(
+                        "no such volume group in {} (known: {})",
+                        mesh.source,
+                        if known.is_empty() {
+                            "none".into()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                )
             })?;
             for (v, name) in [(*eps, "eps_r"), (*mu, "mu_r")] {
                 if !(v.is_finite() && v > 0.0) {
-                    return Err(Error::config(name, v, format!("must be finite and positive (group {key})")));
+                    return Err(Error::config(
+                        name,
+                        v,
+                        format!("must be finite and positive (group {key})"),
+                    ));
                 }
             }
             for n in 0..mesh.n_tets() {
@@ -110,7 +129,9 @@ impl VertexBlocks {
             let b = self.block(v);
             let d = hs.len();
             for i in 0..d {
-                y[hs[i] as usize] += (0..d).map(|j| b[i * d + j] * x[hs[j] as usize]).sum::<f64>();
+                y[hs[i] as usize] += (0..d)
+                    .map(|j| b[i * d + j] * x[hs[j] as usize])
+                    .sum::<f64>();
             }
         }
     }
@@ -219,14 +240,21 @@ impl Dga {
             })
             .unzip();
         if let Some(n) = mmu.par_iter().position_first(|m| m[0].is_nan()) {
-            return Err(not_spd("Mmu of tet", mesh.tet_ids[n] as usize, "the hexahedral mu matrices are degenerate or their sum is not positive definite"));
+            return Err(not_spd(
+                "Mmu of tet",
+                mesh.tet_ids[n] as usize,
+                "the hexahedral mu matrices are degenerate or their sum is not positive definite",
+            ));
         }
         let mmu = if lean { Vec::new() } else { mmu };
         let free_edge: Vec<bool> = topo.boundary_edge.iter().map(|&b| !b).collect();
         let mut meps = assemble_eps(mesh, topo, mat, &free_edge)?;
         let meps_inv = if lean {
             let data = std::mem::take(&mut meps.data);
-            let mut m = VertexBlocks { data, ..meps.clone() };
+            let mut m = VertexBlocks {
+                data,
+                ..meps.clone()
+            };
             invert_in_place(&mut m, mesh)?;
             m
         } else {
@@ -304,7 +332,11 @@ impl Dga {
 }
 
 fn not_spd(what: &'static str, index: usize, detail: &str) -> Error {
-    Error::NotSpd { what, index, detail: detail.into() }
+    Error::NotSpd {
+        what,
+        index,
+        detail: detail.into(),
+    }
 }
 
 /// `s (GᵀG)⁻¹` for the 3 column vectors of G; None if singular.
@@ -328,7 +360,12 @@ fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]
 /// `Meps_v` per vertex over the half-edges of kept edges. The hexahedral matrices are
 /// recomputed from the geometry inside the vertex loop (4 times per tet) rather than
 /// stored, and the blocks are written in place: memory is the result plus O(V).
-fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Materials, keep: &[bool]) -> Result<VertexBlocks> {
+fn assemble_eps(
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Materials,
+    keep: &[bool],
+) -> Result<VertexBlocks> {
     let nv = mesh.n_vertices();
     // vertex -> (tet, local vertex)
     let mut vt_ptr = vec![0usize; nv + 1];
@@ -352,7 +389,11 @@ fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Materials, keep: &[bool]) ->
     let mut ptr = Vec::with_capacity(nv + 1);
     ptr.push(0usize);
     for v in 0..nv {
-        let d = topo.edges_at(v).iter().filter(|&&e| keep[e as usize]).count();
+        let d = topo
+            .edges_at(v)
+            .iter()
+            .filter(|&&e| keep[e as usize])
+            .count();
         ptr.push(ptr[v] + d);
     }
     let mut h = vec![0u32; ptr[nv]];
@@ -373,34 +414,41 @@ fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Materials, keep: &[bool]) ->
     }
     let mut data = vec![0.0; off[nv]];
     let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
-    split_blocks(&mut data, &off).into_par_iter().enumerate().for_each(|(v, b)| {
-        let hs = &h[ptr[v]..ptr[v + 1]];
-        let d = hs.len();
-        for &(n, i) in &vt[vt_ptr[v]..vt_ptr[v + 1]] {
-            let (n, i) = (n as usize, i as usize);
-            let g = TetGeom::new(mesh, n);
-            let hex = g.hexahedron(i);
-            let Some(m) = local_gram_inverse(&hex.a, mat.eps[n] * hex.volume) else {
-                bad.fetch_min(n, std::sync::atomic::Ordering::Relaxed);
-                return;
-            };
-            let loc: [Option<usize>; 3] = std::array::from_fn(|r| {
-                let e = topo.tet_edges[n][hex.edges[r]];
-                let slot = topo.half_edge(e as usize, g.v[i]) as u32;
-                hs.iter().position(|&x| x == slot)
-            });
-            for r in 0..3 {
-                for c in 0..3 {
-                    if let (Some(a), Some(bb)) = (loc[r], loc[c]) {
-                        b[a * d + bb] += m[(r, c)];
+    split_blocks(&mut data, &off)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(v, b)| {
+            let hs = &h[ptr[v]..ptr[v + 1]];
+            let d = hs.len();
+            for &(n, i) in &vt[vt_ptr[v]..vt_ptr[v + 1]] {
+                let (n, i) = (n as usize, i as usize);
+                let g = TetGeom::new(mesh, n);
+                let hex = g.hexahedron(i);
+                let Some(m) = local_gram_inverse(&hex.a, mat.eps[n] * hex.volume) else {
+                    bad.fetch_min(n, std::sync::atomic::Ordering::Relaxed);
+                    return;
+                };
+                let loc: [Option<usize>; 3] = std::array::from_fn(|r| {
+                    let e = topo.tet_edges[n][hex.edges[r]];
+                    let slot = topo.half_edge(e as usize, g.v[i]) as u32;
+                    hs.iter().position(|&x| x == slot)
+                });
+                for r in 0..3 {
+                    for c in 0..3 {
+                        if let (Some(a), Some(bb)) = (loc[r], loc[c]) {
+                            b[a * d + bb] += m[(r, c)];
+                        }
                     }
                 }
             }
-        }
-    });
+        });
     let bad = bad.into_inner();
     if bad != usize::MAX {
-        return Err(not_spd("hexahedral eps matrix of tet", mesh.tet_ids[bad] as usize, "degenerate half-edge vectors"));
+        return Err(not_spd(
+            "hexahedral eps matrix of tet",
+            mesh.tet_ids[bad] as usize,
+            "degenerate half-edge vectors",
+        ));
     }
     Ok(VertexBlocks { ptr, h, off, data })
 }
@@ -409,28 +457,35 @@ fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Materials, keep: &[bool]) ->
 fn invert_in_place(m: &mut VertexBlocks, mesh: &Mesh) -> Result<()> {
     let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
     let off = m.off.clone();
-    split_blocks(&mut m.data, &off).into_par_iter().enumerate().for_each(|(v, blk)| {
-        let d = (blk.len() as f64).sqrt().round() as usize;
-        if d == 0 {
-            return;
-        }
-        let a = DMatrix::from_row_slice(d, d, blk);
-        let Some(c) = a.cholesky() else {
-            bad.fetch_min(v, std::sync::atomic::Ordering::Relaxed);
-            return;
-        };
-        let i = c.inverse();
-        // Exactly symmetric, so a kernel may read row i as column i.
-        for k in 0..d * d {
-            blk[k] = 0.5 * (i[(k / d, k % d)] + i[(k % d, k / d)]);
-        }
-    });
+    split_blocks(&mut m.data, &off)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(v, blk)| {
+            let d = (blk.len() as f64).sqrt().round() as usize;
+            if d == 0 {
+                return;
+            }
+            let a = DMatrix::from_row_slice(d, d, blk);
+            let Some(c) = a.cholesky() else {
+                bad.fetch_min(v, std::sync::atomic::Ordering::Relaxed);
+                return;
+            };
+            let i = c.inverse();
+            // Exactly symmetric, so a kernel may read row i as column i.
+            for k in 0..d * d {
+                blk[k] = 0.5 * (i[(k / d, k % d)] + i[(k % d, k / d)]);
+            }
+        });
     let v = bad.into_inner();
     if v != usize::MAX {
         return Err(Error::NotSpd {
             what: "Meps of vertex",
             index: v,
-            detail: format!("{d}x{d} block at {:?}, Cholesky failed", mesh.nodes[v], d = m.dim(v)),
+            detail: format!(
+                "{d}x{d} block at {:?}, Cholesky failed",
+                mesh.nodes[v],
+                d = m.dim(v)
+            ),
         });
     }
     Ok(())

@@ -86,7 +86,12 @@ impl<T: Real> Operators<T> {
                 }
             });
         let (hvert, hrow) = dga.half_edge_rows();
-        let block = dga.meps_inv.data.par_iter().map(|&x| T::of(dt * x)).collect();
+        let block = dga
+            .meps_inv
+            .data
+            .par_iter()
+            .map(|&x| T::of(dt * x))
+            .collect();
         let csr = with_csr.then(|| {
             let m = build_csr(dga, dt);
             m.map(|&x| T::of(x))
@@ -116,10 +121,13 @@ impl<T: Real> Operators<T> {
     }
 }
 
+/// Rows of one vertex: (half-edge slot, [(column, value)]).
+type VertexRows = Vec<(u32, Vec<(u32, f64)>)>;
+
 /// The seed's global matrix `Δt Meps⁻¹ C̃` (2E x 4T), built per vertex in parallel.
 pub fn build_csr(dga: &Dga, dt: f64) -> CsMat<f64> {
     let nv = dga.meps.n_vertices();
-    let rows: Vec<Vec<(u32, Vec<(u32, f64)>)>> = (0..nv)
+    let rows: Vec<VertexRows> = (0..nv)
         .into_par_iter()
         .map(|v| {
             let hs = dga.meps_inv.halves(v);

@@ -6,7 +6,13 @@ use super::{Mesh, PhysicalName};
 use crate::util::{V3, det3, norm, sub};
 use rayon::prelude::*;
 
-fn fresh(source: String, nodes: Vec<V3>, mut tets: Vec<[u32; 4]>, phys: Vec<i32>, names: Vec<PhysicalName>) -> Mesh {
+fn fresh(
+    source: String,
+    nodes: Vec<V3>,
+    mut tets: Vec<[u32; 4]>,
+    phys: Vec<i32>,
+    names: Vec<PhysicalName>,
+) -> Mesh {
     let mut reoriented = 0;
     for t in tets.iter_mut() {
         let x: Vec<V3> = t.iter().map(|&v| nodes[v as usize]).collect();
@@ -45,7 +51,14 @@ pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
             }
         }
     }
-    const PERMS: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+    const PERMS: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
     let tets: Vec<[u32; 4]> = (0..nx * ny * nz)
         .into_par_iter()
         .flat_map_iter(|c| {
@@ -67,7 +80,11 @@ pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
         nodes,
         tets,
         vec![1; nt],
-        vec![PhysicalName { dim: 3, tag: 1, name: "vacuum".into() }],
+        vec![PhysicalName {
+            dim: 3,
+            tag: 1,
+            name: "vacuum".into(),
+        }],
     )
 }
 
@@ -113,10 +130,12 @@ pub fn refine(mesh: &Mesh, cyl: Option<Cylinder>) -> Mesh {
     for (e, &[a, b]) in topo.edges.iter().enumerate() {
         let (pa, pb) = (mesh.nodes[a as usize], mesh.nodes[b as usize]);
         let mut m = crate::util::scale(crate::util::add(pa, pb), 0.5);
-        if let Some(c) = cyl {
-            if topo.boundary_edge[e] && c.on_surface(pa, 1e-6) && c.on_surface(pb, 1e-6) {
-                m = c.project(m);
-            }
+        if let Some(c) = cyl
+            && topo.boundary_edge[e]
+            && c.on_surface(pa, 1e-6)
+            && c.on_surface(pb, 1e-6)
+        {
+            m = c.project(m);
         }
         nodes.push(m);
     }
@@ -153,8 +172,18 @@ pub fn refine(mesh: &Mesh, cyl: Option<Cylinder>) -> Mesh {
             out.into_iter()
         })
         .collect();
-    let phys: Vec<i32> = mesh.tet_phys.iter().flat_map(|&p| std::iter::repeat_n(p, 8)).collect();
-    fresh(format!("{} refined 1:8", mesh.source), nodes, tets, phys, mesh.physical_names.clone())
+    let phys: Vec<i32> = mesh
+        .tet_phys
+        .iter()
+        .flat_map(|&p| std::iter::repeat_n(p, 8))
+        .collect();
+    fresh(
+        format!("{} refined 1:8", mesh.source),
+        nodes,
+        tets,
+        phys,
+        mesh.physical_names.clone(),
+    )
 }
 
 #[cfg(test)]
@@ -177,7 +206,8 @@ mod tests {
         assert!((v - 1.0).abs() < 1e-12);
         assert!((0..r.n_tets()).all(|n| r.tet_volume(n) > 0.0));
         let t = super::super::Topology::build(&r).unwrap();
-        let chi = r.n_vertices() as i64 - t.n_edges() as i64 + t.n_faces() as i64 - r.n_tets() as i64;
+        let chi =
+            r.n_vertices() as i64 - t.n_edges() as i64 + t.n_faces() as i64 - r.n_tets() as i64;
         assert_eq!(chi, 1);
     }
 }

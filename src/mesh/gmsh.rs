@@ -141,11 +141,19 @@ impl<'a> Parser<'a> {
     }
     fn bin_i32(&mut self, what: &str) -> Result<i32> {
         let s: [u8; 4] = self.take(4, what)?.try_into().unwrap_or([0; 4]);
-        Ok(if self.swap { i32::from_be_bytes(s) } else { i32::from_le_bytes(s) })
+        Ok(if self.swap {
+            i32::from_be_bytes(s)
+        } else {
+            i32::from_le_bytes(s)
+        })
     }
     fn bin_u64(&mut self, what: &str) -> Result<u64> {
         let s: [u8; 8] = self.take(8, what)?.try_into().unwrap_or([0; 8]);
-        Ok(if self.swap { u64::from_be_bytes(s) } else { u64::from_le_bytes(s) })
+        Ok(if self.swap {
+            u64::from_be_bytes(s)
+        } else {
+            u64::from_le_bytes(s)
+        })
     }
     fn bin_f64(&mut self, what: &str) -> Result<f64> {
         Ok(f64::from_bits(self.bin_u64(what)?))
@@ -165,12 +173,17 @@ impl<'a> Parser<'a> {
     fn run(mut self) -> Result<Raw> {
         // $MeshFormat
         loop {
-            let l = self.line().ok_or_else(|| self.err("no $MeshFormat section: not a Gmsh mesh file"))?;
+            let l = self
+                .line()
+                .ok_or_else(|| self.err("no $MeshFormat section: not a Gmsh mesh file"))?;
             if l.trim().is_empty() {
                 continue;
             }
             if l.trim() != "$MeshFormat" {
-                return Err(self.err(format!("expected $MeshFormat, found {:?}: not a Gmsh mesh file", clip(l))));
+                return Err(self.err(format!(
+                    "expected $MeshFormat, found {:?}: not a Gmsh mesh file",
+                    clip(l)
+                )));
             }
             break;
         }
@@ -179,7 +192,9 @@ impl<'a> Parser<'a> {
         if f.len() < 3 {
             return Err(self.err(format!("bad format line {:?}", clip(l))));
         }
-        let ftype: i32 = f[1].parse().map_err(|_| self.err(format!("bad file type {:?}", f[1])))?;
+        let ftype: i32 = f[1]
+            .parse()
+            .map_err(|_| self.err(format!("bad file type {:?}", f[1])))?;
         self.binary = ftype == 1;
         self.version = match f[0] {
             "4.1" => 41,
@@ -188,12 +203,14 @@ impl<'a> Parser<'a> {
                 return Err(self.err(format!(
                     "unsupported MSH version {v} (supported: 4.1 ASCII and binary, 2.2 ASCII; \
                      re-export with gmsh -format msh41)"
-                )))
+                )));
             }
         };
         if self.binary {
             if self.version != 41 {
-                return Err(self.err("binary MSH 2.2 is not supported (use ASCII, or MSH 4.1 binary)"));
+                return Err(
+                    self.err("binary MSH 2.2 is not supported (use ASCII, or MSH 4.1 binary)")
+                );
             }
             if f[2] != "8" {
                 return Err(self.err(format!("unsupported data size {} (expected 8)", f[2])));
@@ -226,13 +243,19 @@ impl<'a> Parser<'a> {
                 "$PhysicalNames" => names = self.physical_names()?,
                 "$Entities" if self.version == 41 => entity_phys = self.entities()?,
                 "$Nodes" => {
-                    let (n, tags) = if self.version == 41 { self.nodes41()? } else { self.nodes22()? };
+                    let (n, tags) = if self.version == 41 {
+                        self.nodes41()?
+                    } else {
+                        self.nodes22()?
+                    };
                     nodes = n;
                     tagmap = Some(build_tagmap(&tags));
                     self.expect("$EndNodes")?;
                 }
                 "$Elements" => {
-                    let map = tagmap.as_ref().ok_or_else(|| self.err("$Elements before $Nodes"))?;
+                    let map = tagmap
+                        .as_ref()
+                        .ok_or_else(|| self.err("$Elements before $Nodes"))?;
                     tets = if self.version == 41 {
                         self.elements41(map, &entity_phys)?
                     } else {
@@ -242,7 +265,9 @@ impl<'a> Parser<'a> {
                     saw_elements = true;
                 }
                 s if s.starts_with('$') && !s.starts_with("$End") => self.skip_section(&s[1..])?,
-                s => return Err(self.err(format!("unexpected line {:?} between sections", clip(s)))),
+                s => {
+                    return Err(self.err(format!("unexpected line {:?} between sections", clip(s))));
+                }
             }
         }
         if tagmap.is_none() {
@@ -260,7 +285,10 @@ impl<'a> Parser<'a> {
         match find(hay, end.as_bytes()) {
             Some(p) => {
                 let stop = self.pos.saturating_sub(1) + p + 1;
-                self.line += self.b[self.pos..stop].iter().filter(|&&c| c == b'\n').count();
+                self.line += self.b[self.pos..stop]
+                    .iter()
+                    .filter(|&&c| c == b'\n')
+                    .count();
                 self.pos = stop;
                 self.line();
                 Ok(())
@@ -343,7 +371,9 @@ impl<'a> Parser<'a> {
 
     fn nodes41(&mut self) -> Result<(Vec<[f64; 3]>, Vec<u64>)> {
         let (nblocks, nnodes) = if self.binary {
-            let h: Vec<u64> = (0..4).map(|_| self.bin_u64("the $Nodes header")).collect::<Result<_>>()?;
+            let h: Vec<u64> = (0..4)
+                .map(|_| self.bin_u64("the $Nodes header"))
+                .collect::<Result<_>>()?;
             (h[0], h[1])
         } else {
             let h = self.nums::<u64>("the $Nodes header", 4)?;
@@ -366,17 +396,25 @@ impl<'a> Parser<'a> {
                 (h[2] as i32, self.count(h[3].max(0) as u64, 8, "node")?)
             };
             if param != 0 {
-                return Err(self.err("parametric node coordinates are not supported (save without -parametric)"));
+                return Err(self.err(
+                    "parametric node coordinates are not supported (save without -parametric)",
+                ));
             }
             if tags.len() + n > nnodes {
-                return Err(self.err(format!("node blocks hold more nodes than the header's {nnodes}")));
+                return Err(self.err(format!(
+                    "node blocks hold more nodes than the header's {nnodes}"
+                )));
             }
             if self.binary {
                 for _ in 0..n {
                     tags.push(self.bin_u64("node tags")?);
                 }
                 for _ in 0..n {
-                    let p = [self.bin_f64("node coordinates")?, self.bin_f64("node coordinates")?, self.bin_f64("node coordinates")?];
+                    let p = [
+                        self.bin_f64("node coordinates")?,
+                        self.bin_f64("node coordinates")?,
+                        self.bin_f64("node coordinates")?,
+                    ];
                     xyz.push(p);
                 }
             } else {
@@ -390,7 +428,10 @@ impl<'a> Parser<'a> {
             }
         }
         if tags.len() != nnodes {
-            return Err(self.err(format!("the $Nodes header announces {nnodes} nodes, the blocks hold {}", tags.len())));
+            return Err(self.err(format!(
+                "the $Nodes header announces {nnodes} nodes, the blocks hold {}",
+                tags.len()
+            )));
         }
         if self.binary {
             self.line();
@@ -422,7 +463,9 @@ impl<'a> Parser<'a> {
 
     fn elements41(&mut self, map: &TagMap, ent: &HashMap<(i32, i32), i32>) -> Result<Vec<RawTet>> {
         let (nblocks, nel) = if self.binary {
-            let h: Vec<u64> = (0..4).map(|_| self.bin_u64("the $Elements header")).collect::<Result<_>>()?;
+            let h: Vec<u64> = (0..4)
+                .map(|_| self.bin_u64("the $Elements header"))
+                .collect::<Result<_>>()?;
             (h[0], h[1])
         } else {
             let h = self.nums::<u64>("the $Elements header", 4)?;
@@ -443,11 +486,22 @@ impl<'a> Parser<'a> {
                 let h = self.nums::<i64>("an element block header", 4)?;
                 (h[0] as i32, h[1] as i32, h[2] as i32, h[3].max(0) as u64)
             };
-            let nn = nodes_per_element(ty).ok_or_else(|| self.err(format!("unknown element type {ty}")))?;
-            let n = self.count(n, if self.binary { 8 * (nn + 1) } else { 2 * (nn + 1) }, "element")?;
+            let nn = nodes_per_element(ty)
+                .ok_or_else(|| self.err(format!("unknown element type {ty}")))?;
+            let n = self.count(
+                n,
+                if self.binary {
+                    8 * (nn + 1)
+                } else {
+                    2 * (nn + 1)
+                },
+                "element",
+            )?;
             seen += n;
             if seen > nel {
-                return Err(self.err(format!("element blocks hold more elements than the header's {nel}")));
+                return Err(self.err(format!(
+                    "element blocks hold more elements than the header's {nel}"
+                )));
             }
             if dim == 3 && ty != 4 {
                 return Err(self.err(format!(
@@ -457,11 +511,17 @@ impl<'a> Parser<'a> {
             let phys = ent.get(&(dim, etag)).copied().unwrap_or(0);
             for _ in 0..n {
                 let v: Vec<u64> = if self.binary {
-                    (0..nn + 1).map(|_| self.bin_u64("element")).collect::<Result<_>>()?
+                    (0..nn + 1)
+                        .map(|_| self.bin_u64("element"))
+                        .collect::<Result<_>>()?
                 } else {
                     let v = self.nums::<u64>("an element", nn + 1)?;
                     if v.len() != nn + 1 {
-                        return Err(self.err(format!("element {} lists {} nodes, type {ty} has {nn}", v[0], v.len() - 1)));
+                        return Err(self.err(format!(
+                            "element {} lists {} nodes, type {ty} has {nn}",
+                            v[0],
+                            v.len() - 1
+                        )));
                     }
                     v
                 };
@@ -471,7 +531,9 @@ impl<'a> Parser<'a> {
             }
         }
         if seen != nel {
-            return Err(self.err(format!("the $Elements header announces {nel} elements, the blocks hold {seen}")));
+            return Err(self.err(format!(
+                "the $Elements header announces {nel} elements, the blocks hold {seen}"
+            )));
         }
         if self.binary {
             self.line();
@@ -486,9 +548,14 @@ impl<'a> Parser<'a> {
         for _ in 0..n {
             let v = self.nums::<i64>("an element", 3)?;
             let (id, ty, ntags) = (v[0].max(0) as u64, v[1] as i32, v[2].max(0) as usize);
-            let nn = nodes_per_element(ty).ok_or_else(|| self.err(format!("element {id}: unknown element type {ty}")))?;
+            let nn = nodes_per_element(ty)
+                .ok_or_else(|| self.err(format!("element {id}: unknown element type {ty}")))?;
             if v.len() != 3 + ntags + nn {
-                return Err(self.err(format!("element {id}: expected {} fields for type {ty} with {ntags} tags, found {}", 3 + ntags + nn, v.len())));
+                return Err(self.err(format!(
+                    "element {id}: expected {} fields for type {ty} with {ntags} tags, found {}",
+                    3 + ntags + nn,
+                    v.len()
+                )));
             }
             if matches!(ty, 5 | 6 | 7 | 11 | 12 | 13 | 14 | 17 | 18 | 19 | 29) {
                 return Err(self.err(format!(
@@ -511,7 +578,11 @@ impl<'a> Parser<'a> {
                 .get(t)
                 .ok_or_else(|| self.err(format!("tetrahedron {id} refers to missing node {t}")))?;
         }
-        Ok(RawTet { id, nodes: out, phys })
+        Ok(RawTet {
+            id,
+            nodes: out,
+            phys,
+        })
     }
 }
 
@@ -524,7 +595,12 @@ fn build_tagmap(tags: &[u64]) -> TagMap {
         }
         TagMap::Dense(v)
     } else {
-        TagMap::Sparse(tags.iter().enumerate().map(|(i, &t)| (t, i as u32)).collect())
+        TagMap::Sparse(
+            tags.iter()
+                .enumerate()
+                .map(|(i, &t)| (t, i as u32))
+                .collect(),
+        )
     }
 }
 
@@ -573,7 +649,9 @@ mod tests {
     use super::*;
 
     fn msh22(body_nodes: &str, body_el: &str) -> String {
-        format!("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n{body_nodes}$EndNodes\n$Elements\n{body_el}$EndElements\n")
+        format!(
+            "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n{body_nodes}$EndNodes\n$Elements\n{body_el}$EndElements\n"
+        )
     }
     const NODES: &str = "5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n";
 
@@ -590,12 +668,24 @@ mod tests {
 
     #[test]
     fn errors_name_line_and_element() {
-        let e = parse(msh22(NODES, "1\n1 4 2 7 1 1 2 3 9\n").as_bytes(), "m.msh").unwrap_err().to_string();
-        assert!(e.contains("m.msh") && e.contains("missing node 9") && e.contains("line 14"), "{e}");
-        let e = parse(b"$MeshFormat\n3.0 0 8\n$EndMeshFormat\n", "m.msh").unwrap_err().to_string();
-        assert!(e.contains("unsupported MSH version 3.0") && e.contains("line 2"), "{e}");
+        let e = parse(msh22(NODES, "1\n1 4 2 7 1 1 2 3 9\n").as_bytes(), "m.msh")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("m.msh") && e.contains("missing node 9") && e.contains("line 14"),
+            "{e}"
+        );
+        let e = parse(b"$MeshFormat\n3.0 0 8\n$EndMeshFormat\n", "m.msh")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unsupported MSH version 3.0") && e.contains("line 2"),
+            "{e}"
+        );
         let s = msh22(NODES, "1\n1 4 2 7 1 1 2 3 4\n");
-        let e = parse(&s.as_bytes()[..s.len() - 30], "m.msh").unwrap_err().to_string();
+        let e = parse(&s.as_bytes()[..s.len() - 30], "m.msh")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("truncated") || e.contains("no $Elements"), "{e}");
     }
 
@@ -630,7 +720,10 @@ mod file_tests {
             assert_eq!(m.tets, a.tets);
             assert_eq!(m.tet_phys, a.tet_phys);
             for (p, q) in m.nodes.iter().zip(&a.nodes) {
-                assert!((0..3).all(|k| (p[k] - q[k]).abs() <= 4.0 * f64::EPSILON), "{p:?} {q:?}");
+                assert!(
+                    (0..3).all(|k| (p[k] - q[k]).abs() <= 4.0 * f64::EPSILON),
+                    "{p:?} {q:?}"
+                );
             }
         }
         assert_eq!(c.nodes, a.nodes);
@@ -638,6 +731,9 @@ mod file_tests {
         assert_eq!(a.volume_group("vacuum"), Some(1));
         let v: f64 = (0..a.n_tets()).map(|n| a.tet_volume(n)).sum();
         // inscribed polyhedral cylinder: a bit below pi * 0.5
-        assert!(v < std::f64::consts::PI * 0.5 && v > 0.9 * std::f64::consts::PI * 0.5, "{v}");
+        assert!(
+            v < std::f64::consts::PI * 0.5 && v > 0.9 * std::f64::consts::PI * 0.5,
+            "{v}"
+        );
     }
 }

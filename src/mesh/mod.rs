@@ -78,8 +78,16 @@ impl Mesh {
                     )));
                 }
             }
-            if let Some(x) = t.nodes.iter().map(|&v| nodes[v as usize]).find(|p| p.iter().any(|c| !c.is_finite())) {
-                return Err(invalid(format!("tetrahedron {} has a node with a non-finite coordinate {:?}", t.id, x)));
+            if let Some(x) = t
+                .nodes
+                .iter()
+                .map(|&v| nodes[v as usize])
+                .find(|p| p.iter().any(|c| !c.is_finite()))
+            {
+                return Err(invalid(format!(
+                    "tetrahedron {} has a node with a non-finite coordinate {:?}",
+                    t.id, x
+                )));
             }
         }
         // Compact the node numbering to used nodes, in order of first use.
@@ -212,9 +220,16 @@ impl Mesh {
                 let l = self.barycentric(n, p);
                 (l.iter().cloned().fold(f64::INFINITY, f64::min), n)
             })
-            .reduce(|| (f64::NEG_INFINITY, usize::MAX), |a, b| {
-                if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) { b } else { a }
-            });
+            .reduce(
+                || (f64::NEG_INFINITY, usize::MAX),
+                |a, b| {
+                    if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
+                        b
+                    } else {
+                        a
+                    }
+                },
+            );
         (best.0 >= -1e-9).then_some(best.1)
     }
 

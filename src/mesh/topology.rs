@@ -21,7 +21,10 @@ pub const FACE_CYCLE: [[usize; 3]; 4] = [[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2,
 /// Local edge index joining local vertices `i != j`.
 pub fn local_edge(i: usize, j: usize) -> usize {
     let (a, b) = if i < j { (i, j) } else { (j, i) };
-    LOCAL_EDGES.iter().position(|e| *e == [a, b]).expect("i != j in 0..4")
+    LOCAL_EDGES
+        .iter()
+        .position(|e| *e == [a, b])
+        .expect("i != j in 0..4")
 }
 
 /// No second tet: the face is on the boundary.
@@ -51,7 +54,10 @@ impl Topology {
         if t.checked_mul(6).is_none_or(|x| x >= u32::MAX as usize) {
             return Err(Error::MeshInvalid {
                 path: mesh.source.clone(),
-                msg: format!("{t} tetrahedra exceed the supported maximum ({})", u32::MAX / 6),
+                msg: format!(
+                    "{t} tetrahedra exceed the supported maximum ({})",
+                    u32::MAX / 6
+                ),
             });
         }
         // ---- edges
@@ -208,14 +214,18 @@ mod tests {
     fn euler_characteristic_of_a_ball_is_one() {
         let m = box_mesh([3, 2, 4], [1.0, 1.0, 1.0]);
         let t = Topology::build(&m).unwrap();
-        let chi = m.n_vertices() as i64 - t.n_edges() as i64 + t.n_faces() as i64 - m.n_tets() as i64;
+        let chi =
+            m.n_vertices() as i64 - t.n_edges() as i64 + t.n_faces() as i64 - m.n_tets() as i64;
         assert_eq!(chi, 1);
         // boundary surface is a sphere: V_b - E_b + F_b = 2
         let vb = t.boundary_vertex.iter().filter(|&&b| b).count() as i64;
         let eb = t.boundary_edge.iter().filter(|&&b| b).count() as i64;
         assert_eq!(vb - eb + t.n_boundary_faces as i64, 2);
         // every interior face has 2 tets, 4T = 2F_i + F_b
-        assert_eq!(4 * m.n_tets(), 2 * (t.n_faces() - t.n_boundary_faces) + t.n_boundary_faces);
+        assert_eq!(
+            4 * m.n_tets(),
+            2 * (t.n_faces() - t.n_boundary_faces) + t.n_boundary_faces
+        );
     }
 
     #[test]

@@ -107,15 +107,30 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn new(mesh: &Mesh, topo: &Topology, dga: &Dga, dt: f64, point: V3, dir: V3) -> Result<Source> {
+    pub fn new(
+        mesh: &Mesh,
+        topo: &Topology,
+        dga: &Dga,
+        dt: f64,
+        point: V3,
+        dir: V3,
+    ) -> Result<Source> {
         let nd = norm(dir);
         if !(nd > 0.0 && nd.is_finite()) {
-            return Err(Error::config("source direction", format!("{dir:?}"), "must be a non-zero finite vector"));
+            return Err(Error::config(
+                "source direction",
+                format!("{dir:?}"),
+                "must be a non-zero finite vector",
+            ));
         }
         let dir = crate::util::scale(dir, 1.0 / nd);
-        let tet = mesh
-            .locate(point)
-            .ok_or_else(|| Error::config("source point", format!("{point:?}"), format!("outside the mesh {}", mesh.source)))?;
+        let tet = mesh.locate(point).ok_or_else(|| {
+            Error::config(
+                "source point",
+                format!("{point:?}"),
+                format!("outside the mesh {}", mesh.source),
+            )
+        })?;
         let g = TetGeom::new(mesh, tet);
         let mut j = vec![0.0; dga.n_half()];
         let mut edges = Vec::new();
@@ -133,13 +148,27 @@ impl Source {
             return Err(Error::config(
                 "source point",
                 format!("{point:?}"),
-                format!("tetrahedron {} has no interior edge: move the source away from the wall", mesh.tet_ids[tet]),
+                format!(
+                    "tetrahedron {} has no interior edge: move the source away from the wall",
+                    mesh.tet_ids[tet]
+                ),
             ));
         }
         let mut gv = vec![0.0; dga.n_half()];
         dga.meps_inv.apply_add(&j, &mut gv);
-        let pattern = gv.iter().enumerate().filter(|(_, x)| **x != 0.0).map(|(h, &x)| (h as u32, dt * x)).collect();
-        Ok(Source { point, dir, tet, edges, pattern })
+        let pattern = gv
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| **x != 0.0)
+            .map(|(h, &x)| (h as u32, dt * x))
+            .collect();
+        Ok(Source {
+            point,
+            dir,
+            tet,
+            edges,
+            pattern,
+        })
     }
 }
 
@@ -155,19 +184,34 @@ pub struct Probe {
 
 impl Probe {
     pub fn new(mesh: &Mesh, topo: &Topology, point: V3) -> Result<Probe> {
-        let tet = mesh
-            .locate(point)
-            .ok_or_else(|| Error::config("probe point", format!("{point:?}"), format!("outside the mesh {}", mesh.source)))?;
+        let tet = mesh.locate(point).ok_or_else(|| {
+            Error::config(
+                "probe point",
+                format!("{point:?}"),
+                format!("outside the mesh {}", mesh.source),
+            )
+        })?;
         let lam = mesh.barycentric(tet, point);
-        let i = (0..4).max_by(|&a, &b| lam[a].total_cmp(&lam[b])).unwrap_or(0);
+        let i = (0..4)
+            .max_by(|&a, &b| lam[a].total_cmp(&lam[b]))
+            .unwrap_or(0);
         let g = TetGeom::new(mesh, tet);
         let h = g.hexahedron(i);
         let a = Matrix3::from_fn(|r, c| h.a[c][r]);
-        let winv = a.try_inverse().ok_or_else(|| Error::config("probe point", format!("{point:?}"), "degenerate hexahedron"))?;
+        let winv = a.try_inverse().ok_or_else(|| {
+            Error::config("probe point", format!("{point:?}"), "degenerate hexahedron")
+        })?;
         // rows of A⁻¹ are the dual basis vectors: w^i · a_l = δ_il
         let w = std::array::from_fn(|r| [winv[(r, 0)], winv[(r, 1)], winv[(r, 2)]]);
-        let slots = std::array::from_fn(|s| topo.half_edge(topo.tet_edges[tet][h.edges[s]] as usize, g.v[i]) as u32);
-        Ok(Probe { point, tet, slots, w })
+        let slots = std::array::from_fn(|s| {
+            topo.half_edge(topo.tet_edges[tet][h.edges[s]] as usize, g.v[i]) as u32
+        });
+        Ok(Probe {
+            point,
+            tet,
+            slots,
+            w,
+        })
     }
     pub fn sample<T: Real>(&self, u: &[T]) -> [f64; 3] {
         let mut e = [0.0; 3];
@@ -199,7 +243,9 @@ pub struct Record {
 impl Record {
     /// Component `c` of probe `p` as a time series.
     pub fn series(&self, p: usize, c: usize) -> Vec<f64> {
-        (0..self.steps).map(|k| self.samples[(k * self.n_probes + p) * 3 + c]).collect()
+        (0..self.steps)
+            .map(|k| self.samples[(k * self.n_probes + p) * 3 + c])
+            .collect()
     }
 }
 
@@ -242,12 +288,19 @@ pub fn run(
                 Some(r) if w > 2.0 * r.abs() + f64::MIN_POSITIVE => {
                     return Err(Error::Unstable(format!(
                         "discrete energy grew from {r:.6e} to {w:.6e} by step {done}: the scheme is unstable; reduce --cfl"
-                    )))
+                    )));
                 }
                 _ => {}
             }
         }
         progress(done);
     }
-    Ok(Record { dt_s: dt / C0, steps, n_probes, samples, energy, wall_s: start.elapsed().as_secs_f64() })
+    Ok(Record {
+        dt_s: dt / C0,
+        steps,
+        n_probes,
+        samples,
+        energy,
+        wall_s: start.elapsed().as_secs_f64(),
+    })
 }

@@ -3,8 +3,8 @@
 
 use super::{Probe, Record, Source, Waveform};
 use crate::backend::Stepper;
-use crate::backend::opencl;
 use crate::backend::cpu::CpuStepper;
+use crate::backend::opencl;
 use crate::dga::operators::{DualForm, Operators};
 use crate::dga::{Dga, Materials};
 use crate::mesh::{Mesh, Topology, generate, gmsh};
@@ -50,7 +50,10 @@ pub enum MeshSpec {
     /// One of the meshes compiled into the binary: coarse, medium or fine.
     Bundled(String),
     /// Structured box: cells per axis and side lengths (m).
-    Box { n: [usize; 3], l: [f64; 3] },
+    Box {
+        n: [usize; 3],
+        l: [f64; 3],
+    },
 }
 
 /// Which analytic resonances to compare with.
@@ -165,7 +168,10 @@ impl ResonatorResult {
     }
     /// The analytic mode nearest to a corrected frequency.
     pub fn nearest_mode(&self, f: f64) -> Option<&Mode> {
-        self.matched.iter().map(|m| &m.mode).min_by(|a, b| (a.f_hz - f).abs().total_cmp(&(b.f_hz - f).abs()))
+        self.matched
+            .iter()
+            .map(|m| &m.mode)
+            .min_by(|a, b| (a.f_hz - f).abs().total_cmp(&(b.f_hz - f).abs()))
     }
 }
 
@@ -174,21 +180,35 @@ pub fn load_mesh(cfg: &ResonatorConfig) -> Result<(Mesh, Option<u64>)> {
     let (mut mesh, hash) = match &cfg.mesh {
         MeshSpec::File(p) => {
             let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
-            (gmsh::parse(&bytes, &p.display().to_string())?, Some(crate::util::fnv1a64(&bytes)))
+            (
+                gmsh::parse(&bytes, &p.display().to_string())?,
+                Some(crate::util::fnv1a64(&bytes)),
+            )
         }
         MeshSpec::Bundled(name) => {
             let bytes = bundled_mesh(name)?;
-            (gmsh::parse(bytes, &format!("bundled:cylinder_{name}.msh"))?, Some(crate::util::fnv1a64(bytes)))
+            (
+                gmsh::parse(bytes, &format!("bundled:cylinder_{name}.msh"))?,
+                Some(crate::util::fnv1a64(bytes)),
+            )
         }
         MeshSpec::Box { n, l } => {
-            if n.iter().any(|&x| x == 0) || l.iter().any(|&x| !(x > 0.0 && x.is_finite())) {
-                return Err(Error::config("box", format!("{n:?} {l:?}"), "cells must be >= 1 and sides positive"));
+            if n.contains(&0) || l.iter().any(|&x| !(x > 0.0 && x.is_finite())) {
+                return Err(Error::config(
+                    "box",
+                    format!("{n:?} {l:?}"),
+                    "cells must be >= 1 and sides positive",
+                ));
             }
             (generate::box_mesh(*n, *l), None)
         }
     };
     let cyl = match detect_cavity(&mesh) {
-        Some((Cavity::Cylinder { radius, .. }, c)) => Some(generate::Cylinder { origin: c, axis: [0.0, 0.0, 1.0], radius }),
+        Some((Cavity::Cylinder { radius, .. }, c)) => Some(generate::Cylinder {
+            origin: c,
+            axis: [0.0, 0.0, 1.0],
+            radius,
+        }),
         _ => None,
     };
     for _ in 0..cfg.refine {
@@ -204,7 +224,13 @@ pub fn bundled_mesh(name: &str) -> Result<&'static [u8]> {
         "coarse" => include_bytes!("../../meshes/cylinder_coarse.msh"),
         "medium" => include_bytes!("../../meshes/cylinder_medium.msh"),
         "fine" => include_bytes!("../../meshes/cylinder_fine.msh"),
-        _ => return Err(Error::config("mesh", format!("bundled:{name}"), "bundled meshes are coarse, medium and fine")),
+        _ => {
+            return Err(Error::config(
+                "mesh",
+                format!("bundled:{name}"),
+                "bundled meshes are coarse, medium and fine",
+            ));
+        }
     })
 }
 
@@ -216,16 +242,36 @@ pub fn detect_cavity(mesh: &Mesh) -> Option<(Cavity, V3)> {
     let vol: f64 = (0..mesh.n_tets()).map(|n| mesh.tet_volume(n)).sum();
     let boxv = ext[0] * ext[1] * ext[2];
     if (vol - boxv).abs() < 1e-9 * boxv {
-        return Some((Cavity::Box { a: ext[0], b: ext[1], d: ext[2] }, lo));
+        return Some((
+            Cavity::Box {
+                a: ext[0],
+                b: ext[1],
+                d: ext[2],
+            },
+            lo,
+        ));
     }
     // Cylinder about the z axis through the bbox centre: radius = largest node distance
     // from the axis; x and y extents equal to mesh resolution; volume of the inscribed
     // polyhedron within 3% of π r² h.
     let c = [0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), lo[2]];
-    let r = mesh.nodes.iter().map(|p| ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt()).fold(0.0, f64::max);
+    let r = mesh
+        .nodes
+        .iter()
+        .map(|p| ((p[0] - c[0]).powi(2) + (p[1] - c[1]).powi(2)).sqrt())
+        .fold(0.0, f64::max);
     let cylv = std::f64::consts::PI * r * r * ext[2];
-    if (ext[0] - ext[1]).abs() < 0.02 * r && (ext[0] - 2.0 * r).abs() < 0.02 * r && (vol - cylv).abs() < 0.03 * cylv {
-        return Some((Cavity::Cylinder { radius: r, height: ext[2] }, c));
+    if (ext[0] - ext[1]).abs() < 0.02 * r
+        && (ext[0] - 2.0 * r).abs() < 0.02 * r
+        && (vol - cylv).abs() < 0.03 * cylv
+    {
+        return Some((
+            Cavity::Cylinder {
+                radius: r,
+                height: ext[2],
+            },
+            c,
+        ));
     }
     None
 }
@@ -244,7 +290,10 @@ fn default_point(mesh: &Mesh, frac: V3, rng: &mut Rng) -> V3 {
 }
 
 /// Runs the whole job. `progress(done, total)` is called as steps complete.
-pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Result<ResonatorResult> {
+pub fn run(
+    cfg: &ResonatorConfig,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ResonatorResult> {
     let t0 = std::time::Instant::now();
     if !(cfg.cfl > 0.0 && cfg.cfl <= 1.0) {
         return Err(Error::config("cfl", cfg.cfl, "must be in (0, 1]"));
@@ -255,7 +304,11 @@ pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Res
         return Err(Error::config("steps", s, "must be at least 1"));
     }
     if cfg.steps.is_none() && !(cfg.time_s > 0.0 && cfg.time_s.is_finite()) {
-        return Err(Error::config("time", cfg.time_s, "must be a positive number of seconds"));
+        return Err(Error::config(
+            "time",
+            cfg.time_s,
+            "must be a positive number of seconds",
+        ));
     }
     let (mesh, mesh_hash) = load_mesh(cfg)?;
     let topo = Topology::build(&mesh)?;
@@ -267,10 +320,19 @@ pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Res
         BackendSpec::Opencl(spec) => (Some(opencl::select_device(spec.as_deref())?), None),
         BackendSpec::Auto => match opencl::select_device(None) {
             Ok(d) if cfg.precision == Precision::F32 || d.fp64 => {
-                let n = format!("using OpenCL device {} ({} / {})", d.index, d.platform, d.name);
+                let n = format!(
+                    "using OpenCL device {} ({} / {})",
+                    d.index, d.platform, d.name
+                );
                 (Some(d), Some(n))
             }
-            Ok(d) => (None, Some(format!("OpenCL device {} has no fp64; using the CPU backend", d.name))),
+            Ok(d) => (
+                None,
+                Some(format!(
+                    "OpenCL device {} has no fp64; using the CPU backend",
+                    d.name
+                )),
+            ),
             Err(e) => (None, Some(format!("{e}; using the CPU backend"))),
         },
     };
@@ -278,24 +340,44 @@ pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Res
     let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
     let f_peak = cfg.f_peak_hz.unwrap_or(C0 / extent);
     if !(f_peak > 0.0 && f_peak.is_finite()) {
-        return Err(Error::config("f-peak", f_peak, "must be a positive frequency in Hz"));
+        return Err(Error::config(
+            "f-peak",
+            f_peak,
+            "must be a positive frequency in Hz",
+        ));
     }
     let wave = Waveform::gaussian_derivative(f_peak);
     let mut rng = Rng::new(cfg.seed);
-    let sp = cfg.source.unwrap_or_else(|| default_point(&mesh, [0.81, 0.67, 0.47], &mut rng));
+    let sp = cfg
+        .source
+        .unwrap_or_else(|| default_point(&mesh, [0.81, 0.67, 0.47], &mut rng));
     let probe_pts: Vec<V3> = if cfg.probes.is_empty() {
-        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]].iter().map(|&f| default_point(&mesh, f, &mut rng)).collect()
+        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]
+            .iter()
+            .map(|&f| default_point(&mesh, f, &mut rng))
+            .collect()
     } else {
         cfg.probes.clone()
     };
-    let probes = probe_pts.iter().map(|&p| Probe::new(&mesh, &topo, p)).collect::<Result<Vec<_>>>()?;
+    let probes = probe_pts
+        .iter()
+        .map(|&p| Probe::new(&mesh, &topo, p))
+        .collect::<Result<Vec<_>>>()?;
     // The source pattern scales with Δt; the device path rescales a unit pattern itself.
     let unit_source = Source::new(&mesh, &topo, &dga, 1.0, sp, cfg.source_dir)?;
     let (mut stepper, dt, rho): (Box<dyn Stepper>, f64, f64) = match device {
         Some(info) => {
             let dev = opencl::ClDevice::open(info)?;
-            fn dev_stepper<T: crate::Real + 'static>(dev: Arc<opencl::ClDevice>, dga: &Arc<Dga>, cfg: &ResonatorConfig, src: &Source, probes: &[Probe], wave: Waveform) -> Result<(Box<dyn Stepper>, f64, f64)> {
-                let mut s = opencl::ClStepper::<T>::new(dev, dga.clone(), cfg.dual, Some(src), probes)?;
+            fn dev_stepper<T: crate::Real + 'static>(
+                dev: Arc<opencl::ClDevice>,
+                dga: &Arc<Dga>,
+                cfg: &ResonatorConfig,
+                src: &Source,
+                probes: &[Probe],
+                wave: Waveform,
+            ) -> Result<(Box<dyn Stepper>, f64, f64)> {
+                let mut s =
+                    opencl::ClStepper::<T>::new(dev, dga.clone(), cfg.dual, Some(src), probes)?;
                 let rho = s.spectral_radius(60, 0x5eed)? * super::RHO_MARGIN;
                 let dt = cfg.cfl * 2.0 / rho.sqrt();
                 s.set_time_step(dt, Some(wave))?;
@@ -308,30 +390,70 @@ pub fn run(cfg: &ResonatorConfig, progress: &mut dyn FnMut(usize, usize)) -> Res
         }
         None => {
             let (dt, rho) = super::time_step(&dga, cfg.cfl)?;
-            let source = Source { pattern: unit_source.pattern.iter().map(|&(h, g)| (h, g * dt)).collect(), ..unit_source.clone() };
+            let source = Source {
+                pattern: unit_source
+                    .pattern
+                    .iter()
+                    .map(|&(h, g)| (h, g * dt))
+                    .collect(),
+                ..unit_source.clone()
+            };
             let s: Box<dyn Stepper> = match cfg.precision {
                 Precision::F64 => {
                     let ops = Arc::new(Operators::<f64>::new(&dga, dt, cfg.dual == DualForm::Csr));
-                    Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some((&source, wave)), probes.clone())?)
+                    Box::new(CpuStepper::new(
+                        dga.clone(),
+                        ops,
+                        cfg.dual,
+                        Some((&source, wave)),
+                        probes.clone(),
+                    )?)
                 }
                 Precision::F32 => {
                     let ops = Arc::new(Operators::<f32>::new(&dga, dt, cfg.dual == DualForm::Csr));
-                    Box::new(CpuStepper::new(dga.clone(), ops, cfg.dual, Some((&source, wave)), probes.clone())?)
+                    Box::new(CpuStepper::new(
+                        dga.clone(),
+                        ops,
+                        cfg.dual,
+                        Some((&source, wave)),
+                        probes.clone(),
+                    )?)
                 }
             };
             (s, dt, rho)
         }
     };
-    let source = Source { pattern: unit_source.pattern.iter().map(|&(h, g)| (h, g * dt)).collect(), ..unit_source };
+    let source = Source {
+        pattern: unit_source
+            .pattern
+            .iter()
+            .map(|&(h, g)| (h, g * dt))
+            .collect(),
+        ..unit_source
+    };
     let dt_s = dt / C0;
-    let steps = cfg.steps.unwrap_or_else(|| (cfg.time_s / dt_s).ceil() as usize);
+    let steps = cfg
+        .steps
+        .unwrap_or_else(|| (cfg.time_s / dt_s).ceil() as usize);
     let fmax = cfg.fmax_hz.unwrap_or(2.2 * f_peak);
     let nyquist = 0.5 / dt_s;
     if !(fmax > 0.0 && fmax < nyquist) {
-        return Err(Error::config("fmax", fmax, format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)")));
+        return Err(Error::config(
+            "fmax",
+            fmax,
+            format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)"),
+        ));
     }
     let setup_s = t0.elapsed().as_secs_f64();
-    let record = super::run(stepper.as_mut(), dt, steps, Some(wave.end()), probes.len(), 50, &mut |d| progress(d, steps))?;
+    let record = super::run(
+        stepper.as_mut(),
+        dt,
+        steps,
+        Some(wave.end()),
+        probes.len(),
+        50,
+        &mut |d| progress(d, steps),
+    )?;
     let analysis_start = ((wave.end() / dt).ceil() as usize).min(steps.saturating_sub(16));
     let signals: Vec<Vec<f64>> = (0..probes.len())
         .flat_map(|p| (0..3).map(move |c| (p, c)))

@@ -26,7 +26,11 @@ pub fn bessel_j(m: u32, x: f64) -> f64 {
 
 /// `J_m'(x) = (J_(m-1)(x) - J_(m+1)(x)) / 2`, with `J_(-1) = -J_1`.
 pub fn bessel_j_prime(m: u32, x: f64) -> f64 {
-    let jm1 = if m == 0 { -bessel_j(1, x) } else { bessel_j(m - 1, x) };
+    let jm1 = if m == 0 {
+        -bessel_j(1, x)
+    } else {
+        bessel_j(m - 1, x)
+    };
     0.5 * (jm1 - bessel_j(m + 1, x))
 }
 
@@ -96,7 +100,10 @@ impl Cavity {
                 let xmax = kmax * radius;
                 for m in 0..(xmax.ceil() as u32 + 1) {
                     let (from, to) = (m as f64, xmax + 0.05);
-                    for (te, list) in [(false, zeros(|x| bessel_j(m, x), 40, from, to)), (true, zeros(|x| bessel_j_prime(m, x), 40, from, to))] {
+                    for (te, list) in [
+                        (false, zeros(|x| bessel_j(m, x), 40, from, to)),
+                        (true, zeros(|x| bessel_j_prime(m, x), 40, from, to)),
+                    ] {
                         for (n, &chi) in list.iter().enumerate() {
                             for p in (if te { 1 } else { 0 })..100u32 {
                                 let k2 = (chi / radius).powi(2) + (p as f64 * PI / height).powi(2);
@@ -105,7 +112,13 @@ impl Cavity {
                                     break;
                                 }
                                 out.push(Mode {
-                                    name: format!("{}{}{}{}", if te { "TE" } else { "TM" }, m, n + 1, p),
+                                    name: format!(
+                                        "{}{}{}{}",
+                                        if te { "TE" } else { "TM" },
+                                        m,
+                                        n + 1,
+                                        p
+                                    ),
                                     f_hz: f,
                                     degeneracy: if m > 0 { 2 } else { 1 },
                                 });
@@ -119,15 +132,28 @@ impl Cavity {
                 for l in 0..=lim(a) {
                     for m in 0..=lim(b) {
                         for n in 0..=lim(d) {
-                            let f = 0.5 * C0 * ((l as f64 / a).powi(2) + (m as f64 / b).powi(2) + (n as f64 / d).powi(2)).sqrt();
+                            let f = 0.5
+                                * C0
+                                * ((l as f64 / a).powi(2)
+                                    + (m as f64 / b).powi(2)
+                                    + (n as f64 / d).powi(2))
+                                .sqrt();
                             if f > fmax_hz || f == 0.0 {
                                 continue;
                             }
                             if n >= 1 && l + m >= 1 {
-                                out.push(Mode { name: format!("TE{l}{m}{n}"), f_hz: f, degeneracy: 1 });
+                                out.push(Mode {
+                                    name: format!("TE{l}{m}{n}"),
+                                    f_hz: f,
+                                    degeneracy: 1,
+                                });
                             }
                             if l >= 1 && m >= 1 {
-                                out.push(Mode { name: format!("TM{l}{m}{n}"), f_hz: f, degeneracy: 1 });
+                                out.push(Mode {
+                                    name: format!("TM{l}{m}{n}"),
+                                    f_hz: f,
+                                    degeneracy: 1,
+                                });
                             }
                         }
                     }
@@ -159,11 +185,21 @@ mod tests {
     fn seed_cylinder_resonances() {
         // Design note §10: TM010 114.74, TM110 182.82, TM210 245.04, TM020 263.38 MHz,
         // then TM310 304.4 and TE111 312.4 MHz.
-        let m = Cavity::Cylinder { radius: 1.0, height: 0.5 }.modes(320e6);
+        let m = Cavity::Cylinder {
+            radius: 1.0,
+            height: 0.5,
+        }
+        .modes(320e6);
         let names: Vec<&str> = m.iter().map(|x| x.name.as_str()).collect();
-        assert_eq!(names, ["TM010", "TM110", "TM210", "TM020", "TM310", "TE111"]);
+        assert_eq!(
+            names,
+            ["TM010", "TM110", "TM210", "TM020", "TM310", "TE111"]
+        );
         let mhz: Vec<f64> = m.iter().map(|x| x.f_hz / 1e6).collect();
-        for (a, b) in mhz.iter().zip([114.74, 182.82, 245.04, 263.38, 304.4, 312.4]) {
+        for (a, b) in mhz
+            .iter()
+            .zip([114.74, 182.82, 245.04, 263.38, 304.4, 312.4])
+        {
             assert!((a - b).abs() < 0.06, "{a} vs {b}");
         }
         assert_eq!(m[1].degeneracy, 2);
@@ -171,8 +207,16 @@ mod tests {
 
     #[test]
     fn cube_fundamental_is_threefold() {
-        let m = Cavity::Box { a: 1.0, b: 1.0, d: 1.0 }.modes(C0 / 2.0 * 2f64.sqrt() * 1.0001);
+        let m = Cavity::Box {
+            a: 1.0,
+            b: 1.0,
+            d: 1.0,
+        }
+        .modes(C0 / 2.0 * 2f64.sqrt() * 1.0001);
         assert_eq!(m.len(), 3);
-        assert!(m.iter().all(|x| (x.f_hz - C0 / 2.0 * 2f64.sqrt()).abs() < 1.0));
+        assert!(
+            m.iter()
+                .all(|x| (x.f_hz - C0 / 2.0 * 2f64.sqrt()).abs() < 1.0)
+        );
     }
 }

@@ -44,14 +44,26 @@ pub fn spectrum(signals: &[Vec<f64>], dt_s: f64, pad: usize) -> Spectrum {
     for s in signals {
         let mean = s.iter().sum::<f64>() / n.max(1) as f64;
         let mut buf: Vec<Complex<f64>> = (0..nfft)
-            .map(|i| Complex::new(if i < n { (s[i] - mean) * hamming(i, n) } else { 0.0 }, 0.0))
+            .map(|i| {
+                Complex::new(
+                    if i < n {
+                        (s[i] - mean) * hamming(i, n)
+                    } else {
+                        0.0
+                    },
+                    0.0,
+                )
+            })
             .collect();
         fft.process(&mut buf);
         for (k, p) in power.iter_mut().enumerate() {
             *p += buf[k].norm_sqr();
         }
     }
-    Spectrum { df_hz: 1.0 / (nfft as f64 * dt_s), mag: power.into_iter().map(f64::sqrt).collect() }
+    Spectrum {
+        df_hz: 1.0 / (nfft as f64 * dt_s),
+        mag: power.into_iter().map(f64::sqrt).collect(),
+    }
 }
 
 /// A spectral peak.
@@ -108,9 +120,17 @@ pub fn find_peaks(s: &Spectrum, fmin: f64, fmax: f64, min_prominence: f64) -> Ve
         if prom < thr {
             continue;
         }
-        let (a, b, c) = (m[k - 1].max(1e-300).ln(), m[k].max(1e-300).ln(), m[k + 1].max(1e-300).ln());
+        let (a, b, c) = (
+            m[k - 1].max(1e-300).ln(),
+            m[k].max(1e-300).ln(),
+            m[k + 1].max(1e-300).ln(),
+        );
         let den = a - 2.0 * b + c;
-        let delta = if den < 0.0 { (0.5 * (a - c) / den).clamp(-0.5, 0.5) } else { 0.0 };
+        let delta = if den < 0.0 {
+            (0.5 * (a - c) / den).clamp(-0.5, 0.5)
+        } else {
+            0.0
+        };
         out.push(Peak {
             f_hz: (k as f64 + delta) * s.df_hz,
             amplitude: (b - 0.25 * (a - c) * delta).exp(),
@@ -154,7 +174,9 @@ mod tests {
         let sig: Vec<f64> = (0..n)
             .map(|i| {
                 let t = i as f64 * dt;
-                (2.0 * std::f64::consts::PI * f1 * t).sin() + 0.5 * (2.0 * std::f64::consts::PI * f2 * t + 0.3).cos() + 0.2
+                (2.0 * std::f64::consts::PI * f1 * t).sin()
+                    + 0.5 * (2.0 * std::f64::consts::PI * f2 * t + 0.3).cos()
+                    + 0.2
             })
             .collect();
         let s = spectrum(&[sig], dt, 8);

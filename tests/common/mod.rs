@@ -22,7 +22,9 @@ pub fn jittered_box(n: [usize; 3], seed: u64, amp: f64) -> Mesh {
 }
 
 pub fn mesh_path(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("meshes").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("meshes")
+        .join(name)
 }
 
 pub fn cylinder(name: &str) -> Mesh {
@@ -47,7 +49,12 @@ pub fn setup(m: Mesh, materials_seed: Option<u64>) -> (Mesh, Topology, Dga, Mate
 }
 
 pub fn rel_err(a: &[f64], b: &[f64]) -> f64 {
-    let num = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt();
+    let num = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
     let den = b.iter().map(|y| y * y).sum::<f64>().sqrt();
     num / den
 }

@@ -13,25 +13,40 @@ use crate::solver::resonator::{ResonatorConfig, ResonatorResult};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
+pub mod perf;
+
 /// Commit the binary was built from (`-dirty` with uncommitted changes).
 pub const COMMIT: &str = env!("DGATD_COMMIT");
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
     std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
-fn csv_bytes(header: &[String], rows: impl Iterator<Item = Vec<String>>, path: &Path) -> Result<Vec<u8>> {
+fn csv_bytes(
+    header: &[String],
+    rows: impl Iterator<Item = Vec<String>>,
+    path: &Path,
+) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let err = |e: csv::Error| Error::Output { path: path.to_path_buf(), msg: e.to_string() };
+    let err = |e: csv::Error| Error::Output {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    };
     w.write_record(header).map_err(err)?;
     for r in rows {
         w.write_record(&r).map_err(err)?;
     }
-    w.into_inner().map_err(|e| Error::Output { path: path.to_path_buf(), msg: e.to_string() })
+    w.into_inner().map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    })
 }
 
 fn g(x: f64) -> String {
@@ -39,7 +54,11 @@ fn g(x: f64) -> String {
 }
 
 /// Writes the four output files into `dir` (created if missing); returns their paths.
-pub fn write_resonator(dir: &Path, cfg: &ResonatorConfig, r: &ResonatorResult) -> Result<Vec<PathBuf>> {
+pub fn write_resonator(
+    dir: &Path,
+    cfg: &ResonatorConfig,
+    r: &ResonatorResult,
+) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut out = Vec::new();
     // probe.csv
@@ -60,21 +79,44 @@ pub fn write_resonator(dir: &Path, cfg: &ResonatorConfig, r: &ResonatorResult) -
     let p = dir.join("spectrum.csv");
     let kmax = ((r.fmax_hz / r.spectrum.df_hz).ceil() as usize).min(r.spectrum.mag.len() - 1);
     let rows = (0..=kmax).map(|k| vec![g(r.spectrum.freq(k)), g(r.spectrum.mag[k])]);
-    write_atomic(&p, &csv_bytes(&["f_hz".into(), "magnitude".into()], rows, &p)?)?;
+    write_atomic(
+        &p,
+        &csv_bytes(&["f_hz".into(), "magnitude".into()], rows, &p)?,
+    )?;
     out.push(p);
     // modes.csv
     let p = dir.join("modes.csv");
-    let header: Vec<String> = ["index", "f_hz", "f_corrected_hz", "dt_s", "amplitude", "prominence", "nearest_analytic_mode", "analytic_hz", "rel_error"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let header: Vec<String> = [
+        "index",
+        "f_hz",
+        "f_corrected_hz",
+        "dt_s",
+        "amplitude",
+        "prominence",
+        "nearest_analytic_mode",
+        "analytic_hz",
+        "rel_error",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let rows = r.peaks.iter().enumerate().map(|(i, pk)| {
         let fc = r.corrected(pk);
         let (name, fa, err) = match r.nearest_mode(fc) {
             Some(m) => (m.name.clone(), g(m.f_hz), g((fc - m.f_hz) / m.f_hz)),
             None => (String::new(), String::new(), String::new()),
         };
-        vec![i.to_string(), g(pk.f_hz), g(fc), g(r.dt_s), g(pk.amplitude), g(pk.prominence), name, fa, err]
+        vec![
+            i.to_string(),
+            g(pk.f_hz),
+            g(fc),
+            g(r.dt_s),
+            g(pk.amplitude),
+            g(pk.prominence),
+            name,
+            fa,
+            err,
+        ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
     out.push(p);
@@ -136,7 +178,10 @@ pub fn run_toml(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
         config: cfg,
         mesh: MeshInfo {
             source: r.mesh.source.clone(),
-            fnv1a64: r.mesh_hash.map(|h| format!("{h:016x}")).unwrap_or_else(|| "generated".into()),
+            fnv1a64: r
+                .mesh_hash
+                .map(|h| format!("{h:016x}"))
+                .unwrap_or_else(|| "generated".into()),
             vertices: r.mesh.n_vertices(),
             edges: r.n_edges,
             tets: r.mesh.n_tets(),
@@ -168,14 +213,28 @@ pub fn run_toml(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
 /// The table printed after a run: mode, analytic MHz, measured MHz, corrected MHz, error %.
 pub fn mode_table(r: &ResonatorResult) -> String {
     let mut s = String::new();
-    s.push_str(&format!("{:<8} {:>13} {:>13} {:>14} {:>9}\n", "mode", "analytic MHz", "measured MHz", "corrected MHz", "error %"));
+    s.push_str(&format!(
+        "{:<8} {:>13} {:>13} {:>14} {:>9}\n",
+        "mode", "analytic MHz", "measured MHz", "corrected MHz", "error %"
+    ));
     if r.matched.is_empty() {
         for p in &r.peaks {
-            s.push_str(&format!("{:<8} {:>13} {:>13.4} {:>14.4} {:>9}\n", "-", "-", p.f_hz / 1e6, r.corrected(p) / 1e6, "-"));
+            s.push_str(&format!(
+                "{:<8} {:>13} {:>13.4} {:>14.4} {:>9}\n",
+                "-",
+                "-",
+                p.f_hz / 1e6,
+                r.corrected(p) / 1e6,
+                "-"
+            ));
         }
     }
     for m in &r.matched {
-        let name = if m.mode.degeneracy > 1 { format!("{} x{}", m.mode.name, m.mode.degeneracy) } else { m.mode.name.clone() };
+        let name = if m.mode.degeneracy > 1 {
+            format!("{} x{}", m.mode.name, m.mode.degeneracy)
+        } else {
+            m.mode.name.clone()
+        };
         match &m.peak {
             Some((p, fc)) => s.push_str(&format!(
                 "{:<8} {:>13.4} {:>13.4} {:>14.4} {:>+9.4}\n",
@@ -185,7 +244,14 @@ pub fn mode_table(r: &ResonatorResult) -> String {
                 fc / 1e6,
                 100.0 * (fc - m.mode.f_hz) / m.mode.f_hz
             )),
-            None => s.push_str(&format!("{:<8} {:>13.4} {:>13} {:>14} {:>9}\n", name, m.mode.f_hz / 1e6, "not seen", "-", "-")),
+            None => s.push_str(&format!(
+                "{:<8} {:>13.4} {:>13} {:>14} {:>9}\n",
+                name,
+                m.mode.f_hz / 1e6,
+                "not seen",
+                "-",
+                "-"
+            )),
         }
     }
     s

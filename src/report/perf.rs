@@ -1,0 +1,454 @@
+//! `dgatd report`: plots and tables from `dgatd bench` CSV files.
+//!
+//! - `step_time.{png,svg}`: time per step versus DoFs, one line per device, precision and
+//!   step variant (log-log, like Fig. 5 of the seed paper);
+//! - `bandwidth_<device>_<precision>.{png,svg}`: fraction of the measured copy bandwidth
+//!   per kernel variant versus mesh size;
+//! - `report.md`: the speedup table (like the seed's Table I: CPU backend, CSR-SpMV
+//!   formulation, custom kernels) and the largest-mesh bandwidth fractions.
+//!
+//! Text is drawn with the DejaVu Sans font embedded in the binary (no system font
+//! libraries needed).
+
+use crate::bench::COLUMNS;
+use crate::{Error, Result};
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One parsed bench row.
+#[derive(Clone, Debug)]
+pub struct BenchRow {
+    pub file: String,
+    pub host: String,
+    pub platform: String,
+    pub device: String,
+    pub precision: String,
+    pub kernel: String,
+    pub variant: String,
+    pub tets: f64,
+    pub dofs: f64,
+    pub median_s: f64,
+    pub gbs: f64,
+    pub frac_copy_bw: f64,
+}
+
+/// Reads bench CSVs, checking every column of [`COLUMNS`] is present and numbers parse.
+pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
+    let mut out = Vec::new();
+    for p in paths {
+        let name = p.display().to_string();
+        let mut r = csv::Reader::from_path(p).map_err(|e| Error::Output {
+            path: p.clone(),
+            msg: e.to_string(),
+        })?;
+        let headers = r
+            .headers()
+            .map_err(|e| Error::Output {
+                path: p.clone(),
+                msg: e.to_string(),
+            })?
+            .clone();
+        let col = |c: &str| headers.iter().position(|h| h == c);
+        for c in COLUMNS {
+            if col(c).is_none() {
+                return Err(Error::Output {
+                    path: p.clone(),
+                    msg: format!("missing column {c:?}: not a dgatd bench CSV"),
+                });
+            }
+        }
+        let idx = |c: &str| col(c).unwrap_or(0);
+        for (line, rec) in r.records().enumerate() {
+            let rec = rec.map_err(|e| Error::Output {
+                path: p.clone(),
+                msg: e.to_string(),
+            })?;
+            let num = |c: &str| -> Result<f64> {
+                let s = rec.get(idx(c)).unwrap_or("");
+                s.parse::<f64>().map_err(|_| Error::Output {
+                    path: p.clone(),
+                    msg: format!("line {}: column {c} = {s:?} is not a number", line + 2),
+                })
+            };
+            let txt = |c: &str| rec.get(idx(c)).unwrap_or("").to_string();
+            out.push(BenchRow {
+                file: name.clone(),
+                host: txt("host"),
+                platform: txt("platform"),
+                device: txt("device"),
+                precision: txt("precision"),
+                kernel: txt("kernel"),
+                variant: txt("variant"),
+                tets: num("tets")?,
+                dofs: num("dofs")?,
+                median_s: num("median_s")?,
+                gbs: num("gbs")?,
+                frac_copy_bw: num("frac_copy_bw")?,
+            });
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::config(
+            "report",
+            "inputs",
+            "the CSV files hold no rows",
+        ));
+    }
+    Ok(out)
+}
+
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+fn register_font() -> Result<()> {
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| {
+        Error::config(
+            "font",
+            "DejaVuSans.ttf",
+            "embedded font could not be loaded",
+        )
+    })
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .split('_')
+        .filter(|x| !x.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+fn short(dev: &str) -> String {
+    dev.chars().take(24).collect()
+}
+
+/// Series label of a row's device: the CPU backend is named as such.
+fn who(r: &BenchRow) -> String {
+    if r.platform == "cpu-backend" {
+        format!("CPU backend ({})", short(&r.device))
+    } else {
+        short(&r.device)
+    }
+}
+
+type Series = BTreeMap<String, Vec<(f64, f64)>>;
+
+fn draw_series<'a, DB: DrawingBackend + 'a, Y: plotters::coord::ranged1d::Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<plotters::coord::combinators::LogCoord<f64>, Y>>,
+    series: &Series,
+    title: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let perr = |e: &dyn std::fmt::Display| Error::config("plot", title, e.to_string());
+    // 20 distinguishable colours (Tableau 20).
+    const C: [(u8, u8, u8); 20] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+        (174, 199, 232),
+        (255, 187, 120),
+        (152, 223, 138),
+        (255, 152, 150),
+        (197, 176, 213),
+        (196, 156, 148),
+        (247, 182, 210),
+        (0, 0, 0),
+        (219, 219, 141),
+        (158, 218, 229),
+    ];
+    let colors: Vec<RGBColor> = C.iter().map(|&(r, g, b)| RGBColor(r, g, b)).collect();
+    for (i, (name, pts)) in series.iter().enumerate() {
+        let c = colors[i % colors.len()];
+        let mut p = pts.clone();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        chart
+            .draw_series(LineSeries::new(p.clone(), c.stroke_width(2)))
+            .map_err(|e| perr(&e))?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+        chart
+            .draw_series(p.iter().map(|&(x, y)| Circle::new((x, y), 3, c.filled())))
+            .map_err(|e| perr(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| perr(&e))?;
+    Ok(())
+}
+
+fn plot_lines<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    series: &Series,
+    logy: bool,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let perr = |e: &dyn std::fmt::Display| Error::config("plot", title, e.to_string());
+    root.fill(&WHITE).map_err(|e| perr(&e))?;
+    let pts = series.values().flatten();
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, 0.0f64, f64::INFINITY, 0.0f64);
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if !(x1 > 0.0 && y1 > 0.0) {
+        return Err(Error::config("plot", title, "no positive data"));
+    }
+    let xr = (x0 * 0.8)..(x1 * 1.25);
+    if logy {
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(75)
+            .build_cartesian_2d(xr.log_scale(), ((y0 * 0.7)..(y1 * 1.5)).log_scale())
+            .map_err(|e| perr(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc(xlabel)
+            .y_desc(ylabel)
+            .label_style(("sans-serif", 14))
+            .x_label_formatter(&|x| format!("{x:.0e}"))
+            .y_label_formatter(&|y| format!("{y:.0e}"))
+            .draw()
+            .map_err(|e| perr(&e))?;
+        draw_series(&mut chart, series, title)?;
+    } else {
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(60)
+            .build_cartesian_2d(xr.log_scale(), 0.0..(y1 * 1.15).max(1.1))
+            .map_err(|e| perr(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc(xlabel)
+            .y_desc(ylabel)
+            .label_style(("sans-serif", 14))
+            .x_label_formatter(&|x| format!("{x:.0e}"))
+            .draw()
+            .map_err(|e| perr(&e))?;
+        draw_series(&mut chart, series, title)?;
+    }
+    root.present().map_err(|e| perr(&e))?;
+    Ok(())
+}
+
+fn both_formats(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    xl: &str,
+    yl: &str,
+    s: &Series,
+    logy: bool,
+    out: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let png = dir.join(format!("{stem}.png"));
+    plot_lines(
+        BitMapBackend::new(&png, (1100, 750)).into_drawing_area(),
+        title,
+        xl,
+        yl,
+        s,
+        logy,
+    )?;
+    let svg = dir.join(format!("{stem}.svg"));
+    plot_lines(
+        SVGBackend::new(&svg, (1100, 750)).into_drawing_area(),
+        title,
+        xl,
+        yl,
+        s,
+        logy,
+    )?;
+    out.push(png);
+    out.push(svg);
+    Ok(())
+}
+
+fn fmt_ms(s: f64) -> String {
+    format!("{:.4}", s * 1e3)
+}
+
+/// Writes the plots and `report.md` into `dir`; returns the files written.
+pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
+    register_font()?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut out = Vec::new();
+    // 1. step time vs DoFs
+    let mut s: Series = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.kernel == "step" && r.dofs > 0.0) {
+        s.entry(format!("{} {} {}", who(r), r.precision, r.variant))
+            .or_default()
+            .push((r.dofs, r.median_s));
+    }
+    if !s.is_empty() {
+        both_formats(
+            dir,
+            "step_time",
+            "Time per leapfrog step",
+            "DoFs",
+            "seconds per step",
+            &s,
+            true,
+            &mut out,
+        )?;
+    }
+    // 2. bandwidth fraction per kernel, one chart per device and precision
+    let mut groups: BTreeMap<(String, String), Series> = BTreeMap::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.tets > 0.0 && r.kernel != "step" && r.frac_copy_bw.is_finite())
+    {
+        groups
+            .entry((who(r), r.precision.clone()))
+            .or_default()
+            .entry(format!("{} {}", r.kernel, r.variant))
+            .or_default()
+            .push((r.tets, r.frac_copy_bw));
+    }
+    for ((dev, p), s) in &groups {
+        both_formats(
+            dir,
+            &format!("bandwidth_{}_{}", slug(dev), p),
+            &format!("{} {p}: fraction of measured copy bandwidth", short(dev)),
+            "tetrahedra",
+            "achieved / copy bandwidth",
+            s,
+            false,
+            &mut out,
+        )?;
+    }
+    // 3. report.md
+    let mut md =
+        String::from("# dgatd performance report\n\nGenerated by `dgatd report` from:\n\n");
+    let mut files: Vec<&str> = rows.iter().map(|r| r.file.as_str()).collect();
+    files.dedup();
+    for f in files {
+        md.push_str(&format!("- `{f}`\n"));
+    }
+    md.push_str("\n## Speedup of one time step (like Table I of the seed paper)\n\n");
+    md.push_str("CPU = the CPU backend (`step tet+factored`, same host when available); CSR-SpMV = primal block kernel + the seed's CSR dual update (`tet+csr_vector`); custom = primal block kernel + factored dual update (`tet+factored`).\n\n");
+    md.push_str("| device | precision | tets | CPU ms | CSR-SpMV ms | speedup | custom ms | speedup |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    let find = |host: Option<&str>,
+                plat_cpu: bool,
+                dev: &str,
+                p: &str,
+                v: &str,
+                t: f64|
+     -> Option<&BenchRow> {
+        rows.iter().find(|r| {
+            r.kernel == "step"
+                && r.variant == v
+                && r.precision == p
+                && r.tets == t
+                && (r.platform == "cpu-backend") == plat_cpu
+                && (plat_cpu || r.device == dev)
+                && host.is_none_or(|h| r.host == h)
+        })
+    };
+    let mut keys: Vec<(String, String, String, u64)> = rows
+        .iter()
+        .filter(|r| {
+            r.platform != "cpu-backend" && r.kernel == "step" && r.variant == "tet+factored"
+        })
+        .map(|r| {
+            (
+                r.device.clone(),
+                r.precision.clone(),
+                r.host.clone(),
+                r.tets as u64,
+            )
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for (dev, p, host, t) in keys {
+        let t = t as f64;
+        let cpu = find(Some(&host), true, "", &p, "tet+factored", t)
+            .map(|r| (r, ""))
+            .or_else(|| find(None, true, "", &p, "tet+factored", t).map(|r| (r, "*")));
+        let csr = find(Some(&host), false, &dev, &p, "tet+csr_vector", t);
+        let cus = find(Some(&host), false, &dev, &p, "tet+factored", t);
+        let sp = |x: Option<&BenchRow>| match (cpu, x) {
+            (Some((c, _)), Some(x)) => format!("{:.1}", c.median_s / x.median_s),
+            _ => "-".into(),
+        };
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            dev,
+            p,
+            t as u64,
+            cpu.map(|(c, m)| format!("{}{m}", fmt_ms(c.median_s)))
+                .unwrap_or_else(|| "-".into()),
+            csr.map(|r| fmt_ms(r.median_s))
+                .unwrap_or_else(|| "-".into()),
+            sp(csr),
+            cus.map(|r| fmt_ms(r.median_s))
+                .unwrap_or_else(|| "-".into()),
+            sp(cus)
+        ));
+    }
+    md.push_str("\n`*`: CPU backend timing from another host.\n\n## Fraction of copy bandwidth at the largest mesh of each device\n\n| device | precision | tets | kernel | variant | GB/s | fraction |\n| --- | --- | ---: | --- | --- | ---: | ---: |\n");
+    let mut largest: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.tets > 0.0) {
+        let e = largest
+            .entry((r.device.clone(), r.precision.clone()))
+            .or_insert(0.0);
+        *e = e.max(r.tets);
+    }
+    for ((dev, p), t) in &largest {
+        for r in rows
+            .iter()
+            .filter(|r| &r.device == dev && &r.precision == p && r.tets == *t)
+        {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {:.0} | {:.3} |\n",
+                dev, p, *t as u64, r.kernel, r.variant, r.gbs, r.frac_copy_bw
+            ));
+        }
+    }
+    md.push_str("\n## Plots\n\n");
+    for f in out
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "png"))
+    {
+        if let Some(n) = f.file_name() {
+            md.push_str(&format!("![{0}]({0})\n\n", n.to_string_lossy()));
+        }
+    }
+    let p = dir.join("report.md");
+    super::write_atomic(&p, md.as_bytes())?;
+    out.push(p);
+    Ok(out)
+}

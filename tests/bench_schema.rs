@@ -1,0 +1,155 @@
+//! `dgatd bench` writes a CSV that parses back with every column documented in
+//! results/README.md, finite positive numbers, and that `dgatd report` turns into plots.
+//! Uses the OpenCL devices when there are any (PoCL in CI), the CPU backend always.
+
+use std::process::Command;
+
+fn documented_columns() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/results/README.md")).unwrap();
+    let section = readme
+        .split("## Bench CSV columns")
+        .nth(1)
+        .expect("results/README.md documents the bench columns");
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with("| `"))
+        .take_while(|l| l.starts_with('|'))
+        .flat_map(|l| {
+            let first = l.split('|').nth(1).unwrap_or("").to_string();
+            first
+                .split(',')
+                .map(|c| c.trim().trim_matches('`').to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+#[test]
+fn bench_csv_round_trip_and_report() {
+    let dir = std::env::temp_dir().join(format!("dgatd-schema-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let have_cl = dgatd::backend::opencl::list_devices().is_ok();
+    if !have_cl {
+        eprintln!("*** bench schema test without OpenCL devices: CPU backend rows only ***");
+    }
+    let bin = env!("CARGO_BIN_EXE_dgatd");
+    let out = Command::new(bin)
+        .args([
+            "bench",
+            "--devices",
+            if have_cl { "all" } else { "none" },
+            "--sizes",
+            "1e3,6e3",
+            "--reps",
+            "3",
+            "--warmup",
+            "1",
+            "--stream-elems",
+            "1e6",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = dir.join("bench.csv");
+    let mut r = csv::Reader::from_path(&path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        header,
+        dgatd::bench::COLUMNS.to_vec(),
+        "column order is a contract"
+    );
+    let doc = documented_columns();
+    assert_eq!(doc.len(), header.len(), "documented {doc:?}");
+    for c in &header {
+        assert!(
+            doc.contains(c),
+            "column {c} is not documented in results/README.md"
+        );
+    }
+    let col = |c: &str| header.iter().position(|h| h == c).unwrap();
+    let mut n = 0;
+    let mut kernels = std::collections::BTreeSet::new();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        n += 1;
+        let num = |c: &str| -> f64 {
+            rec[col(c)]
+                .parse()
+                .unwrap_or_else(|_| panic!("{c} = {:?} is not a number", &rec[col(c)]))
+        };
+        for c in [
+            "median_s",
+            "min_s",
+            "max_s",
+            "bytes_model",
+            "gbs",
+            "frac_copy_bw",
+        ] {
+            let x = num(c);
+            assert!(x.is_finite() && x > 0.0, "{c} = {x} in {rec:?}");
+        }
+        assert!(num("min_s") <= num("median_s") && num("median_s") <= num("max_s"));
+        assert!(num("reps") >= 1.0);
+        if num("tets") > 0.0 {
+            assert!(num("dofs") > num("tets") && num("gdofs_per_s") > 0.0);
+        }
+        for c in [
+            "timestamp",
+            "commit",
+            "host",
+            "platform",
+            "device",
+            "driver",
+            "precision",
+            "kernel",
+            "variant",
+        ] {
+            assert!(!rec[col(c)].is_empty(), "{c} empty");
+        }
+        kernels.insert(rec[col("kernel")].to_string());
+    }
+    assert!(n >= 10, "only {n} rows");
+    for k in ["copy", "primal", "dual_factored", "dual_csr", "step"] {
+        assert!(kernels.contains(k), "no {k} rows");
+    }
+    // report
+    let rep = dir.join("report");
+    let out = Command::new(bin)
+        .arg("report")
+        .arg(&path)
+        .arg("--out")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(rep.join("step_time.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let svg = std::fs::read_to_string(rep.join("step_time.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("Time per leapfrog step"));
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert!(md.contains("| device | precision | tets |"));
+    // A file that is not a bench CSV is refused with its name and the missing column.
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "a,b\n1,2\n").unwrap();
+    let out = Command::new(bin).arg("report").arg(&bad).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && e.contains("bad.csv")
+            && e.contains("missing column \"timestamp\""),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
