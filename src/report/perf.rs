@@ -263,12 +263,17 @@ where
     Ok(())
 }
 
+/// Title and axis labels of a plot.
+struct Labels<'a> {
+    title: &'a str,
+    x: &'a str,
+    y: &'a str,
+}
+
 fn both_formats(
     dir: &Path,
     stem: &str,
-    title: &str,
-    xl: &str,
-    yl: &str,
+    l: &Labels,
     s: &Series,
     logy: bool,
     out: &mut Vec<PathBuf>,
@@ -276,18 +281,18 @@ fn both_formats(
     let png = dir.join(format!("{stem}.png"));
     plot_lines(
         BitMapBackend::new(&png, (1100, 750)).into_drawing_area(),
-        title,
-        xl,
-        yl,
+        l.title,
+        l.x,
+        l.y,
         s,
         logy,
     )?;
     let svg = dir.join(format!("{stem}.svg"));
     plot_lines(
         SVGBackend::new(&svg, (1100, 750)).into_drawing_area(),
-        title,
-        xl,
-        yl,
+        l.title,
+        l.x,
+        l.y,
         s,
         logy,
     )?;
@@ -338,12 +343,16 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
             .push((r.tets, r.frac_copy_bw));
     }
     for ((dev, p), s) in &groups {
+        let title = format!("{} {p}: fraction of measured copy bandwidth", short(dev));
+        let l = Labels {
+            title: &title,
+            x: "tetrahedra",
+            y: "achieved / copy bandwidth",
+        };
         both_formats(
             dir,
             &format!("bandwidth_{}_{}", slug(dev), p),
-            &format!("{} {p}: fraction of measured copy bandwidth", short(dev)),
-            "tetrahedra",
-            "achieved / copy bandwidth",
+            &l,
             s,
             false,
             &mut out,
