@@ -318,16 +318,12 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
             .push((r.dofs, r.median_s));
     }
     if !s.is_empty() {
-        both_formats(
-            dir,
-            "step_time",
-            "Time per leapfrog step",
-            "DoFs",
-            "seconds per step",
-            &s,
-            true,
-            &mut out,
-        )?;
+        let l = Labels {
+            title: "Time per leapfrog step",
+            x: "DoFs",
+            y: "seconds per step",
+        };
+        both_formats(dir, "step_time", &l, &s, true, &mut out)?;
     }
     // 2. bandwidth fraction per kernel, one chart per device and precision
     let mut groups: BTreeMap<(String, String), Series> = BTreeMap::new();
