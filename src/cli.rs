@@ -22,6 +22,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once; boxing would only obscure the code
 pub enum Command {
     /// Excite a PEC cavity with a pulse and extract its resonances.
     Resonator(ResonatorArgs),
@@ -127,12 +128,18 @@ pub struct ResonatorArgs {
     /// Minimum peak prominence relative to the largest peak.
     #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
     pub min_prominence: f64,
+    /// Harmonic inversion: drop modes with a lower quality factor (or growing ones).
+    #[arg(long, default_value_t = 1e4, allow_hyphen_values = true)]
+    pub min_q: f64,
     /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R] (repeatable).
     #[arg(long = "material")]
     pub materials: Vec<String>,
     /// Analytic modes to compare with: auto, none, cylinder:R,H or box:A,B,D.
     #[arg(long, default_value = "auto")]
     pub cavity: String,
+    /// Resonance extraction: harmonic inversion (matrix pencil) or FFT peaks.
+    #[arg(long, default_value = "harminv", value_parser = ["harminv", "fft"])]
+    pub extract: String,
     /// Seed for default probe placement.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -219,6 +226,9 @@ impl ResonatorArgs {
         }
         if !(self.cfl > 0.0 && self.cfl <= 1.0) {
             return Err(Error::config("cfl", self.cfl, "must be in (0, 1]"));
+        }
+        if !(self.min_q > 0.0) {
+            return Err(Error::config("min-q", self.min_q, "must be positive"));
         }
         if !(self.min_prominence > 0.0 && self.min_prominence < 1.0) {
             return Err(Error::config(
@@ -308,8 +318,10 @@ impl ResonatorArgs {
             f_peak_hz: self.f_peak,
             fmax_hz: self.fmax,
             min_prominence: self.min_prominence,
+            min_q: self.min_q,
             materials,
             cavity,
+            extract: self.extract.parse()?,
             seed: self.seed,
         })
     }

@@ -1,7 +1,9 @@
 //! Oriented edges and faces, boundary flags and incidence maps of a tetrahedral mesh.
 //!
 //! - Edge `e = (a, b)` with `a < b` (vertex ids), oriented `a -> b` (design note §2).
-//!   Edges are numbered in lexicographic order of `(a, b)`.
+//!   Edges are numbered in order of first appearance in the tet list (tet 0's six edges
+//!   first, ...), so that consecutive tets touch nearby entries of edge-indexed arrays
+//!   (memory locality of the primal gather on a GPU).
 //! - Local edge `l` of a tet joins local vertices [`LOCAL_EDGES`]`[l]`.
 //! - Local face `k` of a tet is the face opposite local vertex `k`; [`FACE_CYCLE`]`[k]`
 //!   lists its vertices in the order whose right-hand rule gives the outward normal of a
@@ -82,6 +84,28 @@ impl Topology {
             tet_edges[i as usize / 6][i as usize % 6] = (edges.len() - 1) as u32;
         }
         drop(ek);
+        // Renumber edges by first appearance in tet order.
+        let mut newid = vec![u32::MAX; edges.len()];
+        let mut next = 0u32;
+        for te in &tet_edges {
+            for &e in te {
+                if newid[e as usize] == u32::MAX {
+                    newid[e as usize] = next;
+                    next += 1;
+                }
+            }
+        }
+        let mut renum = vec![[0u32; 2]; edges.len()];
+        for (old, e) in edges.iter().enumerate() {
+            renum[newid[old] as usize] = *e;
+        }
+        let edges = renum;
+        tet_edges.par_iter_mut().for_each(|te| {
+            for e in te.iter_mut() {
+                *e = newid[*e as usize];
+            }
+        });
+        drop(newid);
         // ---- faces
         let mut fk: Vec<([u32; 3], u32)> = (0..t * 4)
             .into_par_iter()

@@ -91,15 +91,23 @@ pub fn write_resonator(
         "f_hz",
         "f_corrected_hz",
         "dt_s",
+        "decay_per_s",
+        "q",
         "amplitude",
+        "phase",
+        "error",
         "prominence",
+        "n_signals",
         "nearest_analytic_mode",
+        "analytic_mode",
         "analytic_hz",
         "rel_error",
+        "method",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
+    let opt = |x: Option<f64>| x.map(g).unwrap_or_default();
     let rows = r.peaks.iter().enumerate().map(|(i, pk)| {
         let fc = r.corrected(pk);
         let (name, fa, err) = match r.nearest_mode(fc) {
@@ -111,11 +119,22 @@ pub fn write_resonator(
             g(pk.f_hz),
             g(fc),
             g(r.dt_s),
+            opt(pk.decay_per_s),
+            opt(pk.q),
             g(pk.amplitude),
-            g(pk.prominence),
+            opt(pk.phase),
+            opt(pk.error),
+            opt(pk.prominence),
+            pk.n_signals.to_string(),
+            name.clone(),
             name,
             fa,
             err,
+            if pk.prominence.is_some() {
+                "fft".into()
+            } else {
+                "harminv".into()
+            },
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -124,7 +143,181 @@ pub fn write_resonator(
     let p = dir.join("run.toml");
     write_atomic(&p, run_toml(cfg, r).as_bytes())?;
     out.push(p);
+    // spectrum plot and summary
+    out.extend(spectrum_plot(dir, r)?);
+    let p = dir.join("summary.md");
+    write_atomic(&p, summary_md(cfg, r).as_bytes())?;
+    out.push(p);
     Ok(out)
+}
+
+/// `spectrum.png` / `spectrum.svg`: the combined probe spectrum (log magnitude) over the
+/// analysed band, analytic resonances as grey vertical lines, found resonances as red marks.
+pub fn spectrum_plot(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> {
+    use plotters::prelude::*;
+    perf::register_font()?;
+    let kmax = ((r.fmax_hz / r.spectrum.df_hz).ceil() as usize).min(r.spectrum.mag.len() - 1);
+    let pts: Vec<(f64, f64)> = (1..=kmax)
+        .map(|k| (r.spectrum.freq(k) / 1e6, r.spectrum.mag[k].max(1e-300)))
+        .collect();
+    let top = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+    if !(top > 0.0) {
+        return Ok(vec![]);
+    }
+    let lo = top * 1e-7;
+    let at = |f_mhz: f64| -> f64 {
+        let k = ((f_mhz * 1e6 / r.spectrum.df_hz).round() as usize).clamp(1, kmax);
+        r.spectrum.mag[k].max(lo)
+    };
+    let mut files = Vec::new();
+    fn draw<DB: DrawingBackend>(
+        root: DrawingArea<DB, plotters::coord::Shift>,
+        r: &ResonatorResult,
+        pts: &[(f64, f64)],
+        lo: f64,
+        top: f64,
+        at: &dyn Fn(f64) -> f64,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let e = |x: &dyn std::fmt::Display| Error::config("plot", "spectrum", x.to_string());
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let xmax = r.fmax_hz / 1e6;
+        let mut ch = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "Probe spectrum ({} steps, dt = {:.4e} s)",
+                    r.record.steps, r.dt_s
+                ),
+                ("sans-serif", 22),
+            )
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..xmax, (lo..top * 3.0).log_scale())
+            .map_err(|x| e(&x))?;
+        ch.configure_mesh()
+            .x_desc("frequency (MHz, as measured)")
+            .y_desc("|FFT| (arbitrary)")
+            .label_style(("sans-serif", 14))
+            .y_label_formatter(&|y| format!("{y:.0e}"))
+            .draw()
+            .map_err(|x| e(&x))?;
+        for m in &r.matched {
+            let f = m.mode.f_hz / 1e6;
+            ch.draw_series(std::iter::once(PathElement::new(
+                vec![(f, lo), (f, top * 3.0)],
+                RGBColor(150, 150, 150).stroke_width(1),
+            )))
+            .map_err(|x| e(&x))?;
+            ch.draw_series(std::iter::once(Text::new(
+                m.mode.name.clone(),
+                (f, top * 1.6),
+                ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
+            )))
+            .map_err(|x| e(&x))?;
+        }
+        ch.draw_series(LineSeries::new(pts.iter().cloned(), BLUE.stroke_width(1)))
+            .map_err(|x| e(&x))?
+            .label("combined probe spectrum")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE.stroke_width(2)));
+        ch.draw_series(
+            r.peaks
+                .iter()
+                .map(|p| TriangleMarker::new((p.f_hz / 1e6, at(p.f_hz / 1e6)), 6, RED.filled())),
+        )
+        .map_err(|x| e(&x))?
+        .label("extracted resonances")
+        .legend(|(x, y)| TriangleMarker::new((x + 9, y), 6, RED.filled()));
+        ch.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))?;
+        Ok(())
+    }
+    let png = dir.join("spectrum.png");
+    draw(
+        BitMapBackend::new(&png, (1100, 650)).into_drawing_area(),
+        r,
+        &pts,
+        lo,
+        top,
+        &at,
+    )?;
+    files.push(png);
+    let svg = dir.join("spectrum.svg");
+    draw(
+        SVGBackend::new(&svg, (1100, 650)).into_drawing_area(),
+        r,
+        &pts,
+        lo,
+        top,
+        &at,
+    )?;
+    files.push(svg);
+    Ok(files)
+}
+
+/// `summary.md`: the run in a few lines and the mode table.
+pub fn summary_md(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
+    let mut s = format!(
+        "# Resonator run\n\n- mesh: {} ({} tets, {} DoFs)\n- backend: {} ({}, {} dual)\n- dt = {:.6e} s, {} steps ({:.4} us); spectrum from step {}\n- extraction: {}\n- commit {}\n\n",
+        r.mesh.source,
+        r.mesh.n_tets(),
+        4 * r.mesh.n_tets() + r.n_free_half,
+        r.backend,
+        cfg.precision.name(),
+        cfg.dual.name(),
+        r.dt_s,
+        r.record.steps,
+        r.record.steps as f64 * r.dt_s * 1e6,
+        r.analysis_start,
+        match cfg.extract {
+            crate::solver::resonator::Extract::Harminv =>
+                "harmonic inversion (matrix pencil), clustered over probes",
+            crate::solver::resonator::Extract::Fft => "FFT peaks by prominence",
+        },
+        COMMIT
+    );
+    s.push_str("| mode | analytic MHz | measured MHz | corrected MHz | error % | Q |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for m in &r.matched {
+        match &m.peak {
+            Some((p, fc)) => s.push_str(&format!(
+                "| {}{} | {:.4} | {:.4} | {:.4} | {:+.4} | {} |\n",
+                m.mode.name,
+                if m.mode.degeneracy > 1 {
+                    format!(" x{}", m.mode.degeneracy)
+                } else {
+                    String::new()
+                },
+                m.mode.f_hz / 1e6,
+                p.f_hz / 1e6,
+                fc / 1e6,
+                100.0 * (fc - m.mode.f_hz) / m.mode.f_hz,
+                p.q.map(|q| if q.is_finite() {
+                    format!("{q:.3e}")
+                } else {
+                    "inf".into()
+                })
+                .unwrap_or_else(|| "-".into())
+            )),
+            None => s.push_str(&format!(
+                "| {} | {:.4} | not seen | - | - | - |\n",
+                m.mode.name,
+                m.mode.f_hz / 1e6
+            )),
+        }
+    }
+    s.push_str(&format!(
+        "\nAll {} extracted resonances are in `modes.csv`; the spectrum is `spectrum.png`.\n",
+        r.peaks.len()
+    ));
+    s
 }
 
 /// `run.toml`: parameters, provenance and headline figures.

@@ -100,7 +100,8 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
-fn register_font() -> Result<()> {
+/// Registers the embedded DejaVu Sans as "sans-serif" for plotters.
+pub fn register_font() -> Result<()> {
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| {
         Error::config(
             "font",

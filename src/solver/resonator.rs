@@ -56,6 +56,27 @@ pub enum MeshSpec {
     },
 }
 
+/// How resonances are extracted from the probe signals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Extract {
+    /// Harmonic inversion (matrix pencil) of every probe component, clustered.
+    Harminv,
+    /// Peaks of the combined FFT spectrum.
+    Fft,
+}
+
+impl std::str::FromStr for Extract {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "harminv" => Ok(Extract::Harminv),
+            "fft" => Ok(Extract::Fft),
+            _ => Err(Error::config("extract", s, "expected harminv or fft")),
+        }
+    }
+}
+
 /// Which analytic resonances to compare with.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub enum CavitySpec {
@@ -99,8 +120,11 @@ pub struct ResonatorConfig {
     pub fmax_hz: Option<f64>,
     /// Peaks below this prominence (relative to the largest peak in the band) are dropped.
     pub min_prominence: f64,
+    /// Harmonic inversion: modes with a lower quality factor (or growing) are dropped.
+    pub min_q: f64,
     pub materials: Vec<(String, f64, f64)>,
     pub cavity: CavitySpec,
+    pub extract: Extract,
     pub seed: u64,
 }
 
@@ -121,8 +145,10 @@ impl Default for ResonatorConfig {
             f_peak_hz: None,
             fmax_hz: None,
             min_prominence: 0.02,
+            min_q: 1e4,
             materials: vec![],
             cavity: CavitySpec::Auto,
+            extract: Extract::Harminv,
             seed: 1,
         }
     }
@@ -132,7 +158,7 @@ impl Default for ResonatorConfig {
 #[derive(Clone, Debug)]
 pub struct Matched {
     pub mode: Mode,
-    /// The nearest peak within 3% (after the leapfrog correction), if any.
+    /// The strongest resonance within 3% (after the leapfrog correction), if any.
     pub peak: Option<(Peak, f64)>,
 }
 
@@ -460,7 +486,25 @@ pub fn run(
         .map(|(p, c)| record.series(p, c)[analysis_start..].to_vec())
         .collect();
     let spec = spectrum::spectrum(&signals, dt_s, 8);
-    let peaks = spectrum::find_peaks(&spec, 0.05 * f_peak, fmax, cfg.min_prominence);
+    let peaks = match cfg.extract {
+        Extract::Fft => spectrum::find_peaks(&spec, 0.05 * f_peak, fmax, cfg.min_prominence),
+        Extract::Harminv => {
+            let params = spectrum::harminv::Params::band(0.05 * f_peak, fmax);
+            let per: Vec<Vec<spectrum::harminv::HMode>> = {
+                use rayon::prelude::*;
+                signals
+                    .par_iter()
+                    .map(|sig| spectrum::harminv::harminv(sig, dt_s, &params))
+                    .collect()
+            };
+            spectrum::harminv::cluster(
+                &per,
+                1e-5,
+                cfg.min_q,
+                (steps - analysis_start) as f64 * dt_s,
+            )
+        }
+    };
     let cavity = match cfg.cavity {
         CavitySpec::Auto => detect_cavity(&mesh).map(|c| c.0),
         CavitySpec::None => None,
@@ -475,7 +519,8 @@ pub fn run(
                 .iter()
                 .map(|p| (p.clone(), spectrum::leapfrog_correction(p.f_hz, dt_s)))
                 .filter(|(_, f)| (f - mode.f_hz).abs() < 0.03 * mode.f_hz)
-                .min_by(|a, b| (a.1 - mode.f_hz).abs().total_cmp(&(b.1 - mode.f_hz).abs()));
+                // the strongest resonance within 3% (doublet members are equally valid)
+                .max_by(|a, b| a.0.amplitude.total_cmp(&b.0.amplitude));
             Matched { mode, peak }
         })
         .collect();

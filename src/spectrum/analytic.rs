@@ -75,6 +75,28 @@ pub fn bessel_prime_zero(m: u32, n: usize) -> f64 {
     zeros(|x| bessel_j_prime(m, x), n, m as f64, 60.0)[n - 1]
 }
 
+/// Spherical Bessel `j_n(x)` for x > 0 by upward recurrence from `j_0 = sin x / x`,
+/// `j_1 = sin x / x² - cos x / x` (accurate where used: x above about n/2).
+pub fn spherical_j(n: u32, x: f64) -> f64 {
+    let j0 = x.sin() / x;
+    if n == 0 {
+        return j0;
+    }
+    let mut a = j0;
+    let mut b = x.sin() / (x * x) - x.cos() / x;
+    for k in 1..n {
+        let c = (2 * k + 1) as f64 / x * b - a;
+        a = b;
+        b = c;
+    }
+    b
+}
+
+/// `d/dx [x j_n(x)] = x j_(n-1)(x) - n j_n(x)` (n >= 1).
+pub fn riccati_prime(n: u32, x: f64) -> f64 {
+    x * spherical_j(n - 1, x) - n as f64 * spherical_j(n, x)
+}
+
 /// An analytic resonance.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mode {
@@ -86,8 +108,20 @@ pub struct Mode {
 /// A geometry with known resonances.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Cavity {
-    Cylinder { radius: f64, height: f64 },
-    Box { a: f64, b: f64, d: f64 },
+    Cylinder {
+        radius: f64,
+        height: f64,
+    },
+    Box {
+        a: f64,
+        b: f64,
+        d: f64,
+    },
+    /// PEC sphere of radius `radius`: `TE_np` at the p-th zero of `j_n`, `TM_np` at the
+    /// p-th zero of `[x j_n(x)]'`, each (2n+1)-fold degenerate; `f = c x / (2π a)`.
+    Sphere {
+        radius: f64,
+    },
 }
 
 impl Cavity {
@@ -121,6 +155,27 @@ impl Cavity {
                                     ),
                                     f_hz: f,
                                     degeneracy: if m > 0 { 2 } else { 1 },
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            Cavity::Sphere { radius } => {
+                let xmax = 2.0 * PI * fmax_hz * radius / C0;
+                for n in 1..(xmax.ceil() as u32 + 2) {
+                    let from = 0.5 * n as f64 + 0.5;
+                    for (te, list) in [
+                        (true, zeros(|x| spherical_j(n, x), 40, from, xmax + 0.05)),
+                        (false, zeros(|x| riccati_prime(n, x), 40, from, xmax + 0.05)),
+                    ] {
+                        for (p, &x) in list.iter().enumerate() {
+                            let f = C0 * x / (2.0 * PI * radius);
+                            if f <= fmax_hz {
+                                out.push(Mode {
+                                    name: format!("{}{}{}", if te { "TE" } else { "TM" }, n, p + 1),
+                                    f_hz: f,
+                                    degeneracy: 2 * n as usize + 1,
                                 });
                             }
                         }
@@ -203,6 +258,18 @@ mod tests {
             assert!((a - b).abs() < 0.06, "{a} vs {b}");
         }
         assert_eq!(m[1].degeneracy, 2);
+    }
+
+    #[test]
+    fn sphere_zeros_match_tables() {
+        // Abramowitz & Stegun 10.1: first zero of j_1 is 4.493409458; of [x j_1(x)]' 2.743707269.
+        let m = Cavity::Sphere { radius: 1.0 }.modes(C0 * 4.6 / (2.0 * PI));
+        let tm11 = m.iter().find(|x| x.name == "TM11").unwrap();
+        let te11 = m.iter().find(|x| x.name == "TE11").unwrap();
+        assert!((tm11.f_hz * 2.0 * PI / C0 - 2.743_707_269).abs() < 1e-8);
+        assert!((te11.f_hz * 2.0 * PI / C0 - 4.493_409_458).abs() < 1e-8);
+        assert_eq!(tm11.degeneracy, 3);
+        assert_eq!(m[0].name, "TM11");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! - [`analytic`]: PEC cylinder and box resonances, with Bessel zeros computed here.
 
 pub mod analytic;
+pub mod harminv;
 
 use rustfft::{FftPlanner, num_complex::Complex};
 
@@ -66,15 +67,23 @@ pub fn spectrum(signals: &[Vec<f64>], dt_s: f64, pad: usize) -> Spectrum {
     }
 }
 
-/// A spectral peak.
+/// A resonance found in the probe signals, by FFT peak picking or harmonic inversion.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Peak {
-    /// Interpolated frequency, Hz.
+    /// Frequency, Hz (as in the record).
     pub f_hz: f64,
-    /// Interpolated magnitude.
+    /// FFT: interpolated magnitude; harmonic inversion: amplitude of the cosine.
     pub amplitude: f64,
-    /// Prominence relative to the largest magnitude in the band.
-    pub prominence: f64,
+    /// FFT only: prominence relative to the largest magnitude in the band.
+    pub prominence: Option<f64>,
+    /// Harmonic inversion only: decay rate (1/s), quality factor, phase (rad), error.
+    pub decay_per_s: Option<f64>,
+    pub q: Option<f64>,
+    pub phase: Option<f64>,
+    pub error: Option<f64>,
+    /// Number of probe signals (components) in which the mode was found (0: the FFT's
+    /// combined spectrum).
+    pub n_signals: usize,
 }
 
 /// Peaks in `[fmin, fmax]` whose prominence is at least `min_prominence` times the largest
@@ -134,7 +143,12 @@ pub fn find_peaks(s: &Spectrum, fmin: f64, fmax: f64, min_prominence: f64) -> Ve
         out.push(Peak {
             f_hz: (k as f64 + delta) * s.df_hz,
             amplitude: (b - 0.25 * (a - c) * delta).exp(),
-            prominence: prom / top,
+            prominence: Some(prom / top),
+            decay_per_s: None,
+            q: None,
+            phase: None,
+            error: None,
+            n_signals: 0,
         });
     }
     out
