@@ -134,12 +134,16 @@ pub struct ResonatorArgs {
     /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R] (repeatable).
     #[arg(long = "material")]
     pub materials: Vec<String>,
-    /// Analytic modes to compare with: auto, none, cylinder:R,H or box:A,B,D.
+    /// Analytic modes to compare with: auto, none, cylinder:R,H, box:A,B,D or sphere:R.
     #[arg(long, default_value = "auto")]
     pub cavity: String,
     /// Resonance extraction: harmonic inversion (matrix pencil) or FFT peaks.
     #[arg(long, default_value = "harminv", value_parser = ["harminv", "fft"])]
     pub extract: String,
+    /// Write modes.vtu with the complex field of the N strongest resonances (a second pass
+    /// of the run on the CPU backend).
+    #[arg(long, default_value_t = 0)]
+    pub mode_shapes: usize,
     /// Seed for default probe placement.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -264,7 +268,7 @@ impl ResonatorArgs {
                     Error::config(
                         "cavity",
                         c,
-                        "expected auto, none, cylinder:R,H or box:A,B,D",
+                        "expected auto, none, cylinder:R,H, box:A,B,D or sphere:R",
                     )
                 })?;
                 let d: Vec<f64> = dims
@@ -322,6 +326,7 @@ impl ResonatorArgs {
             materials,
             cavity,
             extract: self.extract.parse()?,
+            mode_shapes: self.mode_shapes,
             seed: self.seed,
         })
     }

@@ -14,6 +14,7 @@ use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
 pub mod perf;
+pub mod vtu;
 
 /// Commit the binary was built from (`-dirty` with uncommitted changes).
 pub const COMMIT: &str = env!("DGATD_COMMIT");
@@ -148,6 +149,11 @@ pub fn write_resonator(
     let p = dir.join("summary.md");
     write_atomic(&p, summary_md(cfg, r).as_bytes())?;
     out.push(p);
+    if !r.mode_shapes.is_empty() {
+        let p = dir.join("modes.vtu");
+        vtu::write_modes(&p, &r.mesh, &r.mode_shapes)?;
+        out.push(p);
+    }
     Ok(out)
 }
 
@@ -164,7 +170,8 @@ pub fn spectrum_plot(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> {
     if !(top > 0.0) {
         return Ok(vec![]);
     }
-    let lo = top * 1e-7;
+    let bottom = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let lo = (top * 1e-7).max(0.5 * bottom);
     let at = |f_mhz: f64| -> f64 {
         let k = ((f_mhz * 1e6 / r.spectrum.df_hz).round() as usize).clamp(1, kmax);
         r.spectrum.mag[k].max(lo)

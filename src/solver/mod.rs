@@ -26,6 +26,7 @@ use crate::util::{Rng, V3, dot, norm};
 use crate::{C0, Error, Real, Result};
 use nalgebra::Matrix3;
 
+pub mod modeshape;
 pub mod resonator;
 
 /// Power-iteration estimate of ρ(K) (no margin). Uses the CPU kernels on unit operators.

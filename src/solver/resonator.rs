@@ -125,6 +125,8 @@ pub struct ResonatorConfig {
     pub materials: Vec<(String, f64, f64)>,
     pub cavity: CavitySpec,
     pub extract: Extract,
+    /// Mode shapes of the strongest resonances (second pass on the CPU), 0 for none.
+    pub mode_shapes: usize,
     pub seed: u64,
 }
 
@@ -149,6 +151,7 @@ impl Default for ResonatorConfig {
             materials: vec![],
             cavity: CavitySpec::Auto,
             extract: Extract::Harminv,
+            mode_shapes: 0,
             seed: 1,
         }
     }
@@ -185,6 +188,8 @@ pub struct ResonatorResult {
     pub backend: String,
     /// Why the backend was chosen (auto selection), for a one-line notice.
     pub backend_notice: Option<String>,
+    /// Complex field of the strongest resonances (with `mode_shapes > 0`).
+    pub mode_shapes: Vec<super::modeshape::ModeShape>,
 }
 
 impl ResonatorResult {
@@ -510,7 +515,7 @@ pub fn run(
         CavitySpec::None => None,
         CavitySpec::Given(c) => Some(c),
     };
-    let matched = cavity
+    let matched: Vec<Matched> = cavity
         .map(|c| c.modes(fmax))
         .unwrap_or_default()
         .into_iter()
@@ -524,7 +529,50 @@ pub fn run(
             Matched { mode, peak }
         })
         .collect();
+    let mode_shapes = if cfg.mode_shapes > 0 && !peaks.is_empty() {
+        let mut strongest: Vec<&Peak> = peaks.iter().collect();
+        strongest.sort_by(|a, b| b.amplitude.total_cmp(&a.amplitude));
+        strongest.truncate(cfg.mode_shapes);
+        strongest.sort_by(|a, b| a.f_hz.total_cmp(&b.f_hz));
+        let list: Vec<(String, f64)> = strongest
+            .iter()
+            .map(|p| {
+                let fc = spectrum::leapfrog_correction(p.f_hz, dt_s);
+                let near = matched
+                    .iter()
+                    .filter(|m| (m.mode.f_hz - fc).abs() < 0.03 * m.mode.f_hz)
+                    .min_by(|a, b| {
+                        (a.mode.f_hz - fc)
+                            .abs()
+                            .total_cmp(&(b.mode.f_hz - fc).abs())
+                    });
+                (
+                    format!(
+                        "{}{:.4}MHz",
+                        near.map(|m| format!("{}_", m.mode.name))
+                            .unwrap_or_default(),
+                        fc / 1e6
+                    ),
+                    p.f_hz,
+                )
+            })
+            .collect();
+        super::modeshape::mode_shapes(
+            &mesh,
+            &topo,
+            &dga,
+            dt,
+            &source,
+            wave,
+            steps,
+            analysis_start,
+            &list,
+        )?
+    } else {
+        vec![]
+    };
     Ok(ResonatorResult {
+        mode_shapes,
         n_edges: topo.n_edges(),
         n_free_half: dga.n_free_half(),
         mesh,
