@@ -13,5 +13,6 @@ g -setnumber lc 0.07 -format msh41 -o cylinder_fine.msh     # ~22k tets
 g -setnumber lc 0.5 -format msh41 -o tiny_v41.msh
 g -setnumber lc 0.5 -format msh41 -bin -o tiny_v41_bin.msh
 g -setnumber lc 0.5 -format msh22 -o tiny_v22.msh
+gmsh -3 -v 2 -format msh41 -o sphere.msh sphere.geo   # ~4k tets
 echo "gmsh $(gmsh --version 2>&1)" > GMSH_VERSION
 ls -l ./*.msh

@@ -116,7 +116,8 @@ pub struct ResonatorArgs {
     /// Source current direction x,y,z.
     #[arg(long, default_value = "0,0,1", allow_hyphen_values = true)]
     pub source_dir: String,
-    /// Probe point x,y,z (repeatable); default: three points off the symmetry planes.
+    /// Probe point x,y,z (repeatable); default: three seeded random points inside the mesh,
+    /// off its symmetry planes (see --seed).
     #[arg(long = "probe", allow_hyphen_values = true)]
     pub probes: Vec<String>,
     /// Peak frequency of the pulse in Hz (default c / largest mesh extent).
@@ -144,7 +145,7 @@ pub struct ResonatorArgs {
     /// of the run on the CPU backend).
     #[arg(long, default_value_t = 0)]
     pub mode_shapes: usize,
-    /// Seed for default probe placement.
+    /// Seed for the default probe placement.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// No progress bar.
