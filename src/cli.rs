@@ -480,16 +480,26 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
 pub fn devices() -> Result<()> {
     let all = crate::backend::opencl::list_devices()?;
     println!(
-        "{:>3}  {:<5} {:<28} {:<30} {:>4} {:>9} {:>9} {:>5}  {:<18} driver",
-        "idx", "type", "platform", "device", "CUs", "mem GiB", "alloc GiB", "fp64", "OpenCL C"
+        "{:>3}  {:<5} {:<28} {:<30} {:<20} {:>4} {:>9} {:>9} {:>5}  {:<18} driver",
+        "idx",
+        "type",
+        "platform",
+        "device",
+        "vendor",
+        "CUs",
+        "mem GiB",
+        "alloc GiB",
+        "fp64",
+        "OpenCL C"
     );
     for d in &all {
         println!(
-            "{:>3}  {:<5} {:<28} {:<30} {:>4} {:>9.2} {:>9.2} {:>5}  {:<18} {}",
+            "{:>3}  {:<5} {:<28} {:<30} {:<20} {:>4} {:>9.2} {:>9.2} {:>5}  {:<18} {}",
             d.index,
             d.kind,
             d.platform.chars().take(28).collect::<String>(),
             d.name.chars().take(30).collect::<String>(),
+            d.vendor.chars().take(20).collect::<String>(),
             d.compute_units,
             d.global_mem as f64 / 1073741824.0,
             d.max_alloc as f64 / 1073741824.0,
