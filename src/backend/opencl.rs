@@ -752,12 +752,17 @@ impl<T: Real> ClStepper<T> {
 
     /// `F -= P U` with the chosen variant.
     pub fn primal_update(&self) -> Result<Event> {
+        self.launch_primal(&self.u, &self.f)
+    }
+
+    /// `f -= P u` for given buffers.
+    fn launch_primal(&self, u: &Buffer<T>, f: &Buffer<T>) -> Result<Event> {
         let args = [
             Arg::U32(self.t as u32),
             Arg::Buf(&self.p),
             Arg::BufU32(&self.pe),
-            Arg::Buf(&self.u),
-            Arg::Buf(&self.f),
+            Arg::Buf(u),
+            Arg::Buf(f),
         ];
         match self.primal {
             PrimalVariant::Tet => launch(&self.dev, &self.k.primal_tet, self.t, LOCAL, &args),
@@ -767,6 +772,11 @@ impl<T: Real> ClStepper<T> {
 
     /// First half of the factored dual update: per-edge circulations.
     pub fn circulation(&self) -> Result<Event> {
+        self.launch_circulation(&self.f)
+    }
+
+    /// `c = C̃ f` into the stepper's circulation buffer.
+    fn launch_circulation(&self, f: &Buffer<T>) -> Result<Event> {
         launch(
             &self.dev,
             &self.k.circulation,
@@ -776,7 +786,7 @@ impl<T: Real> ClStepper<T> {
                 Arg::U32(self.ne as u32),
                 Arg::BufU32(&self.circ_ptr),
                 Arg::BufU32(&self.circ),
-                Arg::Buf(&self.f),
+                Arg::Buf(f),
                 Arg::Buf(&self.c),
             ],
         )
@@ -784,8 +794,13 @@ impl<T: Real> ClStepper<T> {
 
     /// Second half of the factored dual update: per-vertex blocks.
     pub fn vertex_blocks(&self) -> Result<Event> {
-        if self.block_variant == BlockVariant::Vertex {
-            return launch(
+        self.launch_vertex_blocks(&self.u)
+    }
+
+    /// `u += B c` with the configured mapping (c: the stepper's circulation buffer).
+    fn launch_vertex_blocks(&self, u: &Buffer<T>) -> Result<Event> {
+        match self.block_variant {
+            BlockVariant::Vertex => launch(
                 &self.dev,
                 &self.k.vertex_block_v,
                 self.nfree,
@@ -798,26 +813,26 @@ impl<T: Real> ClStepper<T> {
                     Arg::BufU32(&self.vh),
                     Arg::Buf(&self.block),
                     Arg::Buf(&self.c),
-                    Arg::Buf(&self.u),
+                    Arg::Buf(u),
                 ],
-            );
+            ),
+            BlockVariant::HalfEdge => launch(
+                &self.dev,
+                &self.k.vertex_block,
+                self.nh,
+                LOCAL,
+                &[
+                    Arg::U32(self.nh as u32),
+                    Arg::BufU64(&self.hrow),
+                    Arg::BufU32(&self.hvert),
+                    Arg::BufU32(&self.vptr),
+                    Arg::BufU32(&self.vh),
+                    Arg::Buf(&self.block),
+                    Arg::Buf(&self.c),
+                    Arg::Buf(u),
+                ],
+            ),
         }
-        launch(
-            &self.dev,
-            &self.k.vertex_block,
-            self.nh,
-            LOCAL,
-            &[
-                Arg::U32(self.nh as u32),
-                Arg::BufU64(&self.hrow),
-                Arg::BufU32(&self.hvert),
-                Arg::BufU32(&self.vptr),
-                Arg::BufU32(&self.vh),
-                Arg::Buf(&self.block),
-                Arg::Buf(&self.c),
-                Arg::Buf(&self.u),
-            ],
-        )
     }
 
     /// `U += D F` with the CSR matrix (scalar or vector kernel).
@@ -976,47 +991,11 @@ impl<T: Real> ClStepper<T> {
         };
         let mut kxb = kx;
         for _ in 0..iters {
-            let fz = &mut self.f;
-            self.dev.fill_zero(fz, 4 * self.t)?;
-            let fz = &self.f;
-            self.dev.fill_zero(&mut kxb, self.nh)?;
-            let args = [
-                Arg::U32(self.t as u32),
-                Arg::Buf(&self.p),
-                Arg::BufU32(&self.pe),
-                Arg::Buf(&x),
-                Arg::Buf(fz),
-            ];
-            launch(&self.dev, &self.k.primal_tet, self.t, LOCAL, &args)?;
-            launch(
-                &self.dev,
-                &self.k.circulation,
-                self.ne,
-                LOCAL,
-                &[
-                    Arg::U32(self.ne as u32),
-                    Arg::BufU32(&self.circ_ptr),
-                    Arg::BufU32(&self.circ),
-                    Arg::Buf(fz),
-                    Arg::Buf(&self.c),
-                ],
-            )?;
-            launch(
-                &self.dev,
-                &self.k.vertex_block,
-                self.nh,
-                LOCAL,
-                &[
-                    Arg::U32(nh),
-                    Arg::BufU64(&self.hrow),
-                    Arg::BufU32(&self.hvert),
-                    Arg::BufU32(&self.vptr),
-                    Arg::BufU32(&self.vh),
-                    Arg::Buf(&self.block),
-                    Arg::Buf(&self.c),
-                    Arg::Buf(&kxb),
-                ],
-            )?; // kxb = -dt² K x
+            self.dev.fill_zero(&mut self.f, 4 * self.t)?;
+            self.dev.fill_zero(&mut kxb, self.nh)?; // the block kernel accumulates
+            self.launch_primal(&x, &self.f)?;
+            self.launch_circulation(&self.f)?;
+            self.launch_vertex_blocks(&kxb)?; // kxb = -dt² K x
             vb_h(&mbuf, &kxb, &mx)?;
             let num = self.dot(&x, &mx, self.nh, &partial, groups)?;
             vb_h(&mbuf, &x, &mx)?;
