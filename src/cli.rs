@@ -377,14 +377,7 @@ pub fn resonator(args: &ResonatorArgs) -> Result<()> {
         1e9 * r.record.wall_s / (r.record.steps as f64 * dofs as f64)
     );
     print!("{}", crate::report::mode_table(&r));
-    println!(
-        "wrote {}",
-        files
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    println!("wrote {}", crate::report::path_list(&files));
     Ok(())
 }
 
@@ -645,11 +638,7 @@ pub fn main() -> Result<()> {
             println!(
                 "{} rows; wrote {}",
                 rows.len(),
-                files
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                crate::report::path_list(&files)
             );
             Ok(())
         }

@@ -12,28 +12,13 @@ use dgatd::spectrum::{harminv, leapfrog_correction};
 use dgatd::{C0, backend::Stepper};
 use nalgebra::DMatrix;
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 /// Lowest nonzero eigenvalues of K (generalised symmetric problem Cᵀ Mmu⁻¹ C x = λ Meps x
 /// on the free half-edges), by a dense solve.
 fn k_eigenvalues(d: &dgatd::dga::Dga) -> Vec<f64> {
-    let free: Vec<usize> = d.meps.h.iter().map(|&h| h as usize).collect();
+    let (free, kmat) = dense_k(d);
     let nf = free.len();
-    let ops = Operators::<f64>::new(d, 1.0, false);
-    // S = Cᵀ Mmu⁻¹ C restricted: S e_j = Meps (K e_j)
-    let mut kmat = DMatrix::<f64>::zeros(nf, nf);
-    for (j, &h) in free.iter().enumerate() {
-        let mut x = vec![0.0; d.n_half()];
-        x[h] = 1.0;
-        let mut f = vec![0.0; d.n_dual()];
-        let mut c = vec![0.0; d.n_edges];
-        let mut y = vec![0.0; d.n_half()];
-        dgatd::backend::cpu::primal(&ops, &x, &mut f);
-        dgatd::backend::cpu::circulations(&ops, &f, &mut c);
-        dgatd::backend::cpu::vertex_blocks(&ops, &c, &mut y);
-        for (i, &hh) in free.iter().enumerate() {
-            kmat[(i, j)] = -y[hh];
-        }
-    }
     let mut meps = DMatrix::<f64>::zeros(nf, nf);
     let pos: std::collections::HashMap<usize, usize> =
         free.iter().enumerate().map(|(i, &h)| (h, i)).collect();
@@ -118,15 +103,23 @@ fn corrected_frequencies_equal_the_eigenvalues_of_k() {
     assert!(matched >= 4, "only {matched} modes found");
 }
 
+/// The 3000-step coarse-cylinder run two tests inspect, computed once.
+fn coarse_3000() -> &'static resonator::ResonatorResult {
+    static RUN: OnceLock<resonator::ResonatorResult> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let cfg = ResonatorConfig {
+            mesh: MeshSpec::Bundled("coarse".into()),
+            steps: Some(3000),
+            extract: Extract::Harminv,
+            ..Default::default()
+        };
+        resonator::run(&cfg, &mut |_, _| {}).unwrap()
+    })
+}
+
 #[test]
 fn short_coarse_run_separates_the_four_seed_resonances() {
-    let cfg = ResonatorConfig {
-        mesh: MeshSpec::Bundled("coarse".into()),
-        steps: Some(3000),
-        extract: Extract::Harminv,
-        ..Default::default()
-    };
-    let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();
+    let r = coarse_3000();
     let mut found = Vec::new();
     for name in ["TM010", "TM110", "TM210", "TM020"] {
         let m = r.matched.iter().find(|m| m.mode.name == name).unwrap();
@@ -149,13 +142,7 @@ fn short_coarse_run_separates_the_four_seed_resonances() {
 #[test]
 fn tm010_mode_shape_is_the_bessel_profile() {
     // TM010 of the cylinder: E = E_z ẑ with E_z ∝ J0(2.405 ρ / R), uniform in z.
-    let cfg = ResonatorConfig {
-        mesh: MeshSpec::Bundled("coarse".into()),
-        steps: Some(3000),
-        extract: Extract::Harminv,
-        ..Default::default()
-    };
-    let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();
+    let r = coarse_3000();
     let tm010 = r
         .matched
         .iter()

@@ -172,25 +172,8 @@ fn mass_blocks_are_symmetric_positive_definite() {
 fn null_space_of_k_is_free_edges_plus_interior_vertices() {
     // K = Meps⁻¹ Cᵀ Mmu⁻¹ C with SPD masses: null(K) = null(C restricted to free halves).
     let (m, t, d, _) = setup(jittered_box([3, 3, 2], 8, 0.25), Some(1));
-    let free: Vec<usize> = d.meps.h.iter().map(|&h| h as usize).collect();
-    let col: HashMap<usize, usize> = free.iter().enumerate().map(|(i, &h)| (h, i)).collect();
     // Dense K over free half-edges via the operators: K x = -D P x with unit Δt.
-    let ops = dgatd::dga::operators::Operators::<f64>::new(&d, 1.0, false);
-    let nf = free.len();
-    let mut k = nalgebra::DMatrix::<f64>::zeros(nf, nf);
-    for (j, &h) in free.iter().enumerate() {
-        let mut x = vec![0.0; d.n_half()];
-        x[h] = 1.0;
-        let mut f = vec![0.0; d.n_dual()];
-        let mut c = vec![0.0; d.n_edges];
-        let mut y = vec![0.0; d.n_half()];
-        dgatd::backend::cpu::primal(&ops, &x, &mut f);
-        dgatd::backend::cpu::circulations(&ops, &f, &mut c);
-        dgatd::backend::cpu::vertex_blocks(&ops, &c, &mut y);
-        for (hh, &i) in &col {
-            k[(i, j)] = -y[*hh];
-        }
-    }
+    let (_free, k) = dense_k(&d);
     let sv = k.clone().singular_values();
     let smax = sv.max();
     let nullity = sv.iter().filter(|&&s| s < 1e-10 * smax).count();

@@ -205,13 +205,7 @@ impl<T: Real> Stepper for CpuStepper<T> {
         Ok(())
     }
     fn energy(&mut self) -> Result<f64> {
-        if !self.dga.has_masses() {
-            return Err(Error::config(
-                "energy",
-                "lean",
-                "the operators were assembled without mass matrices",
-            ));
-        }
+        self.dga.require_masses("energy")?;
         Ok(energy(&self.dga, &self.ops, &self.u, &self.f))
     }
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {

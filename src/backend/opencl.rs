@@ -944,13 +944,7 @@ impl<T: Real> ClStepper<T> {
     /// product), on the current operators divided by Δt² (so the result is for unit Δt).
     /// Uses the same seeded start vector as [`crate::solver::spectral_radius`].
     pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
-        if !self.dga.has_masses() {
-            return Err(Error::config(
-                "power iteration",
-                "lean",
-                "the operators were assembled without mass matrices",
-            ));
-        }
+        self.dga.require_masses("power iteration")?;
         let mut rng = Rng::new(seed);
         let mut x0 = vec![T::zero(); self.nh];
         for &h in &self.dga.meps.h {
@@ -1085,13 +1079,7 @@ impl<T: Real> Stepper for ClStepper<T> {
     }
 
     fn energy(&mut self) -> Result<f64> {
-        if !self.dga.has_masses() {
-            return Err(Error::config(
-                "energy",
-                "lean",
-                "the operators were assembled without mass matrices",
-            ));
-        }
+        self.dga.require_masses("energy")?;
         let (u, f, fnew) = self.state_with_next()?;
         Ok(super::cpu::energy_of(&self.dga, &u, &f, &fnew))
     }

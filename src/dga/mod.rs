@@ -203,6 +203,20 @@ impl Dga {
         !self.mmu.is_empty() && self.meps.data.len() == self.meps_inv.data.len()
     }
 
+    /// Fails with a clear error when the masses were not kept (lean assembly); `what` names
+    /// the operation that needs them.
+    pub fn require_masses(&self, what: &str) -> Result<()> {
+        if self.has_masses() {
+            Ok(())
+        } else {
+            Err(Error::config(
+                what,
+                "lean",
+                "the operators were assembled without mass matrices",
+            ))
+        }
+    }
+
     /// With `lean`, only what the time loop needs is kept (`Mmu` is dropped and `Meps` is
     /// inverted in place), lowering peak memory by about 40% for benchmarks of very large
     /// meshes. A lean `Dga` cannot evaluate the energy or run the power iteration.

@@ -20,6 +20,15 @@ pub mod vtu;
 pub const COMMIT: &str = env!("DGATD_COMMIT");
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// Paths as a comma-separated list, for "wrote ..." messages.
+pub fn path_list(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension(format!(

@@ -68,3 +68,25 @@ pub fn random_state(d: &Dga, seed: u64) -> (Vec<f64>, Vec<f64>) {
     let f = (0..d.n_dual()).map(|_| r.sym()).collect();
     (u, f)
 }
+
+/// K = Meps⁻¹ C̃ Mmu⁻¹ C as a dense matrix over the free half-edges (column j = K e_j),
+/// applied through the CPU kernels with unit Δt; returns it with the free half-edge slots.
+pub fn dense_k(d: &Dga) -> (Vec<usize>, nalgebra::DMatrix<f64>) {
+    let free: Vec<usize> = d.meps.h.iter().map(|&h| h as usize).collect();
+    let ops = dgatd::dga::operators::Operators::<f64>::new(d, 1.0, false);
+    let mut k = nalgebra::DMatrix::<f64>::zeros(free.len(), free.len());
+    for (j, &h) in free.iter().enumerate() {
+        let mut x = vec![0.0; d.n_half()];
+        x[h] = 1.0;
+        let mut f = vec![0.0; d.n_dual()];
+        let mut c = vec![0.0; d.n_edges];
+        let mut y = vec![0.0; d.n_half()];
+        dgatd::backend::cpu::primal(&ops, &x, &mut f); // f = -P x
+        dgatd::backend::cpu::circulations(&ops, &f, &mut c);
+        dgatd::backend::cpu::vertex_blocks(&ops, &c, &mut y); // y = -K x
+        for (i, &hh) in free.iter().enumerate() {
+            k[(i, j)] = -y[hh];
+        }
+    }
+    (free, k)
+}
