@@ -151,6 +151,49 @@ pub struct ResonatorArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Save a checkpoint (OUT/checkpoint.bin) every N steps (0: only by time).
+    #[arg(long, default_value_t = 0)]
+    pub checkpoint_steps: usize,
+    /// Save a checkpoint after this many minutes of running (0: only by steps).
+    #[arg(long, default_value_t = 10.0, allow_hyphen_values = true)]
+    pub checkpoint_minutes: f64,
+    /// Continue the run whose checkpoint is in DIR (its parameters come from the
+    /// checkpoint; outputs go to DIR unless --out is given). The result is bit-for-bit that
+    /// of an uninterrupted run.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+}
+
+/// Flags that may accompany `--resume` (everything else comes from the checkpoint).
+const RESUME_FLAGS: &[&str] = &[
+    "resume",
+    "out",
+    "quiet",
+    "checkpoint_steps",
+    "checkpoint_minutes",
+];
+
+/// Set by the Ctrl-C handler; the time loop saves and stops at its next look.
+static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Installs the Ctrl-C (SIGINT/SIGTERM) handler once: the first signal asks the run to save
+/// a checkpoint and the probe data and stop; a second one exits at once with status 130.
+fn install_interrupt_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let r = ctrlc::set_handler(|| {
+            if INTERRUPT.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("\nsecond interrupt: exiting without saving");
+                std::process::exit(130);
+            }
+            eprintln!(
+                "\ninterrupt: saving a checkpoint and the probe data (Ctrl-C again to quit now)"
+            );
+        });
+        if let Err(e) = r {
+            eprintln!("warning: no Ctrl-C handler ({e}); an interrupt will lose the run");
+        }
+    });
 }
 
 #[derive(clap::Args, Debug)]
@@ -290,11 +333,12 @@ impl ResonatorArgs {
                         b: *b,
                         d: *dd,
                     }),
+                    ("sphere", [r]) => CavitySpec::Given(Cavity::Sphere { radius: *r }),
                     _ => {
                         return Err(Error::config(
                             "cavity",
                             c,
-                            "expected cylinder:R,H or box:A,B,D",
+                            "expected cylinder:R,H, box:A,B,D or sphere:R",
                         ));
                     }
                 }
@@ -333,9 +377,78 @@ impl ResonatorArgs {
     }
 }
 
-/// Runs the resonator job and writes its outputs; prints the mode table.
-pub fn resonator(args: &ResonatorArgs) -> Result<()> {
-    let cfg = args.to_config()?;
+/// Runs the resonator job and writes its outputs; prints the mode table. `raw` are the
+/// command-line arguments after `resonator` (stored in checkpoints), `given` the ids of the
+/// flags given on the command line.
+pub fn resonator(args: &ResonatorArgs, raw: Vec<String>, given: &[String]) -> Result<()> {
+    if !(args.checkpoint_minutes >= 0.0 && args.checkpoint_minutes.is_finite()) {
+        return Err(Error::config(
+            "checkpoint-minutes",
+            args.checkpoint_minutes,
+            "must be a non-negative number of minutes",
+        ));
+    }
+    let mut opts =
+        resonator::RunOptions {
+            checkpoint_steps: args.checkpoint_steps,
+            checkpoint_every: (args.checkpoint_minutes > 0.0)
+                .then(|| std::time::Duration::from_secs_f64(60.0 * args.checkpoint_minutes)),
+            interrupt: Some(&INTERRUPT),
+            fault_at_step: match std::env::var("DGATD_FAULT_AT_STEP") {
+                Ok(v) => Some(v.parse().map_err(|_| {
+                    Error::config("DGATD_FAULT_AT_STEP", &v, "must be a step number")
+                })?),
+                Err(_) => None,
+            },
+            ..Default::default()
+        };
+    let (cfg, out) = match &args.resume {
+        Some(dir) => {
+            if let Some(bad) = given.iter().find(|g| !RESUME_FLAGS.contains(&g.as_str())) {
+                return Err(Error::config(
+                    "flag",
+                    format!("--{}", bad.replace('_', "-")),
+                    "--resume takes the run's parameters from its checkpoint; only --out, --quiet and the --checkpoint-* flags may be given with it",
+                ));
+            }
+            let ck = crate::solver::checkpoint::Checkpoint::read(dir)?;
+            let stored = match Cli::try_parse_from(
+                ["dgatd".to_string(), "resonator".to_string()]
+                    .into_iter()
+                    .chain(ck.args.iter().cloned()),
+            ) {
+                Ok(Cli {
+                    command: Some(Command::Resonator(a)),
+                }) => a,
+                _ => {
+                    return Err(Error::Checkpoint {
+                        path: dir.join(crate::solver::checkpoint::FILE),
+                        why: format!("its stored arguments {:?} do not parse", ck.args),
+                    });
+                }
+            };
+            let out = if given.iter().any(|g| g == "out") {
+                args.out.clone()
+            } else {
+                dir.clone()
+            };
+            eprintln!(
+                "resuming at step {} from {} (arguments: {})",
+                ck.done,
+                dir.display(),
+                ck.args.join(" ")
+            );
+            opts.args = ck.args.clone();
+            opts.resume = Some(ck);
+            (stored.to_config()?, out)
+        }
+        None => {
+            opts.args = raw;
+            (args.to_config()?, args.out.clone())
+        }
+    };
+    opts.out = Some(out.clone());
+    install_interrupt_handler();
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(1);
         b.set_style(
@@ -346,7 +459,7 @@ pub fn resonator(args: &ResonatorArgs) -> Result<()> {
         );
         b
     });
-    let r = resonator::run(&cfg, &mut |done, total| {
+    let r = resonator::run_with(&cfg, &mut opts, &mut |done, total| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
             b.set_position(done as u64);
@@ -358,7 +471,12 @@ pub fn resonator(args: &ResonatorArgs) -> Result<()> {
     if let Some(n) = &r.backend_notice {
         eprintln!("note: {n}");
     }
-    let files = crate::report::write_resonator(&args.out, &cfg, &r)?;
+    let files = crate::report::write_resonator(&out, &cfg, &r)?;
+    // the outputs are complete: the checkpoint is no longer needed
+    let ck = out.join(crate::solver::checkpoint::FILE);
+    if ck.exists() {
+        std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
+    }
     let dofs = 4 * r.mesh.n_tets() + r.n_free_half;
     println!(
         "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} dual | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({:.1} ns/DoF/step)",
@@ -626,9 +744,35 @@ pub fn bench(a: &BenchArgs) -> Result<()> {
 
 /// Parses the command line and runs.
 pub fn main() -> Result<()> {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
-        Some(Command::Resonator(a)) => resonator(&a),
+        Some(Command::Resonator(a)) => {
+            let sub = matches.subcommand_matches("resonator");
+            let cmd = Cli::command();
+            let arg_ids: Vec<String> = cmd
+                .find_subcommand("resonator")
+                .map(|c| c.get_arguments().map(|a| a.get_id().to_string()).collect())
+                .unwrap_or_default();
+            let given: Vec<String> = sub
+                .map(|m| {
+                    m.ids()
+                        .filter(|id| arg_ids.iter().any(|a| a == id.as_str()))
+                        .filter(|id| {
+                            m.value_source(id.as_str())
+                                == Some(clap::parser::ValueSource::CommandLine)
+                        })
+                        .map(|id| id.to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let raw: Vec<String> = std::env::args_os()
+                .skip(2)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            resonator(&a, raw, &given)
+        }
         Some(Command::MeshInfo(a)) => mesh_info(&a),
         Some(Command::Devices) => devices(),
         Some(Command::Bench(a)) => bench(&a),
@@ -645,7 +789,7 @@ pub fn main() -> Result<()> {
         None => {
             let a = Cli::parse_from(["dgatd", "resonator"]);
             match a.command {
-                Some(Command::Resonator(a)) => resonator(&a),
+                Some(Command::Resonator(a)) => resonator(&a, vec![], &[]),
                 _ => unreachable!("the resonator subcommand parses"),
             }
         }

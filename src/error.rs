@@ -54,6 +54,15 @@ pub enum Error {
     /// Writing a CSV file failed.
     #[error("{path}: {msg}")]
     Output { path: PathBuf, msg: String },
+    /// A checkpoint file is unreadable, corrupt or belongs to another run.
+    #[error("checkpoint {}: {why}", path.display())]
+    Checkpoint { path: PathBuf, why: String },
+    /// The user interrupted the run (Ctrl-C / SIGINT).
+    #[error("interrupted at step {step} of {steps}")]
+    Interrupted { step: usize, steps: usize },
+    /// A run stopped before its end (`cause`); `saved` says what was written and how to go on.
+    #[error("{cause}\n{saved}")]
+    Stopped { cause: Box<Error>, saved: String },
 }
 
 impl Error {
@@ -63,6 +72,14 @@ impl Error {
             name: name.to_string(),
             value: value.to_string(),
             why: why.into(),
+        }
+    }
+    /// Whether the run was interrupted by the user (exit status 130 in the CLI).
+    pub fn is_interrupted(&self) -> bool {
+        match self {
+            Error::Interrupted { .. } => true,
+            Error::Stopped { cause, .. } => cause.is_interrupted(),
+            _ => false,
         }
     }
     /// Shorthand for an [`Error::Io`].

@@ -36,6 +36,21 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
+/// A byte count for messages: `"1.50 GiB"`, `"12.0 MiB"`, `"640 B"`.
+pub fn human_bytes(b: u64) -> String {
+    const U: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut x = b as f64 / 1024.0;
+    let mut k = 0;
+    while x >= 1024.0 && k < 3 {
+        x /= 1024.0;
+        k += 1;
+    }
+    format!("{x:.2} {}", U[k])
+}
+
 pub type V3 = [f64; 3];
 
 #[inline(always)]

@@ -67,13 +67,31 @@ fn seed(name: &str) -> Vec<u8> {
 
 #[derive(Clone, Debug)]
 enum Mutation {
-    Flip { at: usize, byte: u8 },
-    Truncate { at: usize },
-    Delete { at: usize, len: usize },
-    Duplicate { at: usize, len: usize },
-    Splice { from: usize, to: usize, len: usize },
+    Flip {
+        at: usize,
+        byte: u8,
+    },
+    Truncate {
+        at: usize,
+    },
+    Delete {
+        at: usize,
+        len: usize,
+    },
+    Duplicate {
+        at: usize,
+        len: usize,
+    },
+    Splice {
+        from: usize,
+        to: usize,
+        len: usize,
+    },
     /// Replaces the number starting at the `k`-th digit run with a hostile one.
-    Number { k: usize, which: usize },
+    Number {
+        k: usize,
+        which: usize,
+    },
 }
 
 const HOSTILE: &[&str] = &[
@@ -95,8 +113,11 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         any::<usize>().prop_map(|at| Mutation::Truncate { at }),
         (any::<usize>(), 1usize..64).prop_map(|(at, len)| Mutation::Delete { at, len }),
         (any::<usize>(), 1usize..256).prop_map(|(at, len)| Mutation::Duplicate { at, len }),
-        (any::<usize>(), any::<usize>(), 1usize..64)
-            .prop_map(|(from, to, len)| Mutation::Splice { from, to, len }),
+        (any::<usize>(), any::<usize>(), 1usize..64).prop_map(|(from, to, len)| Mutation::Splice {
+            from,
+            to,
+            len
+        }),
         (any::<usize>(), 0..HOSTILE.len()).prop_map(|(k, which)| Mutation::Number { k, which }),
     ]
 }
@@ -165,7 +186,10 @@ fn parse_measured(bytes: &[u8]) -> (usize, Duration, bool) {
         if let Err(e) = &r {
             // every error must render to a non-empty message naming the file
             let msg = e.to_string();
-            assert!(msg.contains("fuzz.msh"), "error without the file name: {msg}");
+            assert!(
+                msg.contains("fuzz.msh"),
+                "error without the file name: {msg}"
+            );
         }
     })
     .is_ok();
@@ -261,7 +285,11 @@ fn huge_counts_are_refused_without_allocating() {
     for c in cases {
         let (peak, _, ok) = parse_measured(c);
         assert!(ok, "panic on {:?}", String::from_utf8_lossy(c));
-        assert!(peak < 1 << 20, "{peak} bytes for {:?}", String::from_utf8_lossy(c));
+        assert!(
+            peak < 1 << 20,
+            "{peak} bytes for {:?}",
+            String::from_utf8_lossy(c)
+        );
         let e = dgatd::mesh::gmsh::parse(c, "h.msh").expect_err("must be refused");
         eprintln!("{:?} -> {e}", String::from_utf8_lossy(c));
     }

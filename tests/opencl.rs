@@ -191,3 +191,131 @@ fn whole_runs_match_the_cpu() {
     eprintln!("whole run f32 factored: probe records differ by {e:.2e}");
     assert!(e < 1e-4, "f32: probe records differ by {e:e}");
 }
+
+/// What may differ on a device: nothing between two runs on the same device (every kernel
+/// writes each output from one work-item in a fixed order; there are no atomics), and the
+/// state of a resumed run equals the uninterrupted one bit for bit. Against the CPU the
+/// difference is round-off of summation order and FMA contraction, bounded in
+/// `whole_runs_match_the_cpu`; the energy and power-iteration reductions differ in order
+/// (work-group trees) and are bounded there and in `device_power_iteration_matches_the_host`.
+#[test]
+fn device_runs_are_repeatable_and_resume_exactly() {
+    let Some(dev) = device() else { return };
+    fn go<T: dgatd::Real>(dev: &Arc<ClDevice>) {
+        let (m, t, d, _) = setup(cylinder("cylinder_coarse.msh"), None);
+        let d = Arc::new(d);
+        let (dt, _) = solver::time_step(&d, 0.95).unwrap();
+        let w = Waveform::gaussian_derivative(150e6);
+        let probes = vec![Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap()];
+        let src1 = Source::new(&m, &t, &d, 1.0, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
+        let mk = || {
+            let mut g = ClStepper::<T>::new(
+                dev.clone(),
+                d.clone(),
+                DualForm::Factored,
+                Some(&src1),
+                &probes,
+            )
+            .unwrap();
+            g.set_time_step(dt, Some(w)).unwrap();
+            g
+        };
+        let run = |g: &mut ClStepper<T>, first: usize, n: usize| {
+            let mut s = vec![];
+            g.advance(first, n, &mut s).unwrap();
+            s
+        };
+        let (mut a, mut b) = (mk(), mk());
+        let sa = run(&mut a, 0, 700);
+        let sb = run(&mut b, 0, 700);
+        assert!(sa.iter().any(|&x| x != 0.0));
+        assert!(
+            sa.iter().zip(&sb).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "two device runs differ"
+        );
+        assert_eq!(a.energy().unwrap().to_bits(), b.energy().unwrap().to_bits());
+        // resume: state after 300 steps into a fresh stepper, then 400 more
+        let mut c = mk();
+        let s1 = run(&mut c, 0, 300);
+        let (u, f) = c.state().unwrap();
+        let mut r = mk();
+        r.set_state(&u, &f).unwrap();
+        let s2 = run(&mut r, 300, 400);
+        let joined: Vec<f64> = s1.into_iter().chain(s2).collect();
+        assert!(
+            joined
+                .iter()
+                .zip(&sa)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "resumed device run differs"
+        );
+        let (ua, _) = a.state().unwrap();
+        let (ur, _) = r.state().unwrap();
+        assert!(ua.iter().zip(&ur).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+    if dev.info.fp64 {
+        go::<f64>(&dev);
+    }
+    go::<f32>(&dev);
+}
+
+/// A kernel that does not compile: the error names the source and options and carries the
+/// compiler's build log (which names the undeclared identifier).
+#[test]
+fn build_failure_carries_the_build_log() {
+    let Some(dev) = device() else { return };
+    let src = "__kernel void broken(__global float* x) { x[get_global_id(0)] = undeclared_thing; }";
+    let e = match dev.build_source(src, "broken.cl", "-D REAL=float") {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a broken kernel built"),
+    };
+    eprintln!("{e}");
+    assert!(
+        e.contains("build of broken.cl") && e.contains("-D REAL=float"),
+        "{e}"
+    );
+    assert!(
+        e.contains("build log") && e.contains("undeclared_thing"),
+        "{e}"
+    );
+}
+
+/// A device too small for the mesh (the real device with its memory figures lowered) is
+/// refused before any allocation, with the figures; so is one allocation above the
+/// maximum allocation size.
+#[test]
+fn too_small_devices_are_refused_with_figures() {
+    let Some(dev) = device() else { return };
+    let (_m, _t, d, _) = setup(cylinder("cylinder_coarse.msh"), None);
+    let d = Arc::new(d);
+    let mut info = dev.info.clone();
+    info.global_mem = 64 << 10;
+    let small = ClDevice::open(info).unwrap();
+    let e = match ClStepper::<f32>::new(small, d.clone(), DualForm::Factored, None, &[]) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a 64 KiB device accepted the mesh"),
+    };
+    eprintln!("{e}");
+    assert!(
+        e.contains("needs about") && e.contains("KiB") && e.contains("2609 tets"),
+        "{e}"
+    );
+    let mut info = dev.info.clone();
+    info.max_alloc = 4096;
+    let narrow = ClDevice::open(info).unwrap();
+    let e = match ClStepper::<f32>::new(narrow.clone(), d, DualForm::Csr, None, &[]) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a 4 KiB max allocation accepted the mesh"),
+    };
+    eprintln!("{e}");
+    assert!(e.contains("maximum allocation"), "{e}");
+    let e = narrow
+        .alloc::<f64>(1 << 20, "test buffer")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("test buffer") && e.contains("maximum allocation"),
+        "{e}"
+    );
+}

@@ -21,3 +21,40 @@ pub trait Stepper {
     /// Replaces the state.
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()>;
 }
+
+/// Wraps a stepper and fails like a lost device once step `at` is reached: for testing the
+/// failure path (partial output, checkpoints). Enabled in the CLI by the environment
+/// variable `DGATD_FAULT_AT_STEP=N`.
+pub struct FaultAt {
+    pub inner: Box<dyn Stepper>,
+    pub at: usize,
+}
+
+impl Stepper for FaultAt {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
+        if first + n > self.at {
+            // the steps before the fault complete, like a device that dies mid-chunk
+            let ok = self.at.saturating_sub(first);
+            if ok > 0 {
+                self.inner.advance(first, ok, samples)?;
+            }
+            return Err(crate::Error::OpenCl {
+                what: format!("kernel at step {} (injected fault)", self.at),
+                msg: "CL_DEVICE_NOT_AVAILABLE (-2): the device was lost".into(),
+            });
+        }
+        self.inner.advance(first, n, samples)
+    }
+    fn energy(&mut self) -> Result<f64> {
+        self.inner.energy()
+    }
+    fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        self.inner.state()
+    }
+    fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        self.inner.set_state(u, f)
+    }
+}

@@ -19,6 +19,7 @@ use crate::dga::Dga;
 use crate::dga::operators::{DualForm, build_csr};
 use crate::solver::{Probe, Source, Waveform};
 use crate::util::Rng;
+use crate::util::human_bytes;
 use crate::{Error, Real, Result};
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
@@ -207,9 +208,9 @@ impl ClDevice {
         let bytes = (n.max(1) * std::mem::size_of::<T>()) as u64;
         if bytes > self.info.max_alloc {
             return Err(Error::DeviceMemory(format!(
-                "{what} needs {:.2} GiB in one buffer, above the device's maximum allocation of {:.2} GiB ({})",
-                bytes as f64 / 1073741824.0,
-                self.info.max_alloc as f64 / 1073741824.0,
+                "{what} needs {} in one buffer, above the device's maximum allocation of {} ({})",
+                human_bytes(bytes),
+                human_bytes(self.info.max_alloc),
                 self.info.name
             )));
         }
@@ -305,6 +306,17 @@ impl ClDevice {
         Ok(())
     }
 
+    /// Builds OpenCL C `source` (called `name` in messages) with `opts`; a failure carries
+    /// the compiler's build log.
+    pub fn build_source(&self, source: &str, name: &str, opts: &str) -> Result<Program> {
+        Program::create_and_build_from_source(&self.context, source, opts).map_err(|log| {
+            Error::OpenCl {
+                what: format!("build of {name} with \"{opts}\" on {}", self.info.name),
+                msg: log,
+            }
+        })
+    }
+
     /// Builds `cl/dgatd.cl` for precision `T`.
     pub fn build<T: Real>(&self) -> Result<Kernels> {
         if T::NAME == "f64" && !self.info.fp64 {
@@ -326,13 +338,7 @@ impl ClDevice {
                 ""
             }
         );
-        let program =
-            Program::create_and_build_from_source(&self.context, SOURCE, &opts).map_err(|log| {
-                Error::OpenCl {
-                    what: format!("build of cl/dgatd.cl with \"{opts}\" on {}", self.info.name),
-                    msg: log,
-                }
-            })?;
+        let program = self.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
         let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
         Ok(Kernels {
             primal_tet: k("primal_tet")?,
@@ -604,20 +610,20 @@ impl<T: Real> ClStepper<T> {
         let avail = dev.info.global_mem;
         if total as f64 > 0.92 * avail as f64 {
             return Err(Error::DeviceMemory(format!(
-                "the mesh needs about {:.2} GiB on the device ({} tets, {} precision, {} dual), but {} has {:.2} GiB",
-                total as f64 / 1073741824.0,
+                "the mesh needs about {} on the device ({} tets, {} precision, {} dual), but {} has {}",
+                human_bytes(total as u64),
                 dga.n_tets,
                 T::NAME,
                 dual.name(),
                 dev.info.name,
-                avail as f64 / 1073741824.0
+                human_bytes(avail)
             )));
         }
         if largest > dev.info.max_alloc {
             return Err(Error::DeviceMemory(format!(
-                "the largest operator array needs {:.2} GiB, above the maximum allocation of {:.2} GiB on {}",
-                largest as f64 / 1073741824.0,
-                dev.info.max_alloc as f64 / 1073741824.0,
+                "the largest operator array needs {}, above the maximum allocation of {} on {}",
+                human_bytes(largest),
+                human_bytes(dev.info.max_alloc),
                 dev.info.name
             )));
         }

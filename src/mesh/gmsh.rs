@@ -357,9 +357,9 @@ impl<'a> Parser<'a> {
                     let (tag, np_at) = (v[0] as i32, if dim == 0 { 4 } else { 7 });
                     let np = v[np_at];
                     if !(np >= 0.0 && np.fract() == 0.0 && np < v.len() as f64) {
-                        return Err(self.err(format!(
-                            "entity line has a bad physical tag count {np}"
-                        )));
+                        return Err(
+                            self.err(format!("entity line has a bad physical tag count {np}"))
+                        );
                     }
                     let np = np as usize;
                     if v.len() < np_at + 1 + np {

@@ -35,7 +35,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         "{}.tmp",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    (|| {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })()
+    .map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
@@ -63,28 +69,32 @@ fn g(x: f64) -> String {
     format!("{x:.12e}")
 }
 
+/// Writes `dir/probe.csv` (created if missing): `t_s` and the field of every probe after
+/// each recorded step.
+pub fn write_probe_csv(dir: &Path, rec: &crate::solver::Record) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let p = dir.join("probe.csv");
+    let np = rec.n_probes;
+    let mut header = vec!["t_s".to_string(), "ex".into(), "ey".into(), "ez".into()];
+    for k in 1..np {
+        header.extend([format!("ex_{k}"), format!("ey_{k}"), format!("ez_{k}")]);
+    }
+    let rows = (0..rec.steps).map(|k| {
+        let mut row = vec![g((k + 1) as f64 * rec.dt_s)];
+        row.extend((0..3 * np).map(|i| g(rec.samples[k * 3 * np + i])));
+        row
+    });
+    write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
+    Ok(p)
+}
+
 /// Writes the four output files into `dir` (created if missing); returns their paths.
 pub fn write_resonator(
     dir: &Path,
     cfg: &ResonatorConfig,
     r: &ResonatorResult,
 ) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut out = Vec::new();
-    // probe.csv
-    let p = dir.join("probe.csv");
-    let np = r.record.n_probes;
-    let mut header = vec!["t_s".to_string(), "ex".into(), "ey".into(), "ez".into()];
-    for k in 1..np {
-        header.extend([format!("ex_{k}"), format!("ey_{k}"), format!("ez_{k}")]);
-    }
-    let rows = (0..r.record.steps).map(|k| {
-        let mut row = vec![g((k + 1) as f64 * r.dt_s)];
-        row.extend((0..3 * np).map(|i| g(r.record.samples[k * 3 * np + i])));
-        row
-    });
-    write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
-    out.push(p);
+    let mut out = vec![write_probe_csv(dir, &r.record)?];
     // spectrum.csv (the analysed band)
     let p = dir.join("spectrum.csv");
     let kmax = ((r.fmax_hz / r.spectrum.df_hz).ceil() as usize).min(r.spectrum.mag.len() - 1);

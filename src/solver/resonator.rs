@@ -206,6 +206,40 @@ impl ResonatorResult {
     }
 }
 
+/// The error of a run that stopped early, after writing the probe data recorded so far.
+fn stopped(
+    cause: Error,
+    record: &Record,
+    checkpointed: Option<usize>,
+    out: Option<&std::path::Path>,
+) -> Error {
+    let Some(dir) = out else { return cause };
+    let mut saved = match crate::report::write_probe_csv(dir, record) {
+        Ok(p) => format!(
+            "the {} steps recorded before the stop are in {}",
+            record.steps,
+            p.display()
+        ),
+        Err(e) => format!("the probe data could not be written: {e}"),
+    };
+    let ck = dir.join(super::checkpoint::FILE);
+    match checkpointed {
+        Some(k) => saved += &format!("; checkpoint at step {k}: {}", ck.display()),
+        None if ck.exists() => saved += &format!("; an earlier checkpoint is {}", ck.display()),
+        None => {}
+    }
+    if !matches!(cause, Error::Unstable(_)) && (checkpointed.is_some() || ck.exists()) {
+        saved += &format!(
+            "\ncontinue with: dgatd resonator --resume {}",
+            dir.display()
+        );
+    }
+    Error::Stopped {
+        cause: Box::new(cause),
+        saved,
+    }
+}
+
 /// Loads or generates the mesh of a config (with refinements).
 pub fn load_mesh(cfg: &ResonatorConfig) -> Result<(Mesh, Option<u64>)> {
     let (mut mesh, hash) = match &cfg.mesh {
@@ -365,9 +399,48 @@ pub fn random_probes(mesh: &Mesh, count: usize, seed: u64) -> Vec<V3> {
     out
 }
 
+/// Long-run controls of [`run_with`]: checkpoints, resume, interruption, fault injection.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Directory for checkpoints and, when the run stops early, the partial `probe.csv`.
+    /// None: the run writes nothing itself.
+    pub out: Option<PathBuf>,
+    /// Checkpoint every this many steps (0: not by steps).
+    pub checkpoint_steps: usize,
+    /// Checkpoint after this much wall time since the last one.
+    pub checkpoint_every: Option<std::time::Duration>,
+    /// Continue from this checkpoint (it must come from the same configuration and mesh).
+    pub resume: Option<super::checkpoint::Checkpoint>,
+    /// Command-line arguments stored in checkpoints (so that `--resume` can rebuild the run).
+    pub args: Vec<String>,
+    /// Set by a signal handler: the run saves a checkpoint and the probe data, and stops.
+    pub interrupt: Option<&'a std::sync::atomic::AtomicBool>,
+    /// Fail like a lost device at this step (testing the failure path).
+    pub fault_at_step: Option<usize>,
+}
+
+/// Identifies a run configuration and its mesh; a checkpoint is only resumed by the run it
+/// came from. Hashes the full `Debug` form of the config (f64 values print exactly) and
+/// the mesh content hash.
+pub fn fingerprint(cfg: &ResonatorConfig, mesh_hash: Option<u64>, n_tets: usize) -> u64 {
+    crate::util::fnv1a64(format!("{cfg:?}|{mesh_hash:?}|{n_tets}").as_bytes())
+}
+
 /// Runs the whole job. `progress(done, total)` is called as steps complete.
 pub fn run(
     cfg: &ResonatorConfig,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ResonatorResult> {
+    run_with(cfg, &mut RunOptions::default(), progress)
+}
+
+/// [`run`] with checkpoints, resume, interruption and fault injection (see [`RunOptions`]).
+/// If the time loop stops early (interrupt, device failure, blow-up) and `opts.out` is set,
+/// the probe samples recorded so far are written to `out/probe.csv` and the error
+/// ([`Error::Stopped`]) says where they and the last checkpoint are.
+pub fn run_with(
+    cfg: &ResonatorConfig,
+    opts: &mut RunOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ResonatorResult> {
     let t0 = std::time::Instant::now();
@@ -521,15 +594,92 @@ pub fn run(
         ));
     }
     let setup_s = t0.elapsed().as_secs_f64();
-    let record = super::run(
+    let fp = fingerprint(cfg, mesh_hash, mesh.n_tets());
+    let mut resume = None;
+    if let Some(ck) = opts.resume.take() {
+        let path = opts
+            .out
+            .clone()
+            .unwrap_or_default()
+            .join(super::checkpoint::FILE);
+        let bad = |why: String| Error::Checkpoint {
+            path: path.clone(),
+            why,
+        };
+        if ck.fingerprint != fp {
+            return Err(bad(format!(
+                "it was written by a different run (configuration or mesh fingerprint {:016x}, this run {fp:016x})",
+                ck.fingerprint
+            )));
+        }
+        if ck.dt_bits != dt.to_bits() {
+            return Err(bad(format!(
+                "its time step {:e} m differs from this run's {dt:e} m (another backend or device?)",
+                f64::from_bits(ck.dt_bits)
+            )));
+        }
+        if ck.done > steps || ck.samples.len() != ck.done * 3 * probes.len() {
+            return Err(bad(format!(
+                "it holds {} steps and {} samples, inconsistent with this run ({steps} steps, {} probes)",
+                ck.done,
+                ck.samples.len(),
+                probes.len()
+            )));
+        }
+        stepper
+            .set_state(&ck.u, &ck.f)
+            .map_err(|e| bad(e.to_string()))?;
+        progress(ck.done, steps);
+        resume = Some((ck.done, ck.samples, ck.energy, ck.reference));
+    }
+    if let Some(at) = opts.fault_at_step {
+        stepper = Box::new(crate::backend::FaultAt { inner: stepper, at });
+    }
+    let out_dir = opts.out.clone();
+    let args = opts.args.clone();
+    let mut write_ck = |so_far: &super::RunSoFar, st: &dyn Stepper| -> Result<()> {
+        let Some(dir) = &out_dir else { return Ok(()) };
+        let (u, f) = st.state()?;
+        super::checkpoint::Checkpoint {
+            fingerprint: fp,
+            done: so_far.done,
+            dt_bits: dt.to_bits(),
+            reference: so_far.reference,
+            args: args.clone(),
+            u,
+            f,
+            samples: so_far.samples.to_vec(),
+            energy: so_far.energy.to_vec(),
+        }
+        .write(dir)
+        .map(|_| ())
+    };
+    let mut ctl = super::RunControl {
+        checks: 50,
+        resume,
+        checkpoint: Some(&mut write_ck),
+        every_steps: opts.checkpoint_steps,
+        every: opts.checkpoint_every,
+        interrupt: opts.interrupt,
+    };
+    let outcome = super::run_controlled(
         stepper.as_mut(),
         dt,
         steps,
         Some(wave.end()),
         probes.len(),
-        50,
+        &mut ctl,
         &mut |d| progress(d, steps),
-    )?;
+    );
+    let record = outcome.record;
+    if let Some(cause) = outcome.stop {
+        return Err(stopped(
+            cause,
+            &record,
+            outcome.checkpointed,
+            opts.out.as_deref(),
+        ));
+    }
     let analysis_start = ((wave.end() / dt).ceil() as usize).min(steps.saturating_sub(16));
     let signals: Vec<Vec<f64>> = (0..probes.len())
         .flat_map(|p| (0..3).map(move |c| (p, c)))
