@@ -10,6 +10,22 @@ use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+/// `println!` that ignores a closed stdout (`dgatd ... | head`) instead of panicking: the
+/// results are in the output files either way.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+/// `print!` that ignores a closed stdout.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "dgatd",
@@ -478,7 +494,7 @@ pub fn resonator(args: &ResonatorArgs, raw: Vec<String>, given: &[String]) -> Re
         std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
     }
     let dofs = 4 * r.mesh.n_tets() + r.n_free_half;
-    println!(
+    outln!(
         "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} dual | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({:.1} ns/DoF/step)",
         crate::report::VERSION,
         crate::report::COMMIT,
@@ -494,8 +510,8 @@ pub fn resonator(args: &ResonatorArgs, raw: Vec<String>, given: &[String]) -> Re
         r.record.wall_s,
         1e9 * r.record.wall_s / (r.record.steps as f64 * dofs as f64)
     );
-    print!("{}", crate::report::mode_table(&r));
-    println!("wrote {}", crate::report::path_list(&files));
+    out!("{}", crate::report::mode_table(&r));
+    outln!("wrote {}", crate::report::path_list(&files));
     Ok(())
 }
 
@@ -523,48 +539,56 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
     let nt = mesh.n_tets();
     let ne = t.n_edges();
     let (lo, hi) = mesh.bbox();
-    println!("mesh            {}", mesh.source);
-    println!(
+    outln!("mesh            {}", mesh.source);
+    outln!(
         "vertices        {} ({} on the boundary)",
         mesh.n_vertices(),
         nb_v
     );
-    println!("edges           {} ({} on the boundary)", ne, nb_e);
-    println!(
+    outln!("edges           {} ({} on the boundary)", ne, nb_e);
+    outln!(
         "faces           {} ({} on the boundary)",
         t.n_faces(),
         t.n_boundary_faces
     );
-    println!(
+    outln!(
         "tetrahedra      {} ({} reoriented on input)",
-        nt, mesh.reoriented
+        nt,
+        mesh.reoriented
     );
-    println!(
+    outln!(
         "DoFs            {} = 4T ({}) + free half-edges ({})  [{:.2} per tet]",
         4 * nt + free_half,
         4 * nt,
         free_half,
         (4 * nt + free_half) as f64 / nt as f64
     );
-    println!(
+    outln!(
         "bounding box    [{:.4}, {:.4}] x [{:.4}, {:.4}] x [{:.4}, {:.4}] m",
-        lo[0], hi[0], lo[1], hi[1], lo[2], hi[2]
+        lo[0],
+        hi[0],
+        lo[1],
+        hi[1],
+        lo[2],
+        hi[2]
     );
-    println!("volume          {:.6} m^3", q.volume);
-    println!(
+    outln!("volume          {:.6} m^3", q.volume);
+    outln!(
         "edge length     min {:.4e} m, max {:.4e} m",
-        q.min_edge, q.max_edge
+        q.min_edge,
+        q.max_edge
     );
-    println!(
+    outln!(
         "shape 6√2V/l³   min {:.4}, mean {:.4} (1 = regular tet)",
-        q.min_shape, q.mean_shape
+        q.min_shape,
+        q.mean_shape
     );
     let groups: Vec<String> = mesh
         .physical_names
         .iter()
         .map(|p| format!("{}:{} \"{}\"", p.dim, p.tag, p.name))
         .collect();
-    println!(
+    outln!(
         "groups          {}",
         if groups.is_empty() {
             "none".into()
@@ -578,7 +602,7 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
         let factored = nt * (24 * s + 24 + 4 * s + 48) + ne * (2 * s + 4 + s + 24) + d2 * s;
         let csr_nnz = free_half * 70;
         let csr = factored + csr_nnz * (s + 8);
-        println!(
+        outln!(
             "memory ({name})    factored ~{:.1} MiB, with CSR (~70 nnz/row) ~{:.1} MiB",
             factored as f64 / 1048576.0,
             csr as f64 / 1048576.0
@@ -590,7 +614,7 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
 /// `dgatd devices`: every OpenCL device with the properties that matter here.
 pub fn devices() -> Result<()> {
     let all = crate::backend::opencl::list_devices()?;
-    println!(
+    outln!(
         "{:>3}  {:<5} {:<28} {:<30} {:<20} {:>4} {:>9} {:>9} {:>5}  {:<18} driver",
         "idx",
         "type",
@@ -604,7 +628,7 @@ pub fn devices() -> Result<()> {
         "OpenCL C"
     );
     for d in &all {
-        println!(
+        outln!(
             "{:>3}  {:<5} {:<28} {:<30} {:<20} {:>4} {:>9.2} {:>9.2} {:>5}  {:<18} {}",
             d.index,
             d.kind,
@@ -620,7 +644,7 @@ pub fn devices() -> Result<()> {
         );
     }
     let def = crate::backend::opencl::select_device(None)?;
-    println!("default: {} ({} / {})", def.index, def.platform, def.name);
+    outln!("default: {} ({} / {})", def.index, def.platform, def.name);
     Ok(())
 }
 
@@ -720,12 +744,20 @@ pub fn bench(a: &BenchArgs) -> Result<()> {
         },
         &mut |m| eprintln!("{m}"),
     )?;
-    println!(
+    outln!(
         "{:<28} {:<4} {:<14} {:<16} {:>10} {:>11} {:>9} {:>7} {:>8}",
-        "device", "prec", "kernel", "variant", "tets", "median ms", "GB/s", "frac", "GDoF/s"
+        "device",
+        "prec",
+        "kernel",
+        "variant",
+        "tets",
+        "median ms",
+        "GB/s",
+        "frac",
+        "GDoF/s"
     );
     for r in &rows {
-        println!(
+        outln!(
             "{:<28} {:<4} {:<14} {:<16} {:>10} {:>11.4} {:>9.1} {:>7.3} {:>8.3}",
             r.device.chars().take(28).collect::<String>(),
             r.precision,
@@ -738,7 +770,7 @@ pub fn bench(a: &BenchArgs) -> Result<()> {
             r.gdofs()
         );
     }
-    println!("wrote {}", path.display());
+    outln!("wrote {}", path.display());
     Ok(())
 }
 
@@ -779,7 +811,7 @@ pub fn main() -> Result<()> {
         Some(Command::Report(a)) => {
             let rows = crate::report::perf::read_rows(&a.files)?;
             let files = crate::report::perf::write_report(&rows, &a.out)?;
-            println!(
+            outln!(
                 "{} rows; wrote {}",
                 rows.len(),
                 crate::report::path_list(&files)

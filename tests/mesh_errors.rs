@@ -94,28 +94,74 @@ fn cli_refuses_bad_values_naming_them() {
             "invalid material group = copper",
         ),
         (&["--mesh", "/nonexistent/x.msh"], "/nonexistent/x.msh"),
+        (&["--cfl", "0"], "invalid cfl = 0"),
+        (&["--steps", "0"], "invalid steps = 0"),
+        (&["--steps", "NaN"], "'NaN'"),
+        (&["--f-peak", "-1"], "invalid f-peak = -1"),
+        (&["--fmax", "1e12"], "invalid fmax = 1000000000000"),
+        (&["--min-q", "0"], "invalid min-q = 0"),
+        (&["--material", "1=-1"], "invalid eps_r = -1"),
+        (&["--cavity", "sphere:-1"], "invalid cavity = sphere:-1"),
+        (&["--source-dir", "0,0,0"], "invalid source direction"),
+        (
+            &["--checkpoint-minutes", "-1"],
+            "invalid checkpoint-minutes = -1",
+        ),
+        (&["--refine", "9"], "invalid refine = 9"),
+        (
+            &["--box", "100000,100000,100000"],
+            "invalid box = [100000, 100000, 100000]",
+        ),
+        (&["--resume", "/nonexistent/run"], "/nonexistent/run"),
+        (
+            &[
+                "--mesh",
+                "tests/data/one_tet.msh",
+                "--source",
+                "0.1,0.1,0.1",
+            ],
+            "tetrahedron 1 has no interior edge",
+        ),
     ];
     for (args, expect) in cases {
-        let out = Command::new(env!("CARGO_BIN_EXE_dgatd"))
-            .args([
-                "resonator",
-                "--mesh",
-                "bundled:coarse",
-                "--steps",
-                "10",
-                "--quiet",
-                "--out",
-            ])
-            .arg(std::env::temp_dir().join("dgatd-bad-values"))
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dgatd"));
+        cmd.arg("resonator");
+        if !args.contains(&"--resume") {
+            cmd.args(["--steps", "10", "--quiet", "--out"])
+                .arg(std::env::temp_dir().join("dgatd-bad-values"));
+        }
+        if !args.contains(&"--mesh") && !args.contains(&"--box") && !args.contains(&"--resume") {
+            cmd.args(["--mesh", "bundled:coarse"]);
+        }
+        let out = cmd
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
             .args(*args)
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{args:?} accepted");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: panic exit");
         assert!(
             stderr.contains(expect),
             "{args:?}: expected {expect:?} in {stderr:?}"
         );
     }
+}
+
+/// Output piped into a reader that closes early (`dgatd mesh-info ... | head -1`) is not a
+/// panic.
+#[cfg(unix)]
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' mesh-info bundled:coarse | head -c 1 >/dev/null; sleep 0.5",
+            env!("CARGO_BIN_EXE_dgatd")
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

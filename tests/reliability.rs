@@ -357,3 +357,44 @@ fn stepper_state_round_trips_through_a_checkpoint() {
     assert!(u2.iter().any(|&x| x != 0.0));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The same failure and resume on an OpenCL device (PoCL in CI): bit for bit as well.
+#[test]
+fn device_pipeline_resumes_bit_identical() {
+    let required = std::env::var("DGATD_REQUIRE_OPENCL")
+        .map(|v| v == "1")
+        .unwrap_or(false);
+    if let Err(e) = dgatd::backend::opencl::select_device(None) {
+        assert!(
+            !required,
+            "DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"
+        );
+        eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
+        return;
+    }
+    let c = ResonatorConfig {
+        backend: BackendSpec::Opencl(None),
+        precision: dgatd::solver::resonator::Precision::F32,
+        ..cfg(1200)
+    };
+    let full = resonator::run(&c, &mut |_, _| {}).unwrap();
+    let dir = tmp("device");
+    let mut opts = RunOptions {
+        out: Some(dir.clone()),
+        checkpoint_steps: 300,
+        fault_at_step: Some(700),
+        ..Default::default()
+    };
+    assert!(resonator::run_with(&c, &mut opts, &mut |_, _| {}).is_err());
+    let ck = Checkpoint::read(&dir).unwrap();
+    assert_eq!(ck.done, 600);
+    let mut opts = RunOptions {
+        out: Some(dir.clone()),
+        resume: Some(ck),
+        ..Default::default()
+    };
+    let resumed = resonator::run_with(&c, &mut opts, &mut |_, _| {}).unwrap();
+    assert!(full.record.samples.iter().any(|&x| x != 0.0));
+    assert_eq!(bits(&resumed.record.samples), bits(&full.record.samples));
+    std::fs::remove_dir_all(&dir).ok();
+}

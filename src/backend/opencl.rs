@@ -611,7 +611,7 @@ impl<T: Real> ClStepper<T> {
         if total as f64 > 0.92 * avail as f64 {
             return Err(Error::DeviceMemory(format!(
                 "the mesh needs about {} on the device ({} tets, {} precision, {} dual), but {} has {}",
-                human_bytes(total as u64),
+                human_bytes(total),
                 dga.n_tets,
                 T::NAME,
                 dual.name(),

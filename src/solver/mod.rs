@@ -285,6 +285,10 @@ pub fn run(
 /// Steps advanced between looks at the interrupt flag and the checkpoint clock.
 pub const SUB_CHUNK: usize = 256;
 
+/// Where a resumed run starts: steps done, probe samples and energy checks so far, and the
+/// blow-up guard's reference energy.
+pub type Resume = (usize, Vec<f64>, Vec<(usize, f64)>, Option<f64>);
+
 /// Options of [`run_controlled`]: energy checks, resume, checkpoints, interruption.
 pub struct RunControl<'a> {
     /// Number of energy checks over the run (at steps that are multiples of
@@ -293,7 +297,7 @@ pub struct RunControl<'a> {
     pub checks: usize,
     /// Continue from this state: steps done, samples and energy checks so far, the
     /// guard's reference energy. The stepper must already hold the state.
-    pub resume: Option<(usize, Vec<f64>, Vec<(usize, f64)>, Option<f64>)>,
+    pub resume: Option<Resume>,
     /// Called with the run so far (`done`, samples, energy checks, reference) and the
     /// stepper when a checkpoint is due or the run is interrupted.
     #[allow(clippy::type_complexity)]
@@ -368,9 +372,9 @@ pub fn run_controlled(
     while done < steps {
         let next_check = ((done / chunk + 1) * chunk).min(steps);
         let mut n = (next_check - done).min(SUB_CHUNK);
-        if ctl.every_steps > 0 {
+        if let Some(q) = done.checked_div(ctl.every_steps) {
             // stop at the next multiple of every_steps, where a checkpoint is due
-            n = n.min((done / ctl.every_steps + 1) * ctl.every_steps - done);
+            n = n.min((q + 1) * ctl.every_steps - done);
         }
         let before = samples.len();
         if let Err(e) = stepper.advance(done, n, &mut samples) {
@@ -429,32 +433,29 @@ pub fn run_controlled(
             .unwrap_or(false);
         let due = (ctl.every_steps > 0 && done % ctl.every_steps == 0 && done > last_ck.0)
             || ctl.every.map(|d| last_ck.1.elapsed() >= d).unwrap_or(false);
-        if (interrupted || due) && done < steps {
-            if let Some(ck) = ctl.checkpoint.as_mut() {
-                let so_far = RunSoFar {
-                    done,
-                    samples: &samples,
-                    energy: &energy,
-                    reference,
-                };
-                if let Err(e) = ck(&so_far, &*stepper) {
-                    stop = Some(e);
-                    break;
-                }
-                checkpointed = Some(done);
-                last_ck = (done, std::time::Instant::now());
+        if (interrupted || due)
+            && done < steps
+            && let Some(ck) = ctl.checkpoint.as_mut()
+        {
+            let so_far = RunSoFar {
+                done,
+                samples: &samples,
+                energy: &energy,
+                reference,
+            };
+            if let Err(e) = ck(&so_far, &*stepper) {
+                stop = Some(e);
+                break;
             }
+            checkpointed = Some(done);
+            last_ck = (done, std::time::Instant::now());
         }
         if interrupted && done < steps {
             stop = Some(Error::Interrupted { step: done, steps });
             break;
         }
     }
-    let recorded = if per_step > 0 {
-        samples.len() / per_step
-    } else {
-        done
-    };
+    let recorded = samples.len().checked_div(per_step).unwrap_or(done);
     RunOutcome {
         record: Record {
             dt_s: dt / C0,
