@@ -26,6 +26,7 @@ pub mod backend;
 pub mod bench;
 pub mod cli;
 pub mod complex;
+pub mod dg;
 pub mod dga;
 pub mod error;
 pub mod mesh;

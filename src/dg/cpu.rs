@@ -1,0 +1,284 @@
+//! CPU reference of the DG right-hand side and the LSERK4 stepper (rayon over tets).
+
+use super::{DgOperator, RK4A, RK4B, RK4C};
+use crate::backend::Stepper;
+use crate::mesh::Mesh;
+use crate::solver::Waveform;
+use crate::util::{V3, cross};
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// A point source `J = w(t) d̂` spread uniformly over one tet.
+#[derive(Clone, Debug)]
+pub struct DgSource {
+    pub tet: usize,
+    pub dir: V3,
+    pub wave: Waveform,
+}
+
+/// A point probe of E: interpolation weights over the nodes of one tet.
+#[derive(Clone, Debug)]
+pub struct DgProbe {
+    pub tet: usize,
+    pub w: Vec<f64>,
+}
+
+impl DgProbe {
+    pub fn new(mesh: &Mesh, op: &DgOperator, p: V3) -> Result<DgProbe> {
+        let tet = mesh.locate(p).ok_or_else(|| {
+            Error::config("probe point", format!("{p:?}"), format!("outside the mesh {}", mesh.source))
+        })?;
+        let lam = mesh.barycentric(tet, p);
+        // (r, s, t) from barycentric coordinates of vertices 1..3
+        let rst = [2.0 * lam[1] - 1.0, 2.0 * lam[2] - 1.0, 2.0 * lam[3] - 1.0];
+        Ok(DgProbe {
+            tet,
+            w: op.re.interpolation_row(rst),
+        })
+    }
+    pub fn sample(&self, q: &[f64], np: usize) -> [f64; 3] {
+        std::array::from_fn(|c| {
+            let base = (self.tet * 6 + c) * np;
+            (0..np).map(|i| self.w[i] * q[base + i]).sum()
+        })
+    }
+}
+
+/// `rhs = L(q)` (without the source), the semi-discrete DG operator.
+pub fn rhs(op: &DgOperator, q: &[f64], out: &mut [f64]) {
+    let np = op.re.np;
+    let nfp = op.re.nfp;
+    let dr = op.re.dr.transpose(); // column-major storage of the transpose = row-major D
+    let ds = op.re.ds.transpose();
+    let dt = op.re.dt.transpose();
+    let (drs, dss, dts) = (dr.as_slice(), ds.as_slice(), dt.as_slice());
+    let lift = op.re.lift.transpose();
+    let ls = lift.as_slice(); // row i of LIFT: ls[i*4nfp ..]
+    out.par_chunks_mut(6 * np).enumerate().for_each(|(k, o)| {
+        let ql = &q[k * 6 * np..(k + 1) * 6 * np];
+        let g = op.geo[k];
+        // derivatives of the 6 components
+        let mut d = vec![0.0; 3 * 6 * np]; // [dir][c][i]
+        for c in 0..6 {
+            let u = &ql[c * np..(c + 1) * np];
+            for i in 0..np {
+                let (mut a, mut b, mut e) = (0.0, 0.0, 0.0);
+                let row = i * np;
+                for j in 0..np {
+                    a += drs[row + j] * u[j];
+                    b += dss[row + j] * u[j];
+                    e += dts[row + j] * u[j];
+                }
+                d[c * np + i] = a;
+                d[6 * np + c * np + i] = b;
+                d[12 * np + c * np + i] = e;
+            }
+        }
+        // physical derivative ∂_x (x = 0..2) of component c at node i
+        let pd = |x: usize, c: usize, i: usize| {
+            g[3 * x] * d[c * np + i] + g[3 * x + 1] * d[6 * np + c * np + i] + g[3 * x + 2] * d[12 * np + c * np + i]
+        };
+        // fluxes at the face points, scaled by Fscale
+        let mut fl = vec![0.0; 6 * 4 * nfp]; // [c][m]
+        let zm = (op.mu[k] / op.eps[k]).sqrt();
+        for f in 0..4 {
+            let n = op.normal[k * 4 + f];
+            let fs = op.fscale[k * 4 + f];
+            for m in 0..nfp {
+                let idm = k * np + op.re.fmask[f][m];
+                let idp = op.vmap_p[(k * 4 + f) * nfp + m] as usize;
+                let (kp, ip) = (idp / np, idp % np);
+                let e_m: V3 = std::array::from_fn(|c| q[(k * 6 + c) * np + idm % np]);
+                let h_m: V3 = std::array::from_fn(|c| q[(k * 6 + 3 + c) * np + idm % np]);
+                let (de, dh, zp) = if idp == idm {
+                    (e_m.map(|x| -2.0 * x), [0.0; 3], zm)
+                } else {
+                    let e_p: V3 = std::array::from_fn(|c| q[(kp * 6 + c) * np + ip]);
+                    let h_p: V3 = std::array::from_fn(|c| q[(kp * 6 + 3 + c) * np + ip]);
+                    (
+                        std::array::from_fn(|c| e_p[c] - e_m[c]),
+                        std::array::from_fn(|c| h_p[c] - h_m[c]),
+                        (op.mu[kp] / op.eps[kp]).sqrt(),
+                    )
+                };
+                let (fe, fh) = face_flux(n, de, dh, zm, zp, op.alpha);
+                for c in 0..3 {
+                    fl[c * 4 * nfp + f * nfp + m] = fs * fe[c];
+                    fl[(3 + c) * 4 * nfp + f * nfp + m] = fs * fh[c];
+                }
+            }
+        }
+        let (ie, im) = (1.0 / op.eps[k], 1.0 / op.mu[k]);
+        for i in 0..np {
+            let curl_h = [
+                pd(1, 5, i) - pd(2, 4, i),
+                pd(2, 3, i) - pd(0, 5, i),
+                pd(0, 4, i) - pd(1, 3, i),
+            ];
+            let curl_e = [
+                pd(1, 2, i) - pd(2, 1, i),
+                pd(2, 0, i) - pd(0, 2, i),
+                pd(0, 1, i) - pd(1, 0, i),
+            ];
+            let row = &ls[i * 4 * nfp..(i + 1) * 4 * nfp];
+            for c in 0..3 {
+                let le: f64 = (0..4 * nfp).map(|m| row[m] * fl[c * 4 * nfp + m]).sum();
+                let lh: f64 = (0..4 * nfp).map(|m| row[m] * fl[(3 + c) * 4 * nfp + m]).sum();
+                o[c * np + i] = ie * (curl_h[c] + le);
+                o[(3 + c) * np + i] = im * (-curl_e[c] - lh);
+            }
+        }
+    });
+}
+
+/// Flux differences `(n×(H*−H⁻), n×(E*−E⁻))` from the jumps (module docs).
+#[inline]
+pub fn face_flux(n: V3, de: V3, dh: V3, zm: f64, zp: f64, alpha: f64) -> (V3, V3) {
+    let nde = cross(n, de);
+    let ndh = cross(n, dh);
+    let nnde = cross(n, nde);
+    let nndh = cross(n, ndh);
+    let s = 1.0 / (zm + zp);
+    (
+        std::array::from_fn(|c| s * (zp * ndh[c] - alpha * nnde[c])),
+        std::array::from_fn(|c| s * (zm * nde[c] + alpha * zp * zm * nndh[c])),
+    )
+}
+
+/// Discrete energy `½ Σ_k J_k Σ_ij M_ij (ε E_i·E_j + μ H_i·H_j)`.
+pub fn energy(op: &DgOperator, q: &[f64]) -> f64 {
+    let np = op.re.np;
+    let m = &op.re.mass;
+    let per: Vec<f64> = (0..op.k)
+        .into_par_iter()
+        .map(|k| {
+            let mut s = 0.0;
+            for c in 0..6 {
+                let w = if c < 3 { op.eps[k] } else { op.mu[k] };
+                let u = &q[(k * 6 + c) * np..(k * 6 + c + 1) * np];
+                let mut acc = 0.0;
+                for i in 0..np {
+                    let mut r = 0.0;
+                    for j in 0..np {
+                        r += m[(i, j)] * u[j];
+                    }
+                    acc += u[i] * r;
+                }
+                s += w * acc;
+            }
+            0.5 * op.jac[k] * s
+        })
+        .collect();
+    per.iter().sum()
+}
+
+/// Spectral radius of the semi-discrete operator by power iteration on `L²` (seeded).
+pub fn spectral_radius(op: &DgOperator, iters: usize, seed: u64) -> f64 {
+    let n = op.n_dofs();
+    let mut rng = crate::util::Rng::new(seed);
+    let mut x: Vec<f64> = (0..n).map(|_| rng.sym()).collect();
+    let mut y = vec![0.0; n];
+    let mut z = vec![0.0; n];
+    let mut est = 0.0;
+    for _ in 0..iters {
+        let nx = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        x.iter_mut().for_each(|v| *v /= nx);
+        rhs(op, &x, &mut y);
+        rhs(op, &y, &mut z);
+        est = z.iter().map(|v| v * v).sum::<f64>().sqrt().sqrt();
+        std::mem::swap(&mut x, &mut z);
+    }
+    est
+}
+
+/// Stable LSERK4 time step: `CFL · r / (1.05 ρ)`.
+pub fn time_step(op: &DgOperator, cfl: f64) -> (f64, f64) {
+    let rho = spectral_radius(op, 40, 0x5eed) * 1.05;
+    (cfl * super::lserk_safe_radius() / rho, rho)
+}
+
+/// The CPU DG stepper.
+pub struct DgCpuStepper {
+    pub op: Arc<DgOperator>,
+    pub q: Vec<f64>,
+    res: Vec<f64>,
+    k: Vec<f64>,
+    pub dt: f64,
+    pub source: Option<DgSource>,
+    pub probes: Vec<DgProbe>,
+}
+
+impl DgCpuStepper {
+    pub fn new(op: Arc<DgOperator>, dt: f64, source: Option<DgSource>, probes: Vec<DgProbe>) -> Self {
+        let n = op.n_dofs();
+        DgCpuStepper {
+            op,
+            q: vec![0.0; n],
+            res: vec![0.0; n],
+            k: vec![0.0; n],
+            dt,
+            source,
+            probes,
+        }
+    }
+
+    /// One LSERK4 step from time `t`.
+    pub fn step(&mut self, t: f64) {
+        let np = self.op.re.np;
+        for s in 0..5 {
+            rhs(&self.op, &self.q, &mut self.k);
+            if let Some(src) = &self.source {
+                let w = src.wave.at(t + RK4C[s] * self.dt) / self.op.eps[src.tet];
+                for c in 0..3 {
+                    for i in 0..np {
+                        self.k[(src.tet * 6 + c) * np + i] -= w * src.dir[c];
+                    }
+                }
+            }
+            let (a, b, dt) = (RK4A[s], RK4B[s], self.dt);
+            self.res
+                .par_iter_mut()
+                .zip(self.q.par_iter_mut())
+                .zip(self.k.par_iter())
+                .for_each(|((r, q), k)| {
+                    *r = a * *r + dt * k;
+                    *q += b * *r;
+                });
+        }
+    }
+}
+
+impl Stepper for DgCpuStepper {
+    fn name(&self) -> String {
+        format!("cpu (rayon, {} threads, DG N={})", rayon::current_num_threads(), self.op.re.n)
+    }
+    fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
+        let np = self.op.re.np;
+        for s in first..first + n {
+            self.step(s as f64 * self.dt);
+            for p in &self.probes {
+                samples.extend(p.sample(&self.q, np));
+            }
+        }
+        Ok(())
+    }
+    fn energy(&mut self) -> Result<f64> {
+        Ok(energy(&self.op, &self.q))
+    }
+    fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        Ok((self.q.clone(), vec![]))
+    }
+    fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        if u.len() != self.q.len() || !f.is_empty() {
+            return Err(Error::config(
+                "state",
+                format!("{}+{}", u.len(), f.len()),
+                "length does not match the DG discretisation",
+            ));
+        }
+        self.q.copy_from_slice(u);
+        self.res.iter_mut().for_each(|r| *r = 0.0);
+        Ok(())
+    }
+}
