@@ -167,6 +167,15 @@ pub struct ResonatorArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Spatial discretisation: the fractioned DGA (leapfrog) or nodal DG (LSERK4).
+    #[arg(long, default_value = "dga", value_parser = ["dga", "dg"])]
+    pub method: String,
+    /// DG polynomial order N (1..=10), with --method dg.
+    #[arg(long, default_value_t = 3)]
+    pub order: usize,
+    /// DG numerical flux, with --method dg.
+    #[arg(long, default_value = "upwind", value_parser = ["upwind", "central"])]
+    pub flux: String,
     /// Save a checkpoint (OUT/checkpoint.bin) every N steps (0: only by time).
     #[arg(long, default_value_t = 0)]
     pub checkpoint_steps: usize,
@@ -389,6 +398,9 @@ impl ResonatorArgs {
             extract: self.extract.parse()?,
             mode_shapes: self.mode_shapes,
             seed: self.seed,
+            method: self.method.parse()?,
+            order: self.order,
+            flux: self.flux.parse()?,
         })
     }
 }
@@ -493,7 +505,7 @@ pub fn resonator(args: &ResonatorArgs, raw: Vec<String>, given: &[String]) -> Re
     if ck.exists() {
         std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
     }
-    let dofs = 4 * r.mesh.n_tets() + r.n_free_half;
+    let dofs = r.dofs;
     outln!(
         "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} dual | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({:.1} ns/DoF/step)",
         crate::report::VERSION,

@@ -319,3 +319,59 @@ fn too_small_devices_are_refused_with_figures() {
         "{e}"
     );
 }
+
+/// The DG kernels (flux, volume + lift + LSERK update, probes) against the CPU DG reference:
+/// 60 steps of a seeded random field with a source, upwind and central, orders 1 and 3.
+/// Tolerances as for the DGA runs: 1e-9 (f64), 1e-4 (f32) relative.
+#[test]
+fn dg_runs_match_the_cpu() {
+    use dgatd::backend::Stepper;
+    use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
+    use dgatd::dg::opencl::DgClStepper;
+    use dgatd::dg::{DgOperator, Flux};
+    let Some(dev) = device() else { return };
+    let m = jittered_box([2, 2, 2], 11, 0.2);
+    let k = m.n_tets();
+    let mut rng = dgatd::util::Rng::new(5);
+    let eps: Vec<f64> = (0..k).map(|_| 1.0 + rng.uniform()).collect();
+    let mu: Vec<f64> = (0..k).map(|_| 1.0 + 0.5 * rng.uniform()).collect();
+    for (order, flux) in [(1, Flux::Upwind), (3, Flux::Central), (3, Flux::Upwind)] {
+        let op = Arc::new(DgOperator::new(&m, order, flux, &eps, &mu).unwrap());
+        let (dt, _) = dgatd::dg::cpu::time_step(&op, 0.9);
+        let src = DgSource {
+            tet: 5,
+            dir: [0.3, -0.2, 0.9],
+            wave: Waveform::gaussian_derivative(3e8),
+        };
+        let probes = vec![
+            DgProbe::new(&m, &op, [0.31, 0.42, 0.27]).unwrap(),
+            DgProbe::new(&m, &op, [0.7, 0.2, 0.4]).unwrap(),
+        ];
+        let q0: Vec<f64> = (0..op.n_dofs()).map(|_| rng.sym()).collect();
+        let mut c = DgCpuStepper::new(op.clone(), dt, Some(src.clone()), probes.clone());
+        c.set_state(&q0, &[]).unwrap();
+        let mut sc = vec![];
+        c.advance(0, 60, &mut sc).unwrap();
+        let (qc, _) = c.state().unwrap();
+        let mut check = |name: &str, qg: Vec<f64>, sg: Vec<f64>, tol: f64| {
+            let e = rel_err(&qg, &qc);
+            let es = rel_err(&sg, &sc);
+            eprintln!("DG N={order} {flux:?} {name}: field differs by {e:.2e}, probes by {es:.2e}");
+            assert!(e < tol && es < tol, "{name}: {e:e} {es:e}");
+        };
+        if dev.info.fp64 {
+            let mut g =
+                DgClStepper::<f64>::new(dev.clone(), op.clone(), dt, Some(src.clone()), probes.clone())
+                    .unwrap();
+            g.set_state(&q0, &[]).unwrap();
+            let mut sg = vec![];
+            g.advance(0, 60, &mut sg).unwrap();
+            check("f64", g.state().unwrap().0, sg, 1e-9);
+        }
+        let mut g = DgClStepper::<f32>::new(dev.clone(), op.clone(), dt, Some(src), probes).unwrap();
+        g.set_state(&q0, &[]).unwrap();
+        let mut sg = vec![];
+        g.advance(0, 60, &mut sg).unwrap();
+        check("f32", g.state().unwrap().0, sg, 1e-4);
+    }
+}

@@ -20,6 +20,7 @@
 
 pub mod basis;
 pub mod cpu;
+pub mod opencl;
 
 use crate::mesh::Mesh;
 use crate::util::{V3, cross, norm};

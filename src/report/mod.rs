@@ -295,7 +295,7 @@ pub fn summary_md(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
         "# Resonator run\n\n- mesh: {} ({} tets, {} DoFs)\n- backend: {} ({}, {} dual)\n- dt = {:.6e} s, {} steps ({:.4} us); spectrum from step {}\n- extraction: {}\n- commit {}\n\n",
         r.mesh.source,
         r.mesh.n_tets(),
-        4 * r.mesh.n_tets() + r.n_free_half,
+        r.dofs,
         r.backend,
         cfg.precision.name(),
         cfg.dual.name(),
@@ -405,7 +405,7 @@ pub fn run_toml(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
             edges: r.n_edges,
             tets: r.mesh.n_tets(),
             free_half_edges: r.n_free_half,
-            dofs: 4 * r.mesh.n_tets() + r.n_free_half,
+            dofs: r.dofs,
         },
         time: TimeInfo {
             dt_s: r.dt_s,

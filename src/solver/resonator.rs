@@ -128,6 +128,40 @@ pub struct ResonatorConfig {
     /// Mode shapes of the strongest resonances (second pass on the CPU), 0 for none.
     pub mode_shapes: usize,
     pub seed: u64,
+    /// Discretisation: the DGA leapfrog (default) or nodal DG with LSERK4.
+    pub method: Method,
+    /// DG polynomial order (with `method = dg`).
+    pub order: usize,
+    /// DG numerical flux (with `method = dg`).
+    pub flux: crate::dg::Flux,
+}
+
+/// Spatial discretisation of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    Dga,
+    Dg,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Dga => "dga",
+            Method::Dg => "dg",
+        }
+    }
+}
+
+impl std::str::FromStr for Method {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "dga" => Ok(Method::Dga),
+            "dg" => Ok(Method::Dg),
+            _ => Err(Error::config("method", s, "expected dga or dg")),
+        }
+    }
 }
 
 impl Default for ResonatorConfig {
@@ -153,6 +187,9 @@ impl Default for ResonatorConfig {
             extract: Extract::Harminv,
             mode_shapes: 0,
             seed: 1,
+            method: Method::Dga,
+            order: 3,
+            flux: crate::dg::Flux::Upwind,
         }
     }
 }
@@ -190,12 +227,15 @@ pub struct ResonatorResult {
     pub backend_notice: Option<String>,
     /// Complex field of the strongest resonances (with `mode_shapes > 0`).
     pub mode_shapes: Vec<super::modeshape::ModeShape>,
+    /// Unknowns of the time loop (DGA: 4 per tet + free half-edges; DG: 6 Np per tet).
+    pub dofs: usize,
+    pub method: Method,
 }
 
 impl ResonatorResult {
     /// Corrected frequency of a peak.
     pub fn corrected(&self, p: &Peak) -> f64 {
-        spectrum::leapfrog_correction(p.f_hz, self.dt_s)
+        correct(self.method, p.f_hz, self.dt_s)
     }
     /// The analytic mode nearest to a corrected frequency.
     pub fn nearest_mode(&self, f: f64) -> Option<&Mode> {
@@ -203,6 +243,15 @@ impl ResonatorResult {
             .iter()
             .map(|m| &m.mode)
             .min_by(|a, b| (a.f_hz - f).abs().total_cmp(&(b.f_hz - f).abs()))
+    }
+}
+
+/// The leapfrog's exact frequency correction for DGA; DG's LSERK4 phase error is left in
+/// (`f_corrected_hz = f_hz`).
+pub fn correct(method: Method, f_hz: f64, dt_s: f64) -> f64 {
+    match method {
+        Method::Dga => spectrum::leapfrog_correction(f_hz, dt_s),
+        Method::Dg => f_hz,
     }
 }
 
@@ -280,6 +329,63 @@ fn check_host_memory(tets: f64, name: &str, value: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The DG stepper of a run (CPU or OpenCL) and its time step and spectral radius. The
+/// source and probes sit at the DGA run's points (the source tet is the DGA source's).
+#[allow(clippy::too_many_arguments)]
+fn dg_stepper(
+    op: &Arc<crate::dg::DgOperator>,
+    device: Option<opencl::DeviceInfo>,
+    cfg: &ResonatorConfig,
+    mesh: &Mesh,
+    src: &Source,
+    probe_pts: &[V3],
+    wave: Waveform,
+) -> Result<(Box<dyn Stepper>, f64, f64)> {
+    use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
+    let (dt, rho) = crate::dg::cpu::time_step(op, cfg.cfl);
+    let source = DgSource {
+        tet: src.tet,
+        dir: src.dir,
+        wave,
+    };
+    let probes = probe_pts
+        .iter()
+        .map(|&p| DgProbe::new(mesh, op, p))
+        .collect::<Result<Vec<_>>>()?;
+    let s: Box<dyn Stepper> = match device {
+        None => {
+            if cfg.precision == Precision::F32 {
+                return Err(Error::config(
+                    "precision",
+                    "f32",
+                    "the DG CPU reference runs in f64; use --backend opencl for f32",
+                ));
+            }
+            Box::new(DgCpuStepper::new(op.clone(), dt, Some(source), probes))
+        }
+        Some(info) => {
+            let dev = opencl::ClDevice::open(info)?;
+            match cfg.precision {
+                Precision::F64 => Box::new(crate::dg::opencl::DgClStepper::<f64>::new(
+                    dev,
+                    op.clone(),
+                    dt,
+                    Some(source),
+                    probes,
+                )?),
+                Precision::F32 => Box::new(crate::dg::opencl::DgClStepper::<f32>::new(
+                    dev,
+                    op.clone(),
+                    dt,
+                    Some(source),
+                    probes,
+                )?),
+            }
+        }
+    };
+    Ok((s, dt, rho))
 }
 
 /// Loads or generates the mesh of a config (with refinements).
@@ -562,7 +668,17 @@ pub fn run_with(
         .collect::<Result<Vec<_>>>()?;
     // The source pattern scales with Δt; the device path rescales a unit pattern itself.
     let unit_source = Source::new(&mesh, &topo, &dga, 1.0, sp, cfg.source_dir)?;
-    let (mut stepper, dt, rho): (Box<dyn Stepper>, f64, f64) = match device {
+    let dg_op = if cfg.method == Method::Dg {
+        Some(Arc::new(crate::dg::DgOperator::new(
+            &mesh, cfg.order, cfg.flux, &mat.eps, &mat.mu,
+        )?))
+    } else {
+        None
+    };
+    let (mut stepper, dt, rho): (Box<dyn Stepper>, f64, f64) = if let Some(op) = &dg_op {
+        dg_stepper(op, device, cfg, &mesh, &unit_source, &probe_pts, wave)?
+    } else {
+        match device {
         Some(info) => {
             let dev = opencl::ClDevice::open(info)?;
             fn dev_stepper<T: crate::Real + 'static>(
@@ -619,6 +735,7 @@ pub fn run_with(
             };
             (s, dt, rho)
         }
+    }
     };
     let source = Source {
         pattern: unit_source
@@ -765,13 +882,20 @@ pub fn run_with(
         .map(|mode| {
             let peak = peaks
                 .iter()
-                .map(|p| (p.clone(), spectrum::leapfrog_correction(p.f_hz, dt_s)))
+                .map(|p| (p.clone(), correct(cfg.method, p.f_hz, dt_s)))
                 .filter(|(_, f)| (f - mode.f_hz).abs() < 0.03 * mode.f_hz)
                 // the strongest resonance within 3% (doublet members are equally valid)
                 .max_by(|a, b| a.0.amplitude.total_cmp(&b.0.amplitude));
             Matched { mode, peak }
         })
         .collect();
+    if cfg.mode_shapes > 0 && cfg.method == Method::Dg {
+        return Err(Error::config(
+            "mode-shapes",
+            cfg.mode_shapes,
+            "mode shapes are computed for --method dga only",
+        ));
+    }
     let mode_shapes = if cfg.mode_shapes > 0 && !peaks.is_empty() {
         let mut strongest: Vec<&Peak> = peaks.iter().collect();
         strongest.sort_by(|a, b| b.amplitude.total_cmp(&a.amplitude));
@@ -780,7 +904,7 @@ pub fn run_with(
         let list: Vec<(String, f64)> = strongest
             .iter()
             .map(|p| {
-                let fc = spectrum::leapfrog_correction(p.f_hz, dt_s);
+                let fc = correct(cfg.method, p.f_hz, dt_s);
                 let near = matched
                     .iter()
                     .filter(|m| (m.mode.f_hz - fc).abs() < 0.03 * m.mode.f_hz)
@@ -815,6 +939,11 @@ pub fn run_with(
         vec![]
     };
     Ok(ResonatorResult {
+        dofs: dg_op
+            .as_ref()
+            .map(|op| op.n_dofs())
+            .unwrap_or(4 * mesh.n_tets() + dga.n_free_half()),
+        method: cfg.method,
         mode_shapes,
         n_edges: topo.n_edges(),
         n_free_half: dga.n_free_half(),

@@ -1,0 +1,293 @@
+//! The DG time loop on an OpenCL device: `cl/dg.cl` (flux, update with volume + lift +
+//! LSERK stage, probes), built with `-D REAL`, `-D NP`, `-D NFP`. Uses the safe wrappers of
+//! [`crate::backend::opencl`] (buffers, builds, launches), so it holds no `unsafe` itself.
+
+use super::cpu::{DgProbe, DgSource};
+use super::{DgOperator, RK4A, RK4B, RK4C};
+use crate::backend::Stepper;
+use crate::backend::opencl::{Arg, ClDevice, LOCAL, launch};
+use crate::{Error, Real, Result};
+use opencl3::kernel::Kernel;
+use opencl3::memory::Buffer;
+use opencl3::program::Program;
+use std::sync::Arc;
+
+const SOURCE: &str = include_str!("../../cl/dg.cl");
+/// Steps whose probe samples are buffered on the device between reads.
+const SAMPLE_CHUNK: usize = 1024;
+
+/// Bytes moved by one LSERK stage in the model the bench reports: q read twice (volume and
+/// flux gathers, ideally once), res read and written, q_out written, the flux written and
+/// read, geometric factors; the reference matrices are cached.
+pub fn bytes_per_stage(op: &DgOperator, real: usize) -> f64 {
+    let (k, np, nf) = (op.k as f64, op.re.np as f64, 4.0 * op.re.nfp as f64);
+    k * real as f64 * (6.0 * np * 4.0 + 6.0 * nf * 2.0 + 9.0 + 4.0 * 4.0 + 2.0) + k * nf * 4.0
+}
+
+/// The DG stepper on an OpenCL device.
+pub struct DgClStepper<T: Real> {
+    dev: Arc<ClDevice>,
+    pub op: Arc<DgOperator>,
+    dt: f64,
+    source: Option<DgSource>,
+    n_probes: usize,
+    q: [Buffer<T>; 2],
+    cur: usize,
+    res: Buffer<T>,
+    flux: Buffer<T>,
+    vmap_p: Buffer<u32>,
+    fmask: Buffer<u32>,
+    normal: Buffer<T>,
+    fscale: Buffer<T>,
+    z: Buffer<T>,
+    geo: Buffer<T>,
+    d: [Buffer<T>; 3],
+    lift: Buffer<T>,
+    inv_eps: Buffer<T>,
+    inv_mu: Buffer<T>,
+    probe_tet: Buffer<u32>,
+    probe_w: Buffer<T>,
+    samples: Buffer<T>,
+    k_flux: Kernel,
+    k_update: Kernel,
+    k_probe: Kernel,
+    _program: Program,
+}
+
+impl<T: Real> DgClStepper<T> {
+    pub fn new(
+        dev: Arc<ClDevice>,
+        op: Arc<DgOperator>,
+        dt: f64,
+        source: Option<DgSource>,
+        probes: Vec<DgProbe>,
+    ) -> Result<Self> {
+        if T::NAME == "f64" && !dev.info.fp64 {
+            return Err(Error::config(
+                "precision",
+                "f64",
+                format!("device {} has no cl_khr_fp64; use --precision f32", dev.info.name),
+            ));
+        }
+        let (k, np, nfp) = (op.k, op.re.np, op.re.nfp);
+        let real = std::mem::size_of::<T>();
+        let need = (k * 6 * np * 4 + k * 6 * 4 * nfp + 3 * np * np + 4 * np * nfp + 20 * k) * real
+            + k * 4 * nfp * 4;
+        if need as f64 > 0.92 * dev.info.global_mem as f64 {
+            return Err(Error::DeviceMemory(format!(
+                "DG order {} needs about {} on the device ({k} tets), but {} has {}",
+                op.re.n,
+                crate::util::human_bytes(need as u64),
+                dev.info.name,
+                crate::util::human_bytes(dev.info.global_mem)
+            )));
+        }
+        let opts = format!(
+            "-D REAL={} {} -D NP={np} -D NFP={nfp}",
+            if T::NAME == "f64" { "double" } else { "float" },
+            if T::NAME == "f64" { "-D REAL_IS_DOUBLE=1" } else { "" }
+        );
+        let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
+        let kernel = |name: &str| {
+            Kernel::create(&program, name).map_err(|e| Error::OpenCl {
+                what: format!("kernel {name}"),
+                msg: e.to_string(),
+            })
+        };
+        let n = 6 * k * np;
+        let mut q0 = dev.alloc::<T>(n, "DG field")?;
+        dev.fill_zero(&mut q0, n)?;
+        let mut q1 = dev.alloc::<T>(n, "DG field")?;
+        dev.fill_zero(&mut q1, n)?;
+        let mut res = dev.alloc::<T>(n, "DG residual")?;
+        dev.fill_zero(&mut res, n)?;
+        let flux = dev.alloc::<T>(6 * k * 4 * nfp, "DG fluxes")?;
+        let row_major = |m: &nalgebra::DMatrix<f64>| -> Vec<T> {
+            (0..m.nrows())
+                .flat_map(|i| (0..m.ncols()).map(move |j| (i, j)))
+                .map(|(i, j)| T::of(m[(i, j)]))
+                .collect()
+        };
+        let fmask: Vec<u32> = op.re.fmask.iter().flatten().map(|&i| i as u32).collect();
+        let geo: Vec<T> = op.geo.iter().flatten().map(|&x| T::of(x)).collect();
+        let normal: Vec<T> = op.normal.iter().flatten().map(|&x| T::of(x)).collect();
+        let fscale: Vec<T> = op.fscale.iter().map(|&x| T::of(x)).collect();
+        let z: Vec<T> = (0..k).map(|t| T::of((op.mu[t] / op.eps[t]).sqrt())).collect();
+        let ie: Vec<T> = op.eps.iter().map(|&x| T::of(1.0 / x)).collect();
+        let im: Vec<T> = op.mu.iter().map(|&x| T::of(1.0 / x)).collect();
+        let ptet: Vec<u32> = probes.iter().map(|p| p.tet as u32).collect();
+        let pw: Vec<T> = probes.iter().flat_map(|p| p.w.iter().map(|&x| T::of(x))).collect();
+        Ok(DgClStepper {
+            q: [q0, q1],
+            cur: 0,
+            res,
+            flux,
+            vmap_p: dev.upload(&op.vmap_p, "DG connectivity")?,
+            fmask: dev.upload(&fmask, "DG face masks")?,
+            normal: dev.upload(&normal, "DG normals")?,
+            fscale: dev.upload(&fscale, "DG face scales")?,
+            z: dev.upload(&z, "DG impedances")?,
+            geo: dev.upload(&geo, "DG geometric factors")?,
+            d: [
+                dev.upload(&row_major(&op.re.dr), "Dr")?,
+                dev.upload(&row_major(&op.re.ds), "Ds")?,
+                dev.upload(&row_major(&op.re.dt), "Dt")?,
+            ],
+            lift: dev.upload(&row_major(&op.re.lift), "LIFT")?,
+            inv_eps: dev.upload(&ie, "1/eps")?,
+            inv_mu: dev.upload(&im, "1/mu")?,
+            probe_tet: dev.upload(&ptet, "probe tets")?,
+            probe_w: dev.upload(&pw, "probe weights")?,
+            samples: dev.alloc::<T>(SAMPLE_CHUNK * probes.len().max(1) * 3, "probe samples")?,
+            n_probes: probes.len(),
+            k_flux: kernel("dg_flux")?,
+            k_update: kernel("dg_update")?,
+            k_probe: kernel("dg_probe")?,
+            _program: program,
+            dev,
+            op,
+            dt,
+            source,
+        })
+    }
+
+    /// One LSERK stage: flux, then update into the other field buffer.
+    pub fn stage(&mut self, s: usize, t: f64) -> Result<opencl3::event::Event> {
+        let (k, np, nfp) = (self.op.k, self.op.re.np, self.op.re.nfp);
+        let (src_tet, sv) = match &self.source {
+            Some(src) => {
+                let w = src.wave.at(t + RK4C[s] * self.dt) / self.op.eps[src.tet];
+                (src.tet as u32, [w * src.dir[0], w * src.dir[1], w * src.dir[2]])
+            }
+            None => (u32::MAX, [0.0; 3]),
+        };
+        let (qa, qb) = if self.cur == 0 {
+            let (a, b) = self.q.split_at_mut(1);
+            (&a[0], &b[0])
+        } else {
+            let (a, b) = self.q.split_at_mut(1);
+            (&b[0], &a[0])
+        };
+        launch(
+            &self.dev,
+            &self.k_flux,
+            k * 4 * nfp,
+            LOCAL,
+            &[
+                Arg::U32(k as u32),
+                Arg::Buf(qa),
+                Arg::BufU32(&self.vmap_p),
+                Arg::BufU32(&self.fmask),
+                Arg::Buf(&self.normal),
+                Arg::Buf(&self.fscale),
+                Arg::Buf(&self.z),
+                Arg::Real(T::of(self.op.alpha)),
+                Arg::Buf(&self.flux),
+            ],
+        )?;
+        let ev = launch(
+            &self.dev,
+            &self.k_update,
+            k * np,
+            LOCAL,
+            &[
+                Arg::U32(k as u32),
+                Arg::Buf(qa),
+                Arg::Buf(&self.flux),
+                Arg::Buf(&self.geo),
+                Arg::Buf(&self.d[0]),
+                Arg::Buf(&self.d[1]),
+                Arg::Buf(&self.d[2]),
+                Arg::Buf(&self.lift),
+                Arg::Buf(&self.inv_eps),
+                Arg::Buf(&self.inv_mu),
+                Arg::U32(src_tet),
+                Arg::Real(T::of(sv[0])),
+                Arg::Real(T::of(sv[1])),
+                Arg::Real(T::of(sv[2])),
+                Arg::Real(T::of(RK4A[s])),
+                Arg::Real(T::of(RK4B[s])),
+                Arg::Real(T::of(self.dt)),
+                Arg::Buf(&self.res),
+                Arg::Buf(qb),
+            ],
+        )?;
+        self.cur ^= 1;
+        Ok(ev)
+    }
+
+    /// One whole step from time `t`.
+    pub fn step(&mut self, t: f64) -> Result<()> {
+        for s in 0..5 {
+            self.stage(s, t)?;
+        }
+        Ok(())
+    }
+
+    pub fn device(&self) -> &Arc<ClDevice> {
+        &self.dev
+    }
+}
+
+impl<T: Real> Stepper for DgClStepper<T> {
+    fn name(&self) -> String {
+        format!("opencl {} ({}, DG N={})", self.dev.info.name, T::NAME, self.op.re.n)
+    }
+    fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
+        let mut k = first;
+        let end = first + n;
+        while k < end {
+            let m = SAMPLE_CHUNK.min(end - k);
+            for j in 0..m {
+                self.step((k + j) as f64 * self.dt)?;
+                if self.n_probes > 0 {
+                    launch(
+                        &self.dev,
+                        &self.k_probe,
+                        3 * self.n_probes,
+                        64,
+                        &[
+                            Arg::U32(self.n_probes as u32),
+                            Arg::U32(j as u32),
+                            Arg::BufU32(&self.probe_tet),
+                            Arg::Buf(&self.probe_w),
+                            Arg::Buf(&self.q[self.cur]),
+                            Arg::Buf(&self.samples),
+                        ],
+                    )?;
+                }
+            }
+            if self.n_probes > 0 {
+                let s = self.dev.read(&self.samples, m * self.n_probes * 3, "probe samples")?;
+                samples.extend(s.iter().map(|x| x.f64()));
+            } else {
+                self.dev.finish()?;
+            }
+            k += m;
+        }
+        Ok(())
+    }
+    fn energy(&mut self) -> Result<f64> {
+        let (q, _) = self.state()?;
+        Ok(super::cpu::energy(&self.op, &q))
+    }
+    fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        let q = self.dev.read(&self.q[self.cur], self.op.n_dofs(), "DG field")?;
+        Ok((q.iter().map(|x| x.f64()).collect(), vec![]))
+    }
+    fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        if u.len() != self.op.n_dofs() || !f.is_empty() {
+            return Err(Error::config(
+                "state",
+                format!("{}+{}", u.len(), f.len()),
+                "length does not match the DG discretisation",
+            ));
+        }
+        let qt: Vec<T> = u.iter().map(|&x| T::of(x)).collect();
+        let cur = self.cur;
+        self.dev.write(&mut self.q[cur], &qt, "DG field")?;
+        let n = self.op.n_dofs();
+        self.dev.fill_zero(&mut self.res, n)?;
+        Ok(())
+    }
+}
