@@ -50,6 +50,94 @@ pub enum Command {
     Bench(BenchArgs),
     /// Plots (PNG and SVG) and Markdown tables from bench CSV files.
     Report(ReportArgs),
+    /// DGA against nodal DG on the same meshes and device: errors, time, bytes, flops.
+    Compare(CompareArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// Comma list of meshes (files or bundled:coarse|medium|fine).
+    #[arg(long, default_value = "bundled:coarse,bundled:medium")]
+    pub mesh: String,
+    /// DG orders.
+    #[arg(long, default_value = "1,2,3")]
+    pub orders: String,
+    /// DG fluxes.
+    #[arg(long, default_value = "upwind,central")]
+    pub fluxes: String,
+    /// Simulated time of every run, in seconds.
+    #[arg(long, default_value_t = 3e-7)]
+    pub time: f64,
+    #[arg(long, default_value = "auto", value_parser = ["auto", "cpu", "opencl"])]
+    pub backend: String,
+    #[arg(long)]
+    pub device: Option<String>,
+    #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
+    pub precision: String,
+    #[arg(long, default_value = "compare")]
+    pub out: PathBuf,
+}
+
+/// `dgatd compare`.
+pub fn compare(a: &CompareArgs) -> Result<()> {
+    use crate::compare::{Plan, run, write_csv, write_plots};
+    let orders = a
+        .orders
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|o| (1..=10).contains(o))
+                .ok_or_else(|| Error::config("orders", s, "expected orders in 1..=10"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let fluxes = a
+        .fluxes
+        .split(',')
+        .map(|s| s.trim().parse())
+        .collect::<Result<Vec<_>>>()?;
+    if !(a.time > 0.0 && a.time.is_finite()) {
+        return Err(Error::config("time", a.time, "must be a positive number of seconds"));
+    }
+    let backend = match (a.backend.as_str(), &a.device) {
+        ("cpu", _) => BackendSpec::Cpu,
+        (_, Some(d)) => BackendSpec::Opencl(Some(d.clone())),
+        ("opencl", None) => BackendSpec::Opencl(None),
+        _ => BackendSpec::Auto,
+    };
+    let plan = Plan {
+        meshes: a.mesh.split(',').map(|s| s.trim().to_string()).collect(),
+        orders,
+        fluxes,
+        time_s: a.time,
+        backend,
+        precision: a.precision.parse()?,
+    };
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
+    let csv = a.out.join("compare.csv");
+    let mut done = vec![];
+    let rows = run(&plan, &mut |r| {
+        eprintln!(
+            "{} {} N={} {}: {} DoFs, {} steps in {:.2} s, max error {:.3}%, {} spurious",
+            r.mesh,
+            r.method.name(),
+            r.order,
+            r.flux,
+            r.dofs,
+            r.steps,
+            r.wall_s,
+            r.max_abs_err(),
+            r.n_spurious
+        );
+        done.push(r.clone());
+        // written after every run, so that a long comparison never loses finished rows
+        write_csv(&csv, &done)
+    })?;
+    let mut files = vec![csv];
+    files.extend(write_plots(&a.out, &rows)?);
+    outln!("{} runs; wrote {}", rows.len(), crate::report::path_list(&files));
+    Ok(())
 }
 
 #[derive(clap::Args, Debug)]
@@ -820,6 +908,7 @@ pub fn main() -> Result<()> {
         Some(Command::MeshInfo(a)) => mesh_info(&a),
         Some(Command::Devices) => devices(),
         Some(Command::Bench(a)) => bench(&a),
+        Some(Command::Compare(a)) => compare(&a),
         Some(Command::Report(a)) => {
             let rows = crate::report::perf::read_rows(&a.files)?;
             let files = crate::report::perf::write_report(&rows, &a.out)?;

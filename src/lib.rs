@@ -25,6 +25,7 @@
 pub mod backend;
 pub mod bench;
 pub mod cli;
+pub mod compare;
 pub mod complex;
 pub mod dg;
 pub mod dga;

@@ -140,7 +140,7 @@ fn who(r: &BenchRow) -> String {
     }
 }
 
-type Series = BTreeMap<String, Vec<(f64, f64)>>;
+pub(crate) type Series = BTreeMap<String, Vec<(f64, f64)>>;
 
 fn draw_series<'a, DB: DrawingBackend + 'a, Y: plotters::coord::ranged1d::Ranged<ValueType = f64>>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<plotters::coord::combinators::LogCoord<f64>, Y>>,
@@ -265,13 +265,13 @@ where
 }
 
 /// Title and axis labels of a plot.
-struct Labels<'a> {
-    title: &'a str,
-    x: &'a str,
-    y: &'a str,
+pub(crate) struct Labels<'a> {
+    pub title: &'a str,
+    pub x: &'a str,
+    pub y: &'a str,
 }
 
-fn both_formats(
+pub(crate) fn both_formats(
     dir: &Path,
     stem: &str,
     l: &Labels,

@@ -1,0 +1,269 @@
+//! `dgatd compare`: DGA and nodal DG on the same meshes, device, source, probes and
+//! extraction. For every run: the relative error of the four lowest cylinder resonances
+//! (TM010, TM110, TM210, TM020; after the leapfrog correction for DGA, none for DG), the
+//! time per step, the modelled bytes and flops per DoF and step, and the number of spurious
+//! resonances (extracted modes in the band farther than 3% from every analytic mode).
+//!
+//! CSV `compare.csv`, one row per run, columns [`COLUMNS`] (documented in
+//! `results/README.md`); plots of the maximum error against DoFs and against wall time.
+
+use crate::dg::{DgOperator, Flux};
+use crate::dga::{Dga, Materials};
+use crate::mesh::Topology;
+use crate::solver::resonator::{self, BackendSpec, MeshSpec, Method, Precision, ResonatorConfig};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+pub const COLUMNS: [&str; 22] = [
+    "mesh",
+    "tets",
+    "method",
+    "order",
+    "flux",
+    "precision",
+    "backend",
+    "dofs",
+    "dt_s",
+    "steps",
+    "wall_s",
+    "step_ms",
+    "ns_per_dof_step",
+    "bytes_per_dof_step",
+    "flops_per_dof_step",
+    "err_tm010_pct",
+    "err_tm110_pct",
+    "err_tm210_pct",
+    "err_tm020_pct",
+    "max_abs_err_pct",
+    "n_modes",
+    "n_spurious",
+];
+
+/// The four modes compared.
+pub const MODES: [&str; 4] = ["TM010", "TM110", "TM210", "TM020"];
+
+/// One compared run.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub mesh: String,
+    pub tets: usize,
+    pub method: Method,
+    pub order: usize,
+    pub flux: String,
+    pub precision: Precision,
+    pub backend: String,
+    pub dofs: usize,
+    pub dt_s: f64,
+    pub steps: usize,
+    pub wall_s: f64,
+    pub bytes_per_dof_step: f64,
+    pub flops_per_dof_step: f64,
+    /// Relative errors in percent (NaN when the mode was not found).
+    pub err_pct: [f64; 4],
+    pub n_modes: usize,
+    pub n_spurious: usize,
+}
+
+impl Row {
+    pub fn max_abs_err(&self) -> f64 {
+        self.err_pct.iter().fold(0.0f64, |m, e| if e.is_nan() { f64::INFINITY } else { m.max(e.abs()) })
+    }
+    pub fn fields(&self) -> Vec<String> {
+        let step = self.wall_s / self.steps.max(1) as f64;
+        let mut v = vec![
+            self.mesh.clone(),
+            self.tets.to_string(),
+            self.method.name().into(),
+            self.order.to_string(),
+            self.flux.clone(),
+            self.precision.name().into(),
+            self.backend.clone(),
+            self.dofs.to_string(),
+            format!("{:.6e}", self.dt_s),
+            self.steps.to_string(),
+            format!("{:.4}", self.wall_s),
+            format!("{:.6}", step * 1e3),
+            format!("{:.4}", step * 1e9 / self.dofs as f64),
+            format!("{:.2}", self.bytes_per_dof_step),
+            format!("{:.2}", self.flops_per_dof_step),
+        ];
+        v.extend(self.err_pct.iter().map(|e| format!("{e:.5}")));
+        v.push(format!("{:.5}", self.max_abs_err()));
+        v.push(self.n_modes.to_string());
+        v.push(self.n_spurious.to_string());
+        v
+    }
+}
+
+/// What to compare.
+pub struct Plan {
+    pub meshes: Vec<String>,
+    pub orders: Vec<usize>,
+    pub fluxes: Vec<Flux>,
+    pub time_s: f64,
+    pub backend: BackendSpec,
+    pub precision: Precision,
+}
+
+/// Model bytes and flops per step of the DGA leapfrog (factored dual) for `dga`.
+fn dga_model(dga: &Dga, real: usize) -> (f64, f64) {
+    let b = crate::bench::byte_model(dga, real, 0);
+    let t = dga.n_tets as f64;
+    let flops = 2.0 * 24.0 * t + 2.0 * 4.0 * t // primal block and update
+        + dga.circ.len() as f64 // circulation sums
+        + 2.0 * dga.meps_inv.data.len() as f64 + 2.0 * dga.n_free_half() as f64;
+    (b.primal + b.circulation + b.vertex_block, flops)
+}
+
+/// Runs the plan; `row(r)` is called after each run (for progress and incremental output).
+pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<Row>> {
+    let mut rows = vec![];
+    let real = match plan.precision {
+        Precision::F64 => 8,
+        Precision::F32 => 4,
+    };
+    for mesh in &plan.meshes {
+        let spec = if let Some(n) = mesh.strip_prefix("bundled:") {
+            MeshSpec::Bundled(n.to_string())
+        } else {
+            MeshSpec::File(PathBuf::from(mesh))
+        };
+        let mut runs = vec![(Method::Dga, 0, None)];
+        for &o in &plan.orders {
+            for &f in &plan.fluxes {
+                runs.push((Method::Dg, o, Some(f)));
+            }
+        }
+        for (method, order, flux) in runs {
+            let cfg = ResonatorConfig {
+                mesh: spec.clone(),
+                time_s: plan.time_s,
+                backend: plan.backend.clone(),
+                precision: plan.precision,
+                method,
+                order: order.max(1),
+                flux: flux.unwrap_or(Flux::Upwind),
+                ..ResonatorConfig::default()
+            };
+            let r = resonator::run(&cfg, &mut |_, _| {})?;
+            let (bytes, flops) = match method {
+                Method::Dga => {
+                    let topo = Topology::build(&r.mesh)?;
+                    let dga = Dga::assemble(&r.mesh, &topo, &Materials::vacuum(r.mesh.n_tets()))?;
+                    dga_model(&dga, real)
+                }
+                Method::Dg => {
+                    let k = r.mesh.n_tets();
+                    let op = DgOperator::new(&r.mesh, order, Flux::Upwind, &vec![1.0; k], &vec![1.0; k])?;
+                    (
+                        5.0 * crate::dg::opencl::bytes_per_stage(&op, real),
+                        5.0 * (op.flops_per_rhs() + 4.0 * op.n_dofs() as f64),
+                    )
+                }
+            };
+            let err_pct = MODES.map(|name| {
+                r.matched
+                    .iter()
+                    .find(|m| m.mode.name == name)
+                    .and_then(|m| m.peak.as_ref().map(|(_, f)| 100.0 * (f - m.mode.f_hz) / m.mode.f_hz))
+                    .unwrap_or(f64::NAN)
+            });
+            let spurious = r
+                .peaks
+                .iter()
+                .filter(|p| {
+                    let f = r.corrected(p);
+                    !r.matched.iter().any(|m| (m.mode.f_hz - f).abs() < 0.03 * m.mode.f_hz)
+                })
+                .count();
+            let row_v = Row {
+                mesh: mesh.clone(),
+                tets: r.mesh.n_tets(),
+                method,
+                order,
+                flux: flux.map(|f| f.name().to_string()).unwrap_or_else(|| "-".into()),
+                precision: plan.precision,
+                backend: r.backend.clone(),
+                dofs: r.dofs,
+                dt_s: r.dt_s,
+                steps: r.record.steps,
+                wall_s: r.record.wall_s,
+                bytes_per_dof_step: bytes / r.dofs as f64,
+                flops_per_dof_step: flops / r.dofs as f64,
+                err_pct,
+                n_modes: r.peaks.len(),
+                n_spurious: spurious,
+            };
+            row(&row_v)?;
+            rows.push(row_v);
+        }
+    }
+    Ok(rows)
+}
+
+/// Writes `compare.csv`.
+pub fn write_csv(path: &Path, rows: &[Row]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(vec![]);
+    let err = |e: csv::Error| Error::Output {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    };
+    w.write_record(COLUMNS).map_err(err)?;
+    for r in rows {
+        w.write_record(r.fields()).map_err(err)?;
+    }
+    let bytes = w.into_inner().map_err(|e| Error::Output {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    })?;
+    crate::report::write_atomic(path, &bytes)
+}
+
+/// Plots of the largest error of the four modes against DoFs and against wall time.
+pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<Vec<PathBuf>> {
+    use crate::report::perf::{Labels, Series, both_formats, register_font};
+    register_font()?;
+    let mut by_dofs = Series::new();
+    let mut by_time = Series::new();
+    for r in rows {
+        let e = r.max_abs_err();
+        if !e.is_finite() || e <= 0.0 {
+            continue;
+        }
+        let key = match r.method {
+            Method::Dga => "DGA (leapfrog)".to_string(),
+            Method::Dg => format!("DG N={} {}", r.order, r.flux),
+        };
+        by_dofs.entry(key.clone()).or_default().push((r.dofs as f64, e));
+        by_time.entry(key).or_default().push((r.wall_s, e));
+    }
+    for v in by_dofs.values_mut().chain(by_time.values_mut()) {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let mut out = vec![];
+    both_formats(
+        dir,
+        "error_vs_dofs",
+        &Labels {
+            title: "Largest error of TM010, TM110, TM210, TM020",
+            x: "degrees of freedom",
+            y: "max |relative error| (%)",
+        },
+        &by_dofs,
+        true,
+        &mut out,
+    )?;
+    both_formats(
+        dir,
+        "error_vs_time",
+        &Labels {
+            title: "Largest error of the four modes against run time",
+            x: "wall time of the time loop (s)",
+            y: "max |relative error| (%)",
+        },
+        &by_time,
+        true,
+        &mut out,
+    )?;
+    Ok(out)
+}
