@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// CSV columns, in order. Stable: rows from different machines concatenate.
-pub const COLUMNS: [&str; 19] = [
+pub const COLUMNS: [&str; 21] = [
     "timestamp",
     "commit",
     "host",
@@ -46,6 +46,8 @@ pub const COLUMNS: [&str; 19] = [
     "gbs",
     "frac_copy_bw",
     "gdofs_per_s",
+    "flops_model",
+    "gflops",
 ];
 
 /// One measurement.
@@ -65,9 +67,14 @@ pub struct Row {
     pub max_s: f64,
     pub bytes_model: f64,
     pub frac_copy_bw: f64,
+    /// Modelled floating-point operations (DG rows; 0 where not modelled).
+    pub flops_model: f64,
 }
 
 impl Row {
+    pub fn gflops(&self) -> f64 {
+        self.flops_model / self.median_s / 1e9
+    }
     pub fn gbs(&self) -> f64 {
         self.bytes_model / self.median_s / 1e9
     }
@@ -98,6 +105,9 @@ pub struct BenchConfig {
     pub cpu_max_tets: usize,
     /// Elements of the copy/triad arrays (capped by the device's max allocation).
     pub stream_elems: usize,
+    /// DG orders timed at each mesh size (DG rows), and the largest mesh for them.
+    pub dg_orders: Vec<usize>,
+    pub dg_max_tets: usize,
 }
 
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
@@ -562,6 +572,7 @@ pub fn run(
         max_s: 0.0,
         bytes_model: 0.0,
         frac_copy_bw: 0.0,
+        flops_model: 0.0,
     };
     let cpu_driver = format!("rayon {} threads", rayon::current_num_threads());
     for p in &cfg.precisions {
@@ -640,6 +651,45 @@ pub fn run(
                     Err(e) => return Err(e),
                 }
             }
+            if dga.n_tets <= cfg.dg_max_tets && !cfg.dg_orders.is_empty() {
+                let n = ((size as f64 / 6.0).cbrt().round() as usize).max(1);
+                let mesh = box_mesh([n, n, n], [1.0, 1.0, 1.0]);
+                let k = mesh.n_tets();
+                for &order in &cfg.dg_orders {
+                    let op = Arc::new(crate::dg::DgOperator::new(
+                        &mesh,
+                        order,
+                        crate::dg::Flux::Upwind,
+                        &vec![1.0; k],
+                        &vec![1.0; k],
+                    )?);
+                    for d in &devices {
+                        if p == "f64" && !d.info.fp64 {
+                            continue;
+                        }
+                        let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
+                        let cb = bw(&d.info.name, p);
+                        let rows = if p == "f64" {
+                            dg_device_rows::<f64>(d, &op, cfg, &base, cb)
+                        } else {
+                            dg_device_rows::<f32>(d, &op, cfg, &base, cb)
+                        };
+                        match rows {
+                            Ok(rows) => {
+                                for r in &rows {
+                                    report(r)?;
+                                }
+                            }
+                            Err(Error::DeviceMemory(m)) => log(&format!("skip DG N={order}: {m}")),
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    if cfg.cpu && p == "f64" && k <= cfg.cpu_max_tets {
+                        let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
+                        report(&dg_cpu_row(&op, cfg, &base, bw("cpu-backend", p)))?;
+                    }
+                }
+            }
             if cfg.cpu && dga.n_tets <= cfg.cpu_max_tets {
                 let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
                 let cb = bw("cpu-backend", p);
@@ -655,6 +705,124 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// Byte and flop models of the DG kernels, per call (s bytes per real, see
+/// [`crate::dg::opencl::bytes_per_stage`] for the stage): flux: per face point the two
+/// gathered 6-vectors, the connectivity and mask indices, and the 6 flux values written,
+/// plus the normal and Fscale per face; update: q and res read, res and q_out written, the
+/// flux read, geometric factors and materials per tet. Flops as in
+/// [`crate::dg::DgOperator::flops_per_rhs`] plus 4 per DoF for the stage update.
+pub fn dg_models(op: &crate::dg::DgOperator, s: usize) -> [(f64, f64); 2] {
+    let (k, np, nf) = (op.k as f64, op.re.np as f64, 4.0 * op.re.nfp as f64);
+    let s = s as f64;
+    let flux_bytes = k * (nf * (12.0 * s + 8.0 + 6.0 * s) + 4.0 * 4.0 * s + 2.0 * s);
+    let update_bytes = k * (6.0 * np * 4.0 * s + 6.0 * nf * s + 11.0 * s);
+    let flux_flops = k * 60.0 * nf;
+    let update_flops = op.flops_per_rhs() - flux_flops + 4.0 * op.n_dofs() as f64;
+    [(flux_bytes, flux_flops), (update_bytes, update_flops)]
+}
+
+fn dg_device_rows<T: Real>(
+    dev: &Arc<ClDevice>,
+    op: &Arc<crate::dg::DgOperator>,
+    cfg: &BenchConfig,
+    base: &Row,
+    copy_gbs: f64,
+) -> Result<Vec<Row>> {
+    use crate::backend::Stepper;
+    let mut s =
+        crate::dg::opencl::DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, None, vec![])?;
+    let mut r = crate::util::Rng::new(9);
+    let q: Vec<f64> = (0..op.n_dofs()).map(|_| r.sym()).collect();
+    s.set_state(&q, &[])?;
+    let real = std::mem::size_of::<T>();
+    let [(fb, ff), (ub, uf)] = dg_models(op, real);
+    let variant = format!("N={}", op.re.n);
+    let mut rows = vec![];
+    let mut push = |kernel: &str, v: Vec<f64>, bytes: f64, flops: f64| {
+        let (m, lo, hi) = stats(v);
+        let mut row = Row {
+            kernel: kernel.into(),
+            variant: variant.clone(),
+            tets: op.k,
+            dofs: op.n_dofs(),
+            reps: cfg.reps,
+            median_s: m,
+            min_s: lo,
+            max_s: hi,
+            bytes_model: bytes,
+            flops_model: flops,
+            ..base.clone()
+        };
+        row.frac_copy_bw = row.gbs() / copy_gbs;
+        rows.push(row);
+    };
+    let mut stage = 0usize;
+    let both = time_events(dev, cfg.warmup, cfg.reps, || {
+        stage = (stage + 1) % 5;
+        let (a, b) = s.stage_events(stage, 0.0)?;
+        Ok(vec![a, b])
+    })?;
+    let flux = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![s.stage_events(1, 0.0)?.0])
+    })?;
+    let upd: Vec<f64> = both
+        .iter()
+        .zip(&flux)
+        .map(|(b, f)| (b - f).max(0.0))
+        .collect();
+    push("dg_flux", flux, fb, ff);
+    push("dg_update", upd, ub, uf);
+    let step = time_events(dev, cfg.warmup, cfg.reps, || {
+        let mut ev = vec![];
+        for st in 0..5 {
+            let (a, b) = s.stage_events(st, 0.0)?;
+            ev.push(a);
+            ev.push(b);
+        }
+        Ok(ev)
+    })?;
+    push("dg_step", step, 5.0 * (fb + ub), 5.0 * (ff + uf));
+    Ok(rows)
+}
+
+fn dg_cpu_row(
+    op: &Arc<crate::dg::DgOperator>,
+    cfg: &BenchConfig,
+    base: &Row,
+    copy_gbs: f64,
+) -> Row {
+    let mut s = crate::dg::cpu::DgCpuStepper::new(op.clone(), 1e-3, None, vec![]);
+    let mut r = crate::util::Rng::new(9);
+    s.q.iter_mut().for_each(|x| *x = r.sym());
+    for _ in 0..cfg.warmup {
+        s.step(0.0);
+    }
+    let v: Vec<f64> = (0..cfg.reps)
+        .map(|_| {
+            let t = Instant::now();
+            s.step(0.0);
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    let [(fb, ff), (ub, uf)] = dg_models(op, 8);
+    let (m, lo, hi) = stats(v);
+    let mut row = Row {
+        kernel: "dg_step".into(),
+        variant: format!("N={}", op.re.n),
+        tets: op.k,
+        dofs: op.n_dofs(),
+        reps: cfg.reps,
+        median_s: m,
+        min_s: lo,
+        max_s: hi,
+        bytes_model: 5.0 * (fb + ub),
+        flops_model: 5.0 * (ff + uf),
+        ..base.clone()
+    };
+    row.frac_copy_bw = row.gbs() / copy_gbs;
+    row
 }
 
 /// Formats a row as CSV fields in [`COLUMNS`] order.
@@ -679,5 +847,7 @@ pub fn csv_fields(r: &Row, timestamp: &str, host: &str) -> Vec<String> {
         format!("{:.3}", r.gbs()),
         format!("{:.4}", r.frac_copy_bw),
         format!("{:.4}", r.gdofs()),
+        format!("{:.6e}", r.flops_model),
+        format!("{:.3}", r.gflops()),
     ]
 }

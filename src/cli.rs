@@ -98,7 +98,11 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
         .map(|s| s.trim().parse())
         .collect::<Result<Vec<_>>>()?;
     if !(a.time > 0.0 && a.time.is_finite()) {
-        return Err(Error::config("time", a.time, "must be a positive number of seconds"));
+        return Err(Error::config(
+            "time",
+            a.time,
+            "must be a positive number of seconds",
+        ));
     }
     let backend = match (a.backend.as_str(), &a.device) {
         ("cpu", _) => BackendSpec::Cpu,
@@ -136,7 +140,11 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
     })?;
     let mut files = vec![csv];
     files.extend(write_plots(&a.out, &rows)?);
-    outln!("{} runs; wrote {}", rows.len(), crate::report::path_list(&files));
+    outln!(
+        "{} runs; wrote {}",
+        rows.len(),
+        crate::report::path_list(&files)
+    );
     Ok(())
 }
 
@@ -175,6 +183,12 @@ pub struct BenchArgs {
     /// Elements of the copy/triad arrays.
     #[arg(long, default_value = "1.34e8")]
     pub stream_elems: String,
+    /// DG orders timed at each mesh size ("" for none).
+    #[arg(long, default_value = "1,2,3,4")]
+    pub dg_orders: String,
+    /// DG rows are skipped above this many tets.
+    #[arg(long, default_value = "1.1e6")]
+    pub dg_max_tets: String,
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
 }
@@ -234,8 +248,9 @@ pub struct ResonatorArgs {
     #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
     pub min_prominence: f64,
     /// Harmonic inversion: drop modes with a lower quality factor (or growing ones).
-    #[arg(long, default_value_t = 1e4, allow_hyphen_values = true)]
-    pub min_q: f64,
+    /// Default 1e4 with --method dga, 10 with --method dg (upwind damping sets DG's Q).
+    #[arg(long, allow_hyphen_values = true)]
+    pub min_q: Option<f64>,
     /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R] (repeatable).
     #[arg(long = "material")]
     pub materials: Vec<String>,
@@ -388,8 +403,10 @@ impl ResonatorArgs {
         if !(self.cfl > 0.0 && self.cfl <= 1.0) {
             return Err(Error::config("cfl", self.cfl, "must be in (0, 1]"));
         }
-        if !(self.min_q > 0.0) {
-            return Err(Error::config("min-q", self.min_q, "must be positive"));
+        if let Some(q) = self.min_q
+            && !(q > 0.0)
+        {
+            return Err(Error::config("min-q", q, "must be positive"));
         }
         if !(self.min_prominence > 0.0 && self.min_prominence < 1.0) {
             return Err(Error::config(
@@ -595,14 +612,17 @@ pub fn resonator(args: &ResonatorArgs, raw: Vec<String>, given: &[String]) -> Re
     }
     let dofs = r.dofs;
     outln!(
-        "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} dual | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({:.1} ns/DoF/step)",
+        "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({:.1} ns/DoF/step)",
         crate::report::VERSION,
         crate::report::COMMIT,
         r.backend,
         r.mesh.n_tets(),
         dofs,
         cfg.precision.name(),
-        cfg.dual.name(),
+        match cfg.method {
+            resonator::Method::Dga => format!("DGA, {} dual", cfg.dual.name()),
+            resonator::Method::Dg => format!("DG N={} {} flux, LSERK4", cfg.order, cfg.flux.name()),
+        },
         r.dt_s,
         r.record.steps,
         r.record.steps as f64 * r.dt_s * 1e6,
@@ -817,6 +837,19 @@ pub fn bench(a: &BenchArgs) -> Result<()> {
         csr_max_tets: count("csr-max-tets", &a.csr_max_tets)?,
         cpu_max_tets: count("cpu-max-tets", &a.cpu_max_tets)?,
         stream_elems: count("stream-elems", &a.stream_elems)?,
+        dg_orders: a
+            .dg_orders
+            .split(',')
+            .filter(|x| !x.trim().is_empty())
+            .map(|x| {
+                x.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|o| (1..=10).contains(o))
+                    .ok_or_else(|| Error::config("dg-orders", x, "expected orders in 1..=10"))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        dg_max_tets: count("dg-max-tets", &a.dg_max_tets)?,
     };
     std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
     let path = a.out.join("bench.csv");

@@ -14,7 +14,7 @@ use crate::solver::resonator::{self, BackendSpec, MeshSpec, Method, Precision, R
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
-pub const COLUMNS: [&str; 22] = [
+pub const COLUMNS: [&str; 24] = [
     "mesh",
     "tets",
     "method",
@@ -37,6 +37,8 @@ pub const COLUMNS: [&str; 22] = [
     "max_abs_err_pct",
     "n_modes",
     "n_spurious",
+    "n_fft_peaks",
+    "n_fft_spurious",
 ];
 
 /// The four modes compared.
@@ -62,11 +64,21 @@ pub struct Row {
     pub err_pct: [f64; 4],
     pub n_modes: usize,
     pub n_spurious: usize,
+    /// Peaks of the combined FFT spectrum (prominence 0.02) in the band, and those farther
+    /// than 3% from every analytic mode.
+    pub n_fft_peaks: usize,
+    pub n_fft_spurious: usize,
 }
 
 impl Row {
     pub fn max_abs_err(&self) -> f64 {
-        self.err_pct.iter().fold(0.0f64, |m, e| if e.is_nan() { f64::INFINITY } else { m.max(e.abs()) })
+        self.err_pct.iter().fold(0.0f64, |m, e| {
+            if e.is_nan() {
+                f64::INFINITY
+            } else {
+                m.max(e.abs())
+            }
+        })
     }
     pub fn fields(&self) -> Vec<String> {
         let step = self.wall_s / self.steps.max(1) as f64;
@@ -91,6 +103,8 @@ impl Row {
         v.push(format!("{:.5}", self.max_abs_err()));
         v.push(self.n_modes.to_string());
         v.push(self.n_spurious.to_string());
+        v.push(self.n_fft_peaks.to_string());
+        v.push(self.n_fft_spurious.to_string());
         v
     }
 }
@@ -154,7 +168,13 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
                 }
                 Method::Dg => {
                     let k = r.mesh.n_tets();
-                    let op = DgOperator::new(&r.mesh, order, Flux::Upwind, &vec![1.0; k], &vec![1.0; k])?;
+                    let op = DgOperator::new(
+                        &r.mesh,
+                        order,
+                        Flux::Upwind,
+                        &vec![1.0; k],
+                        &vec![1.0; k],
+                    )?;
                     (
                         5.0 * crate::dg::opencl::bytes_per_stage(&op, real),
                         5.0 * (op.flops_per_rhs() + 4.0 * op.n_dofs() as f64),
@@ -165,7 +185,11 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
                 r.matched
                     .iter()
                     .find(|m| m.mode.name == name)
-                    .and_then(|m| m.peak.as_ref().map(|(_, f)| 100.0 * (f - m.mode.f_hz) / m.mode.f_hz))
+                    .and_then(|m| {
+                        m.peak
+                            .as_ref()
+                            .map(|(_, f)| 100.0 * (f - m.mode.f_hz) / m.mode.f_hz)
+                    })
                     .unwrap_or(f64::NAN)
             });
             let spurious = r
@@ -173,15 +197,32 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
                 .iter()
                 .filter(|p| {
                     let f = r.corrected(p);
-                    !r.matched.iter().any(|m| (m.mode.f_hz - f).abs() < 0.03 * m.mode.f_hz)
+                    !r.matched
+                        .iter()
+                        .any(|m| (m.mode.f_hz - f).abs() < 0.03 * m.mode.f_hz)
                 })
                 .count();
+            let lo = 0.05 * r.waveform_f_peak();
+            let fft = crate::spectrum::find_peaks(&r.spectrum, lo, r.fmax_hz, 0.02);
+            let far = |f: f64| {
+                !r.matched
+                    .iter()
+                    .any(|m| (m.mode.f_hz - f).abs() < 0.03 * m.mode.f_hz)
+            };
+            let n_fft_spurious = fft
+                .iter()
+                .filter(|p| far(resonator::correct(method, p.f_hz, r.dt_s)))
+                .count();
             let row_v = Row {
+                n_fft_peaks: fft.len(),
+                n_fft_spurious,
                 mesh: mesh.clone(),
                 tets: r.mesh.n_tets(),
                 method,
                 order,
-                flux: flux.map(|f| f.name().to_string()).unwrap_or_else(|| "-".into()),
+                flux: flux
+                    .map(|f| f.name().to_string())
+                    .unwrap_or_else(|| "-".into()),
                 precision: plan.precision,
                 backend: r.backend.clone(),
                 dofs: r.dofs,
@@ -234,7 +275,10 @@ pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<Vec<PathBuf>> {
             Method::Dga => "DGA (leapfrog)".to_string(),
             Method::Dg => format!("DG N={} {}", r.order, r.flux),
         };
-        by_dofs.entry(key.clone()).or_default().push((r.dofs as f64, e));
+        by_dofs
+            .entry(key.clone())
+            .or_default()
+            .push((r.dofs as f64, e));
         by_time.entry(key).or_default().push((r.wall_s, e));
     }
     for v in by_dofs.values_mut().chain(by_time.values_mut()) {

@@ -48,6 +48,8 @@ fn bench_csv_round_trip_and_report() {
             "1",
             "--stream-elems",
             "1e6",
+            "--dg-orders",
+            "1,2",
             "--out",
         ])
         .arg(&dir)
@@ -76,6 +78,7 @@ fn bench_csv_round_trip_and_report() {
     }
     let col = |c: &str| header.iter().position(|h| h == c).unwrap();
     let mut n = 0;
+    let mut dg_rows = 0;
     let mut kernels = std::collections::BTreeSet::new();
     for rec in r.records() {
         let rec = rec.unwrap();
@@ -101,6 +104,10 @@ fn bench_csv_round_trip_and_report() {
         if num("tets") > 0.0 {
             assert!(num("dofs") > num("tets") && num("gdofs_per_s") > 0.0);
         }
+        if rec.get(col("kernel")).unwrap_or("").starts_with("dg_") {
+            dg_rows += 1;
+            assert!(num("flops_model") > 0.0 && num("gflops") > 0.0, "{rec:?}");
+        }
         for c in [
             "timestamp",
             "commit",
@@ -117,9 +124,17 @@ fn bench_csv_round_trip_and_report() {
         kernels.insert(rec[col("kernel")].to_string());
     }
     assert!(n >= 10, "only {n} rows");
-    for k in ["copy", "primal", "dual_factored", "dual_csr", "step"] {
+    for k in [
+        "copy",
+        "primal",
+        "dual_factored",
+        "dual_csr",
+        "step",
+        "dg_step",
+    ] {
         assert!(kernels.contains(k), "no {k} rows");
     }
+    assert!(dg_rows >= 2, "only {dg_rows} DG rows");
     // report
     let rep = dir.join("report");
     let out = Command::new(bin)

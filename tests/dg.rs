@@ -116,7 +116,10 @@ fn long_runs_stay_bounded() {
             s.step(j as f64 * dt);
             if j % 100 == 99 {
                 let w = cpu::energy(&op, &s.q);
-                assert!(w.is_finite() && w <= prev * (1.0 + 1e-12), "{flux:?}: energy grew {prev} -> {w} at step {j}");
+                assert!(
+                    w.is_finite() && w <= prev * (1.0 + 1e-12),
+                    "{flux:?}: energy grew {prev} -> {w} at step {j}"
+                );
                 prev = w;
             }
         }

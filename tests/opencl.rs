@@ -360,15 +360,21 @@ fn dg_runs_match_the_cpu() {
             assert!(e < tol && es < tol, "{name}: {e:e} {es:e}");
         };
         if dev.info.fp64 {
-            let mut g =
-                DgClStepper::<f64>::new(dev.clone(), op.clone(), dt, Some(src.clone()), probes.clone())
-                    .unwrap();
+            let mut g = DgClStepper::<f64>::new(
+                dev.clone(),
+                op.clone(),
+                dt,
+                Some(src.clone()),
+                probes.clone(),
+            )
+            .unwrap();
             g.set_state(&q0, &[]).unwrap();
             let mut sg = vec![];
             g.advance(0, 60, &mut sg).unwrap();
             check("f64", g.state().unwrap().0, sg, 1e-9);
         }
-        let mut g = DgClStepper::<f32>::new(dev.clone(), op.clone(), dt, Some(src), probes).unwrap();
+        let mut g =
+            DgClStepper::<f32>::new(dev.clone(), op.clone(), dt, Some(src), probes).unwrap();
         g.set_state(&q0, &[]).unwrap();
         let mut sg = vec![];
         g.advance(0, 60, &mut sg).unwrap();

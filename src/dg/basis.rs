@@ -18,20 +18,20 @@ use nalgebra::{DMatrix, DVector};
 /// `(1-x)^α (1+x)^β`), by the three-term recurrence.
 pub fn jacobi_p(x: f64, alpha: f64, beta: f64, n: usize) -> f64 {
     let g = |z: f64| gamma(z);
-    let p0 = (2f64.powf(-alpha - beta - 1.0) * g(alpha + beta + 2.0) / g(alpha + 1.0)
-        / g(beta + 1.0))
-    .sqrt();
+    let p0 =
+        (2f64.powf(-alpha - beta - 1.0) * g(alpha + beta + 2.0) / g(alpha + 1.0) / g(beta + 1.0))
+            .sqrt();
     if n == 0 {
         return p0;
     }
-    let gamma0 = 2f64.powf(alpha + beta + 1.0) / (alpha + beta + 1.0) * g(alpha + 1.0)
-        * g(beta + 1.0)
-        / g(alpha + beta + 1.0);
+    let gamma0 =
+        2f64.powf(alpha + beta + 1.0) / (alpha + beta + 1.0) * g(alpha + 1.0) * g(beta + 1.0)
+            / g(alpha + beta + 1.0);
     let gamma1 = (alpha + 1.0) * (beta + 1.0) / (alpha + beta + 3.0) * gamma0;
     let p1 = ((alpha + beta + 2.0) * x / 2.0 + (alpha - beta) / 2.0) / gamma1.sqrt();
     let (mut pm, mut pc) = (p0, p1);
-    let mut aold = 2.0 / (2.0 + alpha + beta)
-        * ((alpha + 1.0) * (beta + 1.0) / (alpha + beta + 3.0)).sqrt();
+    let mut aold =
+        2.0 / (2.0 + alpha + beta) * ((alpha + 1.0) * (beta + 1.0) / (alpha + beta + 3.0)).sqrt();
     for i in 1..n {
         let i = i as f64;
         let h1 = 2.0 * i + alpha + beta;
@@ -102,9 +102,7 @@ fn jacobi_gq_points(alpha: f64, beta: f64, n: usize) -> Vec<f64> {
         if i + 1 < m {
             let ip = (i + 1) as f64;
             let v = 2.0 / (h1 + 2.0)
-                * (ip * (ip + alpha + beta) * (ip + alpha) * (ip + beta)
-                    / (h1 + 1.0)
-                    / (h1 + 3.0))
+                * (ip * (ip + alpha + beta) * (ip + alpha) * (ip + beta) / (h1 + 1.0) / (h1 + 3.0))
                     .sqrt();
             j[(i, i + 1)] = v;
             j[(i + 1, i)] = v;
@@ -128,8 +126,8 @@ pub fn jacobi_gl(alpha: f64, beta: f64, n: usize) -> Vec<f64> {
 
 /// Warburton's optimised blending parameters for N = 1..15.
 const ALPHA_OPT: [f64; 15] = [
-    0.0, 0.0, 0.0, 0.1002, 1.1332, 1.5608, 1.3413, 1.2577, 1.1603, 1.10153, 0.6080, 0.4523,
-    0.8856, 0.8717, 0.9655,
+    0.0, 0.0, 0.0, 0.1002, 1.1332, 1.5608, 1.3413, 1.2577, 1.1603, 1.10153, 0.6080, 0.4523, 0.8856,
+    0.8717, 0.9655,
 ];
 
 /// The 1D warp function divided by the blend (`evalwarp` of the book).
@@ -166,8 +164,14 @@ fn eval_shift(p: usize, pval: f64, gauss_x: &[f64], l1: f64, l2: f64, l3: f64) -
     let w1 = b1 * w1 * (1.0 + (pval * l1).powi(2));
     let w2 = b2 * w2 * (1.0 + (pval * l2).powi(2));
     let w3 = b3 * w3 * (1.0 + (pval * l3).powi(2));
-    let (c2, s2) = ((2.0 * std::f64::consts::PI / 3.0).cos(), (2.0 * std::f64::consts::PI / 3.0).sin());
-    let (c4, s4) = ((4.0 * std::f64::consts::PI / 3.0).cos(), (4.0 * std::f64::consts::PI / 3.0).sin());
+    let (c2, s2) = (
+        (2.0 * std::f64::consts::PI / 3.0).cos(),
+        (2.0 * std::f64::consts::PI / 3.0).sin(),
+    );
+    let (c4, s4) = (
+        (4.0 * std::f64::consts::PI / 3.0).cos(),
+        (4.0 * std::f64::consts::PI / 3.0).sin(),
+    );
     (w1 + c2 * w2 + c4 * w3, s2 * w2 + s4 * w3)
 }
 
@@ -252,8 +256,7 @@ pub fn nodes(n: usize) -> Vec<[f64; 3]> {
             xyz[c] += shift[c];
         }
         // equilateral -> reference (r, s, t)
-        let rhs: [f64; 3] =
-            std::array::from_fn(|c| xyz[c] - 0.5 * (v2[c] + v3[c] + v4[c] - v1[c]));
+        let rhs: [f64; 3] = std::array::from_fn(|c| xyz[c] - 0.5 * (v2[c] + v3[c] + v4[c] - v1[c]));
         let a = nalgebra::Matrix3::from_fn(|rr, cc| {
             0.5 * [sub(v2, v1), sub(v3, v1), sub(v4, v1)][cc][rr]
         });
@@ -385,15 +388,24 @@ impl RefElement {
         let rst = nodes(n);
         let np = rst.len();
         let md = modes(n);
-        let v = DMatrix::from_fn(np, np, |i, j| simplex3d(rst[i][0], rst[i][1], rst[i][2], md[j]));
-        let vinv = v.clone().try_inverse().expect("Vandermonde of the Warburton nodes is invertible");
+        let v = DMatrix::from_fn(np, np, |i, j| {
+            simplex3d(rst[i][0], rst[i][1], rst[i][2], md[j])
+        });
+        let vinv = v
+            .clone()
+            .try_inverse()
+            .expect("Vandermonde of the Warburton nodes is invertible");
         let grad = |c: usize| {
-            DMatrix::from_fn(np, np, |i, j| grad_simplex3d(rst[i][0], rst[i][1], rst[i][2], md[j])[c])
+            DMatrix::from_fn(np, np, |i, j| {
+                grad_simplex3d(rst[i][0], rst[i][1], rst[i][2], md[j])[c]
+            })
         };
         let dr = grad(0) * &vinv;
         let ds = grad(1) * &vinv;
         let dt = grad(2) * &vinv;
-        let mass = (&v * v.transpose()).try_inverse().expect("mass matrix invertible");
+        let mass = (&v * v.transpose())
+            .try_inverse()
+            .expect("mass matrix invertible");
         let tol = 1e-10;
         let on = |f: usize, p: &[f64; 3]| match f {
             0 => (p[2] + 1.0).abs() < tol,
@@ -428,7 +440,9 @@ impl RefElement {
                 }
             }
             let vf = DMatrix::from_fn(nfp, nfp, |a, b| simplex2d(u[a], w[a], m2[b].0, m2[b].1));
-            let mf = (&vf * vf.transpose()).try_inverse().expect("face mass invertible");
+            let mf = (&vf * vf.transpose())
+                .try_inverse()
+                .expect("face mass invertible");
             for a in 0..nfp {
                 for b in 0..nfp {
                     e[(fmask[f][a], f * nfp + b)] += mf[(a, b)];
@@ -475,7 +489,10 @@ mod tests {
                     let s: f64 = (0..m)
                         .map(|i| {
                             let x = -1.0 + (i as f64 + 0.5) * 2.0 / m as f64;
-                            (1.0 - x).powf(a) * (1.0 + x).powf(b) * jacobi_p(x, a, b, p) * jacobi_p(x, a, b, q)
+                            (1.0 - x).powf(a)
+                                * (1.0 + x).powf(b)
+                                * jacobi_p(x, a, b, p)
+                                * jacobi_p(x, a, b, q)
                         })
                         .sum::<f64>()
                         * 2.0
@@ -507,8 +524,13 @@ mod tests {
                 let mut b = p;
                 a[c] += h;
                 b[c] -= h;
-                let fd = (simplex3d(a[0], a[1], a[2], m) - simplex3d(b[0], b[1], b[2], m)) / (2.0 * h);
-                assert!((fd - g[c]).abs() < 1e-6 * (1.0 + g[c].abs()), "{m:?} {c}: {fd} vs {}", g[c]);
+                let fd =
+                    (simplex3d(a[0], a[1], a[2], m) - simplex3d(b[0], b[1], b[2], m)) / (2.0 * h);
+                assert!(
+                    (fd - g[c]).abs() < 1e-6 * (1.0 + g[c].abs()),
+                    "{m:?} {c}: {fd} vs {}",
+                    g[c]
+                );
             }
         }
     }
@@ -519,7 +541,9 @@ mod tests {
             let e = RefElement::new(n);
             // nodes inside the reference tet, vertices among them
             for p in &e.rst {
-                assert!(p.iter().all(|&x| x >= -1.0 - 1e-12) && p.iter().sum::<f64>() <= -1.0 + 1e-12);
+                assert!(
+                    p.iter().all(|&x| x >= -1.0 - 1e-12) && p.iter().sum::<f64>() <= -1.0 + 1e-12
+                );
             }
             // volume of the reference tet (4/3) = 1ᵀ M 1
             let one = DVector::from_element(e.np, 1.0);
@@ -534,7 +558,11 @@ mod tests {
             for i in 0..e.np {
                 let [r, s, t] = e.rst[i];
                 let want = n as f64 * r.powi(n as i32 - 1) + if n >= 2 { 0.3 * s } else { 0.0 };
-                assert!((du[i] - want).abs() < 1e-9, "N={n} node {i}: {} vs {want}", du[i]);
+                assert!(
+                    (du[i] - want).abs() < 1e-9,
+                    "N={n} node {i}: {} vs {want}",
+                    du[i]
+                );
                 let _ = t;
             }
             // LIFT applied to face values of 1 integrates: Mass * LIFT * 1_face = face areas
@@ -545,7 +573,10 @@ mod tests {
             let want = 3.0 * 2.0 + 2.0 * 3f64.sqrt();
             // LIFT maps face values to the reference face measure of each face (the slanted face
             // uses the (s,t) projection, area 2, and Fscale carries the true ratio)
-            assert!((total - 8.0).abs() < 1e-10 || (total - want).abs() < 1e-10, "N={n}: {total}");
+            assert!(
+                (total - 8.0).abs() < 1e-10 || (total - want).abs() < 1e-10,
+                "N={n}: {total}"
+            );
             let cond = e.v.clone().svd(false, false).singular_values;
             let c = cond.max() / cond.min();
             assert!(c < 1e3, "N={n}: Vandermonde condition {c}");

@@ -27,7 +27,11 @@ pub struct DgProbe {
 impl DgProbe {
     pub fn new(mesh: &Mesh, op: &DgOperator, p: V3) -> Result<DgProbe> {
         let tet = mesh.locate(p).ok_or_else(|| {
-            Error::config("probe point", format!("{p:?}"), format!("outside the mesh {}", mesh.source))
+            Error::config(
+                "probe point",
+                format!("{p:?}"),
+                format!("outside the mesh {}", mesh.source),
+            )
         })?;
         let lam = mesh.barycentric(tet, p);
         // (r, s, t) from barycentric coordinates of vertices 1..3
@@ -77,7 +81,9 @@ pub fn rhs(op: &DgOperator, q: &[f64], out: &mut [f64]) {
         }
         // physical derivative ∂_x (x = 0..2) of component c at node i
         let pd = |x: usize, c: usize, i: usize| {
-            g[3 * x] * d[c * np + i] + g[3 * x + 1] * d[6 * np + c * np + i] + g[3 * x + 2] * d[12 * np + c * np + i]
+            g[3 * x] * d[c * np + i]
+                + g[3 * x + 1] * d[6 * np + c * np + i]
+                + g[3 * x + 2] * d[12 * np + c * np + i]
         };
         // fluxes at the face points, scaled by Fscale
         let mut fl = vec![0.0; 6 * 4 * nfp]; // [c][m]
@@ -124,7 +130,9 @@ pub fn rhs(op: &DgOperator, q: &[f64], out: &mut [f64]) {
             let row = &ls[i * 4 * nfp..(i + 1) * 4 * nfp];
             for c in 0..3 {
                 let le: f64 = (0..4 * nfp).map(|m| row[m] * fl[c * 4 * nfp + m]).sum();
-                let lh: f64 = (0..4 * nfp).map(|m| row[m] * fl[(3 + c) * 4 * nfp + m]).sum();
+                let lh: f64 = (0..4 * nfp)
+                    .map(|m| row[m] * fl[(3 + c) * 4 * nfp + m])
+                    .sum();
                 o[c * np + i] = ie * (curl_h[c] + le);
                 o[(3 + c) * np + i] = im * (-curl_e[c] - lh);
             }
@@ -210,7 +218,12 @@ pub struct DgCpuStepper {
 }
 
 impl DgCpuStepper {
-    pub fn new(op: Arc<DgOperator>, dt: f64, source: Option<DgSource>, probes: Vec<DgProbe>) -> Self {
+    pub fn new(
+        op: Arc<DgOperator>,
+        dt: f64,
+        source: Option<DgSource>,
+        probes: Vec<DgProbe>,
+    ) -> Self {
         let n = op.n_dofs();
         DgCpuStepper {
             op,
@@ -251,7 +264,11 @@ impl DgCpuStepper {
 
 impl Stepper for DgCpuStepper {
     fn name(&self) -> String {
-        format!("cpu (rayon, {} threads, DG N={})", rayon::current_num_threads(), self.op.re.n)
+        format!(
+            "cpu (rayon, {} threads, DG N={})",
+            rayon::current_num_threads(),
+            self.op.re.n
+        )
     }
     fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
         let np = self.op.re.np;

@@ -172,7 +172,10 @@ impl DgOperator {
             if !(j > 0.0) {
                 return Err(Error::MeshInvalid {
                     path: mesh.source.clone(),
-                    msg: format!("tetrahedron {} has a non-positive Jacobian {j:e}", mesh.tet_ids[t]),
+                    msg: format!(
+                        "tetrahedron {} has a non-positive Jacobian {j:e}",
+                        mesh.tet_ids[t]
+                    ),
                 });
             }
             let inv = jm.try_inverse().ok_or_else(|| Error::MeshInvalid {
@@ -209,8 +212,15 @@ impl DgOperator {
             }
             for p in &re.rst {
                 let [r, s, tt] = *p;
-                let w = [-(r + s + tt + 1.0) / 2.0, (1.0 + r) / 2.0, (1.0 + s) / 2.0, (1.0 + tt) / 2.0];
-                x.push(std::array::from_fn(|c| (0..4).map(|a| w[a] * v[a][c]).sum()));
+                let w = [
+                    -(r + s + tt + 1.0) / 2.0,
+                    (1.0 + r) / 2.0,
+                    (1.0 + s) / 2.0,
+                    (1.0 + tt) / 2.0,
+                ];
+                x.push(std::array::from_fn(|c| {
+                    (0..4).map(|a| w[a] * v[a][c]).sum()
+                }));
             }
         }
         // Face connectivity by sorted vertex triples, then node matching by coordinates.

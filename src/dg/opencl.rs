@@ -66,7 +66,10 @@ impl<T: Real> DgClStepper<T> {
             return Err(Error::config(
                 "precision",
                 "f64",
-                format!("device {} has no cl_khr_fp64; use --precision f32", dev.info.name),
+                format!(
+                    "device {} has no cl_khr_fp64; use --precision f32",
+                    dev.info.name
+                ),
             ));
         }
         let (k, np, nfp) = (op.k, op.re.np, op.re.nfp);
@@ -85,7 +88,11 @@ impl<T: Real> DgClStepper<T> {
         let opts = format!(
             "-D REAL={} {} -D NP={np} -D NFP={nfp}",
             if T::NAME == "f64" { "double" } else { "float" },
-            if T::NAME == "f64" { "-D REAL_IS_DOUBLE=1" } else { "" }
+            if T::NAME == "f64" {
+                "-D REAL_IS_DOUBLE=1"
+            } else {
+                ""
+            }
         );
         let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
         let kernel = |name: &str| {
@@ -112,11 +119,16 @@ impl<T: Real> DgClStepper<T> {
         let geo: Vec<T> = op.geo.iter().flatten().map(|&x| T::of(x)).collect();
         let normal: Vec<T> = op.normal.iter().flatten().map(|&x| T::of(x)).collect();
         let fscale: Vec<T> = op.fscale.iter().map(|&x| T::of(x)).collect();
-        let z: Vec<T> = (0..k).map(|t| T::of((op.mu[t] / op.eps[t]).sqrt())).collect();
+        let z: Vec<T> = (0..k)
+            .map(|t| T::of((op.mu[t] / op.eps[t]).sqrt()))
+            .collect();
         let ie: Vec<T> = op.eps.iter().map(|&x| T::of(1.0 / x)).collect();
         let im: Vec<T> = op.mu.iter().map(|&x| T::of(1.0 / x)).collect();
         let ptet: Vec<u32> = probes.iter().map(|p| p.tet as u32).collect();
-        let pw: Vec<T> = probes.iter().flat_map(|p| p.w.iter().map(|&x| T::of(x))).collect();
+        let pw: Vec<T> = probes
+            .iter()
+            .flat_map(|p| p.w.iter().map(|&x| T::of(x)))
+            .collect();
         Ok(DgClStepper {
             q: [q0, q1],
             cur: 0,
@@ -153,11 +165,23 @@ impl<T: Real> DgClStepper<T> {
 
     /// One LSERK stage: flux, then update into the other field buffer.
     pub fn stage(&mut self, s: usize, t: f64) -> Result<opencl3::event::Event> {
+        Ok(self.stage_events(s, t)?.1)
+    }
+
+    /// [`Self::stage`] returning the events of both kernels (flux, update).
+    pub fn stage_events(
+        &mut self,
+        s: usize,
+        t: f64,
+    ) -> Result<(opencl3::event::Event, opencl3::event::Event)> {
         let (k, np, nfp) = (self.op.k, self.op.re.np, self.op.re.nfp);
         let (src_tet, sv) = match &self.source {
             Some(src) => {
                 let w = src.wave.at(t + RK4C[s] * self.dt) / self.op.eps[src.tet];
-                (src.tet as u32, [w * src.dir[0], w * src.dir[1], w * src.dir[2]])
+                (
+                    src.tet as u32,
+                    [w * src.dir[0], w * src.dir[1], w * src.dir[2]],
+                )
             }
             None => (u32::MAX, [0.0; 3]),
         };
@@ -168,7 +192,7 @@ impl<T: Real> DgClStepper<T> {
             let (a, b) = self.q.split_at_mut(1);
             (&b[0], &a[0])
         };
-        launch(
+        let ev_flux = launch(
             &self.dev,
             &self.k_flux,
             k * 4 * nfp,
@@ -213,7 +237,7 @@ impl<T: Real> DgClStepper<T> {
             ],
         )?;
         self.cur ^= 1;
-        Ok(ev)
+        Ok((ev_flux, ev))
     }
 
     /// One whole step from time `t`.
@@ -231,7 +255,12 @@ impl<T: Real> DgClStepper<T> {
 
 impl<T: Real> Stepper for DgClStepper<T> {
     fn name(&self) -> String {
-        format!("opencl {} ({}, DG N={})", self.dev.info.name, T::NAME, self.op.re.n)
+        format!(
+            "opencl {} ({}, DG N={})",
+            self.dev.info.name,
+            T::NAME,
+            self.op.re.n
+        )
     }
     fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
         let mut k = first;
@@ -258,7 +287,9 @@ impl<T: Real> Stepper for DgClStepper<T> {
                 }
             }
             if self.n_probes > 0 {
-                let s = self.dev.read(&self.samples, m * self.n_probes * 3, "probe samples")?;
+                let s = self
+                    .dev
+                    .read(&self.samples, m * self.n_probes * 3, "probe samples")?;
                 samples.extend(s.iter().map(|x| x.f64()));
             } else {
                 self.dev.finish()?;
@@ -272,7 +303,9 @@ impl<T: Real> Stepper for DgClStepper<T> {
         Ok(super::cpu::energy(&self.op, &q))
     }
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
-        let q = self.dev.read(&self.q[self.cur], self.op.n_dofs(), "DG field")?;
+        let q = self
+            .dev
+            .read(&self.q[self.cur], self.op.n_dofs(), "DG field")?;
         Ok((q.iter().map(|x| x.f64()).collect(), vec![]))
     }
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {

@@ -121,7 +121,8 @@ pub struct ResonatorConfig {
     /// Peaks below this prominence (relative to the largest peak in the band) are dropped.
     pub min_prominence: f64,
     /// Harmonic inversion: modes with a lower quality factor (or growing) are dropped.
-    pub min_q: f64,
+    /// None: 1e4 for DGA (the leapfrog does not damp), 10 for DG (upwind damping sets Q).
+    pub min_q: Option<f64>,
     pub materials: Vec<(String, f64, f64)>,
     pub cavity: CavitySpec,
     pub extract: Extract,
@@ -181,7 +182,7 @@ impl Default for ResonatorConfig {
             f_peak_hz: None,
             fmax_hz: None,
             min_prominence: 0.02,
-            min_q: 1e4,
+            min_q: None,
             materials: vec![],
             cavity: CavitySpec::Auto,
             extract: Extract::Harminv,
@@ -233,6 +234,10 @@ pub struct ResonatorResult {
 }
 
 impl ResonatorResult {
+    /// Peak frequency of the exciting pulse in Hz.
+    pub fn waveform_f_peak(&self) -> f64 {
+        crate::C0 / (2.0 * std::f64::consts::PI * self.waveform.tau)
+    }
     /// Corrected frequency of a peak.
     pub fn corrected(&self, p: &Peak) -> f64 {
         correct(self.method, p.f_hz, self.dt_s)
@@ -679,63 +684,69 @@ pub fn run_with(
         dg_stepper(op, device, cfg, &mesh, &unit_source, &probe_pts, wave)?
     } else {
         match device {
-        Some(info) => {
-            let dev = opencl::ClDevice::open(info)?;
-            fn dev_stepper<T: crate::Real + 'static>(
-                dev: Arc<opencl::ClDevice>,
-                dga: &Arc<Dga>,
-                cfg: &ResonatorConfig,
-                src: &Source,
-                probes: &[Probe],
-                wave: Waveform,
-            ) -> Result<(Box<dyn Stepper>, f64, f64)> {
-                let mut s =
-                    opencl::ClStepper::<T>::new(dev, dga.clone(), cfg.dual, Some(src), probes)?;
-                let rho = s.spectral_radius(60, 0x5eed)? * super::RHO_MARGIN;
-                let dt = cfg.cfl * 2.0 / rho.sqrt();
-                s.set_time_step(dt, Some(wave))?;
-                Ok((Box::new(s), dt, rho))
+            Some(info) => {
+                let dev = opencl::ClDevice::open(info)?;
+                fn dev_stepper<T: crate::Real + 'static>(
+                    dev: Arc<opencl::ClDevice>,
+                    dga: &Arc<Dga>,
+                    cfg: &ResonatorConfig,
+                    src: &Source,
+                    probes: &[Probe],
+                    wave: Waveform,
+                ) -> Result<(Box<dyn Stepper>, f64, f64)> {
+                    let mut s =
+                        opencl::ClStepper::<T>::new(dev, dga.clone(), cfg.dual, Some(src), probes)?;
+                    let rho = s.spectral_radius(60, 0x5eed)? * super::RHO_MARGIN;
+                    let dt = cfg.cfl * 2.0 / rho.sqrt();
+                    s.set_time_step(dt, Some(wave))?;
+                    Ok((Box::new(s), dt, rho))
+                }
+                match cfg.precision {
+                    Precision::F64 => {
+                        dev_stepper::<f64>(dev, &dga, cfg, &unit_source, &probes, wave)?
+                    }
+                    Precision::F32 => {
+                        dev_stepper::<f32>(dev, &dga, cfg, &unit_source, &probes, wave)?
+                    }
+                }
             }
-            match cfg.precision {
-                Precision::F64 => dev_stepper::<f64>(dev, &dga, cfg, &unit_source, &probes, wave)?,
-                Precision::F32 => dev_stepper::<f32>(dev, &dga, cfg, &unit_source, &probes, wave)?,
+            None => {
+                let (dt, rho) = super::time_step(&dga, cfg.cfl)?;
+                let source = Source {
+                    pattern: unit_source
+                        .pattern
+                        .iter()
+                        .map(|&(h, g)| (h, g * dt))
+                        .collect(),
+                    ..unit_source.clone()
+                };
+                let s: Box<dyn Stepper> = match cfg.precision {
+                    Precision::F64 => {
+                        let ops =
+                            Arc::new(Operators::<f64>::new(&dga, dt, cfg.dual == DualForm::Csr));
+                        Box::new(CpuStepper::new(
+                            dga.clone(),
+                            ops,
+                            cfg.dual,
+                            Some((&source, wave)),
+                            probes.clone(),
+                        )?)
+                    }
+                    Precision::F32 => {
+                        let ops =
+                            Arc::new(Operators::<f32>::new(&dga, dt, cfg.dual == DualForm::Csr));
+                        Box::new(CpuStepper::new(
+                            dga.clone(),
+                            ops,
+                            cfg.dual,
+                            Some((&source, wave)),
+                            probes.clone(),
+                        )?)
+                    }
+                };
+                (s, dt, rho)
             }
         }
-        None => {
-            let (dt, rho) = super::time_step(&dga, cfg.cfl)?;
-            let source = Source {
-                pattern: unit_source
-                    .pattern
-                    .iter()
-                    .map(|&(h, g)| (h, g * dt))
-                    .collect(),
-                ..unit_source.clone()
-            };
-            let s: Box<dyn Stepper> = match cfg.precision {
-                Precision::F64 => {
-                    let ops = Arc::new(Operators::<f64>::new(&dga, dt, cfg.dual == DualForm::Csr));
-                    Box::new(CpuStepper::new(
-                        dga.clone(),
-                        ops,
-                        cfg.dual,
-                        Some((&source, wave)),
-                        probes.clone(),
-                    )?)
-                }
-                Precision::F32 => {
-                    let ops = Arc::new(Operators::<f32>::new(&dga, dt, cfg.dual == DualForm::Csr));
-                    Box::new(CpuStepper::new(
-                        dga.clone(),
-                        ops,
-                        cfg.dual,
-                        Some((&source, wave)),
-                        probes.clone(),
-                    )?)
-                }
-            };
-            (s, dt, rho)
-        }
-    }
     };
     let source = Source {
         pattern: unit_source
@@ -865,7 +876,10 @@ pub fn run_with(
             spectrum::harminv::cluster(
                 &per,
                 1e-5,
-                cfg.min_q,
+                cfg.min_q.unwrap_or(match cfg.method {
+                    Method::Dga => 1e4,
+                    Method::Dg => 10.0,
+                }),
                 (steps - analysis_start) as f64 * dt_s,
             )
         }
