@@ -168,3 +168,62 @@ fn bench_csv_round_trip_and_report() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `dgatd compare` on the CPU backend with a short record: every column is documented in
+/// results/README.md, one DGA row and one DG row per (order, flux), DoFs and models positive.
+#[test]
+fn compare_csv_is_documented() {
+    let dir = std::env::temp_dir().join(format!("dgatd-compare-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_dgatd"))
+        .args([
+            "compare",
+            "--mesh",
+            "bundled:coarse",
+            "--orders",
+            "1",
+            "--fluxes",
+            "upwind,central",
+            "--time",
+            "2e-8",
+            "--backend",
+            "cpu",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/results/README.md")).unwrap();
+    let mut r = csv::Reader::from_path(dir.join("compare.csv")).unwrap();
+    let header = r.headers().unwrap().clone();
+    for c in header.iter() {
+        assert!(
+            readme.contains(&format!("| `{c}` |")),
+            "compare column {c} undocumented"
+        );
+    }
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), 3);
+    let col = |c: &str| header.iter().position(|h| h == c).unwrap();
+    for rec in &rows {
+        for c in [
+            "dofs",
+            "steps",
+            "wall_s",
+            "bytes_per_dof_step",
+            "flops_per_dof_step",
+        ] {
+            let x: f64 = rec[col(c)].parse().unwrap();
+            assert!(x > 0.0, "{c} = {x}");
+        }
+    }
+    assert_eq!(&rows[0][col("method")], "dga");
+    assert_eq!(&rows[1][col("method")], "dg");
+    assert!(dir.join("error_vs_dofs.png").exists() && dir.join("error_vs_time.svg").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -353,7 +353,7 @@ fn dg_runs_match_the_cpu() {
         let mut sc = vec![];
         c.advance(0, 60, &mut sc).unwrap();
         let (qc, _) = c.state().unwrap();
-        let mut check = |name: &str, qg: Vec<f64>, sg: Vec<f64>, tol: f64| {
+        let check = |name: &str, qg: Vec<f64>, sg: Vec<f64>, tol: f64| {
             let e = rel_err(&qg, &qc);
             let es = rel_err(&sg, &sc);
             eprintln!("DG N={order} {flux:?} {name}: field differs by {e:.2e}, probes by {es:.2e}");

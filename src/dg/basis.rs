@@ -339,7 +339,7 @@ pub fn grad_simplex3d(r: f64, s: f64, t: f64, (id, jd, kd): (usize, usize, usize
     if id + jd > 0 {
         tmp -= 0.5 * (id + jd) as f64 * hc * hcc.powi((id + jd) as i32 - 1);
     }
-    tmp = fa * gb * tmp;
+    tmp *= fa * gb;
     tmp *= hb.powi(id as i32);
     vt += tmp;
     let sc = 2f64.powf(2.0 * id as f64 + jd as f64 + 1.5);
