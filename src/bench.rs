@@ -638,18 +638,12 @@ pub fn run(
                 } else {
                     device_rows::<f32>(d, &dga, cfg, &base, cb)
                 };
-                match rows {
-                    Ok(rows) => {
-                        for r in &rows {
-                            report(r)?;
-                        }
-                    }
-                    Err(Error::DeviceMemory(m)) => log(&format!(
-                        "skip {} tets on {} {p}: {m}",
-                        dga.n_tets, d.info.name
-                    )),
-                    Err(e) => return Err(e),
-                }
+                emit(
+                    rows,
+                    report,
+                    log,
+                    &format!("{} tets on {} {p}", dga.n_tets, d.info.name),
+                )?;
             }
             if dga.n_tets <= cfg.dg_max_tets && !cfg.dg_orders.is_empty() {
                 let n = ((size as f64 / 6.0).cbrt().round() as usize).max(1);
@@ -674,15 +668,12 @@ pub fn run(
                         } else {
                             dg_device_rows::<f32>(d, &op, cfg, &base, cb)
                         };
-                        match rows {
-                            Ok(rows) => {
-                                for r in &rows {
-                                    report(r)?;
-                                }
-                            }
-                            Err(Error::DeviceMemory(m)) => log(&format!("skip DG N={order}: {m}")),
-                            Err(e) => return Err(e),
-                        }
+                        emit(
+                            rows,
+                            report,
+                            log,
+                            &format!("DG N={order} on {} {p}", d.info.name),
+                        )?;
                     }
                     if cfg.cpu && p == "f64" && k <= cfg.cpu_max_tets {
                         let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
@@ -823,6 +814,24 @@ fn dg_cpu_row(
     };
     row.frac_copy_bw = row.gbs() / copy_gbs;
     row
+}
+
+/// Reports the rows of one device measurement; a mesh too large for the device is logged and
+/// skipped, any other error ends the bench.
+fn emit(
+    rows: Result<Vec<Row>>,
+    report: &mut dyn FnMut(&Row) -> Result<()>,
+    log: &mut dyn FnMut(&str),
+    what: &str,
+) -> Result<()> {
+    match rows {
+        Ok(rows) => rows.iter().try_for_each(report),
+        Err(Error::DeviceMemory(m)) => {
+            log(&format!("skip {what}: {m}"));
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Formats a row as CSV fields in [`COLUMNS`] order.

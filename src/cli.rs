@@ -139,7 +139,11 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
         write_csv(&csv, &done)
     })?;
     let mut files = vec![csv];
-    files.extend(write_plots(&a.out, &rows)?);
+    let plots = write_plots(&a.out, &rows)?;
+    if plots.is_empty() {
+        eprintln!("note: no run found all four modes (record too short?); no plots written");
+    }
+    files.extend(plots);
     outln!(
         "{} runs; wrote {}",
         rows.len(),

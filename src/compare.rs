@@ -284,6 +284,10 @@ pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<Vec<PathBuf>> {
     for v in by_dofs.values_mut().chain(by_time.values_mut()) {
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
+    if by_dofs.is_empty() {
+        // no run found all four modes (too short a record?): nothing to plot
+        return Ok(vec![]);
+    }
     let mut out = vec![];
     both_formats(
         dir,

@@ -1042,46 +1042,83 @@ impl<T: Real> ClStepper<T> {
     }
 }
 
+/// A device stepper that buffers probe samples on the device (for [`advance_sampled`]).
+pub trait DeviceSampling<T: Real> {
+    fn device(&self) -> &ClDevice;
+    fn n_probes(&self) -> usize;
+    /// The device buffer of `SAMPLE_CHUNK · n_probes · 3` samples.
+    fn sample_buffer(&self) -> &Buffer<T>;
+    /// Step number `k`, then the probe kernel writing slot `j` of the sample buffer.
+    fn step_and_sample(&mut self, k: usize, j: usize) -> Result<()>;
+}
+
+/// [`Stepper::advance`] for device steppers: steps in chunks of [`SAMPLE_CHUNK`], reading
+/// the buffered probe samples after each chunk (or waiting for the queue without probes).
+pub fn advance_sampled<T: Real, S: DeviceSampling<T>>(
+    s: &mut S,
+    first: usize,
+    n: usize,
+    samples: &mut Vec<f64>,
+) -> Result<()> {
+    let mut k = first;
+    let end = first + n;
+    while k < end {
+        let m = SAMPLE_CHUNK.min(end - k);
+        for j in 0..m {
+            s.step_and_sample(k + j, j)?;
+        }
+        if s.n_probes() > 0 {
+            let v = s
+                .device()
+                .read(s.sample_buffer(), m * s.n_probes() * 3, "probe samples")?;
+            samples.extend(v.iter().map(|x| x.f64()));
+        } else {
+            s.device().finish()?;
+        }
+        k += m;
+    }
+    Ok(())
+}
+
+impl<T: Real> DeviceSampling<T> for ClStepper<T> {
+    fn device(&self) -> &ClDevice {
+        &self.dev
+    }
+    fn n_probes(&self) -> usize {
+        self.np
+    }
+    fn sample_buffer(&self) -> &Buffer<T> {
+        &self.samples
+    }
+    fn step_and_sample(&mut self, k: usize, j: usize) -> Result<()> {
+        self.step(k)?;
+        if self.np > 0 {
+            launch(
+                &self.dev,
+                &self.k.probe,
+                self.np,
+                LOCAL.min(64),
+                &[
+                    Arg::U32(self.np as u32),
+                    Arg::U32(j as u32),
+                    Arg::BufU32(&self.probe_slots),
+                    Arg::Buf(&self.probe_w),
+                    Arg::Buf(&self.u),
+                    Arg::Buf(&self.samples),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+}
+
 impl<T: Real> Stepper for ClStepper<T> {
     fn name(&self) -> String {
         format!("opencl {} / {}", self.dev.info.platform, self.dev.info.name)
     }
 
     fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
-        let mut k = first;
-        let end = first + n;
-        while k < end {
-            let m = SAMPLE_CHUNK.min(end - k);
-            for j in 0..m {
-                self.step(k + j)?;
-                if self.np > 0 {
-                    launch(
-                        &self.dev,
-                        &self.k.probe,
-                        self.np,
-                        LOCAL.min(64),
-                        &[
-                            Arg::U32(self.np as u32),
-                            Arg::U32(j as u32),
-                            Arg::BufU32(&self.probe_slots),
-                            Arg::Buf(&self.probe_w),
-                            Arg::Buf(&self.u),
-                            Arg::Buf(&self.samples),
-                        ],
-                    )?;
-                }
-            }
-            if self.np > 0 {
-                let s = self
-                    .dev
-                    .read(&self.samples, m * self.np * 3, "probe samples")?;
-                samples.extend(s.iter().map(|x| x.f64()));
-            } else {
-                self.dev.finish()?;
-            }
-            k += m;
-        }
-        Ok(())
+        advance_sampled(self, first, n, samples)
     }
 
     fn energy(&mut self) -> Result<f64> {

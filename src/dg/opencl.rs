@@ -5,7 +5,9 @@
 use super::cpu::{DgProbe, DgSource};
 use super::{DgOperator, RK4A, RK4B, RK4C};
 use crate::backend::Stepper;
-use crate::backend::opencl::{Arg, ClDevice, LOCAL, launch};
+use crate::backend::opencl::{
+    Arg, ClDevice, DeviceSampling, LOCAL, SAMPLE_CHUNK, advance_sampled, launch,
+};
 use crate::{Error, Real, Result};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
@@ -13,8 +15,6 @@ use opencl3::program::Program;
 use std::sync::Arc;
 
 const SOURCE: &str = include_str!("../../cl/dg.cl");
-/// Steps whose probe samples are buffered on the device between reads.
-const SAMPLE_CHUNK: usize = 1024;
 
 /// Bytes moved by one LSERK stage in the model the bench reports: q read twice (volume and
 /// flux gathers, ideally once), res read and written, q_out written, the flux written and
@@ -253,6 +253,38 @@ impl<T: Real> DgClStepper<T> {
     }
 }
 
+impl<T: Real> DeviceSampling<T> for DgClStepper<T> {
+    fn device(&self) -> &ClDevice {
+        &self.dev
+    }
+    fn n_probes(&self) -> usize {
+        self.n_probes
+    }
+    fn sample_buffer(&self) -> &Buffer<T> {
+        &self.samples
+    }
+    fn step_and_sample(&mut self, k: usize, j: usize) -> Result<()> {
+        self.step(k as f64 * self.dt)?;
+        if self.n_probes > 0 {
+            launch(
+                &self.dev,
+                &self.k_probe,
+                3 * self.n_probes,
+                64,
+                &[
+                    Arg::U32(self.n_probes as u32),
+                    Arg::U32(j as u32),
+                    Arg::BufU32(&self.probe_tet),
+                    Arg::Buf(&self.probe_w),
+                    Arg::Buf(&self.q[self.cur]),
+                    Arg::Buf(&self.samples),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+}
+
 impl<T: Real> Stepper for DgClStepper<T> {
     fn name(&self) -> String {
         format!(
@@ -263,40 +295,7 @@ impl<T: Real> Stepper for DgClStepper<T> {
         )
     }
     fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
-        let mut k = first;
-        let end = first + n;
-        while k < end {
-            let m = SAMPLE_CHUNK.min(end - k);
-            for j in 0..m {
-                self.step((k + j) as f64 * self.dt)?;
-                if self.n_probes > 0 {
-                    launch(
-                        &self.dev,
-                        &self.k_probe,
-                        3 * self.n_probes,
-                        64,
-                        &[
-                            Arg::U32(self.n_probes as u32),
-                            Arg::U32(j as u32),
-                            Arg::BufU32(&self.probe_tet),
-                            Arg::Buf(&self.probe_w),
-                            Arg::Buf(&self.q[self.cur]),
-                            Arg::Buf(&self.samples),
-                        ],
-                    )?;
-                }
-            }
-            if self.n_probes > 0 {
-                let s = self
-                    .dev
-                    .read(&self.samples, m * self.n_probes * 3, "probe samples")?;
-                samples.extend(s.iter().map(|x| x.f64()));
-            } else {
-                self.dev.finish()?;
-            }
-            k += m;
-        }
-        Ok(())
+        advance_sampled(self, first, n, samples)
     }
     fn energy(&mut self) -> Result<f64> {
         let (q, _) = self.state()?;
