@@ -308,7 +308,7 @@ const RESUME_FLAGS: &[&str] = &[
 /// Set by the Ctrl-C handler; the time loop saves and stops at its next look.
 static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Installs the Ctrl-C (SIGINT/SIGTERM) handler once: the first signal asks the run to save
+/// Installs the Ctrl-C handler (SIGINT, SIGTERM, SIGHUP) once: the first signal asks the run to save
 /// a checkpoint and the probe data and stop; a second one exits at once with status 130.
 fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
@@ -411,6 +411,16 @@ impl ResonatorArgs {
             && !(q > 0.0)
         {
             return Err(Error::config("min-q", q, "must be positive"));
+        }
+        if self.method == "dg" && !(1..=10).contains(&self.order) {
+            return Err(Error::config("order", self.order, "must be in 1..=10"));
+        }
+        if self.method == "dg" && self.mode_shapes > 0 {
+            return Err(Error::config(
+                "mode-shapes",
+                self.mode_shapes,
+                "mode shapes are computed for --method dga only",
+            ));
         }
         if !(self.min_prominence > 0.0 && self.min_prominence < 1.0) {
             return Err(Error::config(

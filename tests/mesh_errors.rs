@@ -107,6 +107,15 @@ fn cli_refuses_bad_values_naming_them() {
             &["--checkpoint-minutes", "-1"],
             "invalid checkpoint-minutes = -1",
         ),
+        (&["--method", "dg", "--order", "0"], "invalid order = 0"),
+        (
+            &["--method", "dg", "--precision", "f32", "--backend", "cpu"],
+            "f32",
+        ),
+        (
+            &["--method", "dg", "--mode-shapes", "2"],
+            "invalid mode-shapes = 2",
+        ),
         (&["--refine", "9"], "invalid refine = 9"),
         (
             &["--box", "100000,100000,100000"],

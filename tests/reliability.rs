@@ -398,3 +398,52 @@ fn device_pipeline_resumes_bit_identical() {
     assert_eq!(bits(&resumed.record.samples), bits(&full.record.samples));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// SIGTERM (what a batch scheduler sends before killing a job) saves like Ctrl-C.
+#[cfg(unix)]
+#[test]
+fn sigterm_saves_like_ctrl_c() {
+    let d = tmp("term");
+    let child = dgatd()
+        .args([
+            "resonator",
+            "--mesh",
+            "bundled:coarse",
+            "--backend",
+            "cpu",
+            "--steps",
+            "12000",
+            "--quiet",
+            "--checkpoint-steps",
+            "1000",
+            "--out",
+        ])
+        .arg(&d)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !d.join("checkpoint.bin").exists() {
+        assert!(t0.elapsed().as_secs() < 120, "no checkpoint appeared");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted at step"), "{err}");
+    let ck = Checkpoint::read(&d).unwrap();
+    let rows = std::fs::read_to_string(d.join("probe.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(rows - 1, ck.done);
+    std::fs::remove_dir_all(d).ok();
+}
