@@ -146,10 +146,29 @@ pub fn byte_model(dga: &Dga, s: usize, csr_nnz: u64) -> Bytes {
     }
 }
 
+/// Bytes and flops of one DGA leapfrog step with the factored dual (primal + circulation +
+/// vertex-block byte models; flops: 24 block mult-adds and the 4-value update per tet, one
+/// add per circulation entry, the vertex-block products and updates).
+pub fn step_model(dga: &Dga, s: usize) -> (f64, f64) {
+    let b = byte_model(dga, s, 0);
+    let t = dga.n_tets as f64;
+    let flops = 2.0 * 24.0 * t
+        + 2.0 * 4.0 * t
+        + dga.circ.len() as f64
+        + 2.0 * dga.meps_inv.data.len() as f64
+        + 2.0 * dga.n_free_half() as f64;
+    (b.primal + b.circulation + b.vertex_block, flops)
+}
+
+/// A box mesh of about `tets` tetrahedra (6 n³, n rounded).
+pub fn ladder_box(tets: usize) -> crate::mesh::Mesh {
+    let n = ((tets as f64 / 6.0).cbrt().round() as usize).max(1);
+    box_mesh([n, n, n], [1.0, 1.0, 1.0])
+}
+
 /// A box mesh of about `tets` tetrahedra and its operators (vacuum).
 pub fn ladder_mesh(tets: usize) -> Result<Dga> {
-    let n = ((tets as f64 / 6.0).cbrt().round() as usize).max(1);
-    let m = box_mesh([n, n, n], [1.0, 1.0, 1.0]);
+    let m = ladder_box(tets);
     let t = Topology::build(&m)?;
     // Lean: the benchmark never evaluates the energy, and this halves peak host memory.
     Dga::assemble_with(&m, &t, &Materials::vacuum(m.n_tets()), true)
@@ -645,18 +664,32 @@ pub fn run(
                     &format!("{} tets on {} {p}", dga.n_tets, d.info.name),
                 )?;
             }
-            if dga.n_tets <= cfg.dg_max_tets && !cfg.dg_orders.is_empty() {
-                let n = ((size as f64 / 6.0).cbrt().round() as usize).max(1);
-                let mesh = box_mesh([n, n, n], [1.0, 1.0, 1.0]);
-                let k = mesh.n_tets();
-                for &order in &cfg.dg_orders {
-                    let op = Arc::new(crate::dg::DgOperator::new(
-                        &mesh,
-                        order,
-                        crate::dg::Flux::Upwind,
-                        &vec![1.0; k],
-                        &vec![1.0; k],
-                    )?);
+            if cfg.cpu && dga.n_tets <= cfg.cpu_max_tets {
+                let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
+                let cb = bw("cpu-backend", p);
+                let rows = if p == "f64" {
+                    cpu_rows::<f64>(&dga, cfg, &base, cb)
+                } else {
+                    cpu_rows::<f32>(&dga, cfg, &base, cb)
+                };
+                for r in &rows {
+                    report(r)?;
+                }
+            }
+        }
+        // DG rows: each operator built once, then timed in every precision.
+        if dga.n_tets <= cfg.dg_max_tets && !cfg.dg_orders.is_empty() {
+            let mesh = ladder_box(size);
+            let k = mesh.n_tets();
+            for &order in &cfg.dg_orders {
+                let op = Arc::new(crate::dg::DgOperator::new(
+                    &mesh,
+                    order,
+                    crate::dg::Flux::Upwind,
+                    &vec![1.0; k],
+                    &vec![1.0; k],
+                )?);
+                for p in &cfg.precisions {
                     for d in &devices {
                         if p == "f64" && !d.info.fp64 {
                             continue;
@@ -681,28 +714,16 @@ pub fn run(
                     }
                 }
             }
-            if cfg.cpu && dga.n_tets <= cfg.cpu_max_tets {
-                let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
-                let cb = bw("cpu-backend", p);
-                let rows = if p == "f64" {
-                    cpu_rows::<f64>(&dga, cfg, &base, cb)
-                } else {
-                    cpu_rows::<f32>(&dga, cfg, &base, cb)
-                };
-                for r in &rows {
-                    report(r)?;
-                }
-            }
         }
     }
     Ok(())
 }
 
-/// Byte and flop models of the DG kernels, per call (s bytes per real, see
-/// [`crate::dg::opencl::bytes_per_stage`] for the stage): flux: per face point the two
-/// gathered 6-vectors, the connectivity and mask indices, and the 6 flux values written,
-/// plus the normal and Fscale per face; update: q and res read, res and q_out written, the
-/// flux read, geometric factors and materials per tet. Flops as in
+/// Byte and flop models of the DG kernels, per call (s bytes per real); five calls of each
+/// make an LSERK4 step (the `dg_step` row, and the DG figures of `dgatd compare`). Flux: per
+/// face point the two gathered 6-vectors, the connectivity and mask indices and the 6 flux
+/// values written, plus the normal and Fscale per face; update: q and res read, res and
+/// q_out written, the fluxes read, geometric factors and materials per tet. Flops as in
 /// [`crate::dg::DgOperator::flops_per_rhs`] plus 4 per DoF for the stage update.
 pub fn dg_models(op: &crate::dg::DgOperator, s: usize) -> [(f64, f64); 2] {
     let (k, np, nf) = (op.k as f64, op.re.np as f64, 4.0 * op.re.nfp as f64);

@@ -7,9 +7,7 @@
 //! CSV `compare.csv`, one row per run, columns [`COLUMNS`] (documented in
 //! `results/README.md`); plots of the maximum error against DoFs and against wall time.
 
-use crate::dg::{DgOperator, Flux};
-use crate::dga::{Dga, Materials};
-use crate::mesh::Topology;
+use crate::dg::Flux;
 use crate::solver::resonator::{self, BackendSpec, MeshSpec, Method, Precision, ResonatorConfig};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -119,23 +117,9 @@ pub struct Plan {
     pub precision: Precision,
 }
 
-/// Model bytes and flops per step of the DGA leapfrog (factored dual) for `dga`.
-fn dga_model(dga: &Dga, real: usize) -> (f64, f64) {
-    let b = crate::bench::byte_model(dga, real, 0);
-    let t = dga.n_tets as f64;
-    let flops = 2.0 * 24.0 * t + 2.0 * 4.0 * t // primal block and update
-        + dga.circ.len() as f64 // circulation sums
-        + 2.0 * dga.meps_inv.data.len() as f64 + 2.0 * dga.n_free_half() as f64;
-    (b.primal + b.circulation + b.vertex_block, flops)
-}
-
 /// Runs the plan; `row(r)` is called after each run (for progress and incremental output).
 pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<Row>> {
     let mut rows = vec![];
-    let real = match plan.precision {
-        Precision::F64 => 8,
-        Precision::F32 => 4,
-    };
     for mesh in &plan.meshes {
         let spec = if let Some(n) = mesh.strip_prefix("bundled:") {
             MeshSpec::Bundled(n.to_string())
@@ -160,27 +144,7 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
                 ..ResonatorConfig::default()
             };
             let r = resonator::run(&cfg, &mut |_, _| {})?;
-            let (bytes, flops) = match method {
-                Method::Dga => {
-                    let topo = Topology::build(&r.mesh)?;
-                    let dga = Dga::assemble(&r.mesh, &topo, &Materials::vacuum(r.mesh.n_tets()))?;
-                    dga_model(&dga, real)
-                }
-                Method::Dg => {
-                    let k = r.mesh.n_tets();
-                    let op = DgOperator::new(
-                        &r.mesh,
-                        order,
-                        Flux::Upwind,
-                        &vec![1.0; k],
-                        &vec![1.0; k],
-                    )?;
-                    (
-                        5.0 * crate::dg::opencl::bytes_per_stage(&op, real),
-                        5.0 * (op.flops_per_rhs() + 4.0 * op.n_dofs() as f64),
-                    )
-                }
-            };
+            let (bytes, flops) = (r.model_bytes_per_step, r.model_flops_per_step);
             let err_pct = MODES.map(|name| {
                 r.matched
                     .iter()

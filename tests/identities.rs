@@ -192,3 +192,18 @@ fn null_space_of_k_is_free_edges_plus_interior_vertices() {
     assert!(s[nullity] > 1e-4 * smax);
     let _ = m;
 }
+
+/// The free half-edges are both halves of every edge off the PEC wall (the count the
+/// resonator reports for DG runs, which assemble no DGA operators).
+#[test]
+fn free_half_edges_are_the_interior_edges() {
+    for m in [
+        jittered_box([3, 2, 2], 4, 0.2),
+        cylinder("cylinder_coarse.msh"),
+    ] {
+        let (_m, t, d, _) = setup(m, None);
+        let interior = t.boundary_edge.iter().filter(|&&b| !b).count();
+        assert!(interior > 0);
+        assert_eq!(d.n_free_half(), 2 * interior);
+    }
+}

@@ -173,6 +173,45 @@ fn dgatd() -> Command {
     c
 }
 
+/// A CPU run of 12 000 steps on the coarse cylinder with a checkpoint every 1000 steps.
+const LONG_RUN: [&str; 10] = [
+    "resonator",
+    "--mesh",
+    "bundled:coarse",
+    "--backend",
+    "cpu",
+    "--steps",
+    "12000",
+    "--quiet",
+    "--checkpoint-steps",
+    "1000",
+];
+
+/// Starts `dgatd ARGS --out dir`, sends `signal` (e.g. `-INT`) once the first checkpoint
+/// exists, and returns the finished process's output.
+#[cfg(unix)]
+fn signal_after_first_checkpoint(args: &[&str], dir: &Path, signal: &str) -> std::process::Output {
+    let child = dgatd()
+        .args(args)
+        .arg("--out")
+        .arg(dir)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !dir.join("checkpoint.bin").exists() {
+        assert!(t0.elapsed().as_secs() < 120, "no checkpoint appeared");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let st = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    child.wait_with_output().unwrap()
+}
+
 fn read(p: &Path) -> Vec<u8> {
     std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -184,18 +223,7 @@ fn read(p: &Path) -> Vec<u8> {
 #[cfg(unix)]
 #[test]
 fn cli_repeatable_interruptible_resumable() {
-    let args = [
-        "resonator",
-        "--mesh",
-        "bundled:coarse",
-        "--backend",
-        "cpu",
-        "--steps",
-        "12000",
-        "--quiet",
-        "--checkpoint-steps",
-        "1000",
-    ];
+    let args = LONG_RUN;
     let (a, b, c) = (tmp("cli-a"), tmp("cli-b"), tmp("cli-c"));
     for d in [&a, &b] {
         let o = dgatd().args(args).arg("--out").arg(d).output().unwrap();
@@ -210,25 +238,7 @@ fn cli_repeatable_interruptible_resumable() {
         );
     }
     // interrupt once the first checkpoint exists
-    let child = dgatd()
-        .args(args)
-        .arg("--out")
-        .arg(&c)
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while !c.join("checkpoint.bin").exists() {
-        assert!(t0.elapsed().as_secs() < 120, "no checkpoint appeared");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let st = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let o = child.wait_with_output().unwrap();
+    let o = signal_after_first_checkpoint(&args, &c, "-INT");
     let err = String::from_utf8_lossy(&o.stderr);
     eprintln!("{err}");
     assert_eq!(o.status.code(), Some(130), "{err}");
@@ -404,38 +414,7 @@ fn device_pipeline_resumes_bit_identical() {
 #[test]
 fn sigterm_saves_like_ctrl_c() {
     let d = tmp("term");
-    let child = dgatd()
-        .args([
-            "resonator",
-            "--mesh",
-            "bundled:coarse",
-            "--backend",
-            "cpu",
-            "--steps",
-            "12000",
-            "--quiet",
-            "--checkpoint-steps",
-            "1000",
-            "--out",
-        ])
-        .arg(&d)
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while !d.join("checkpoint.bin").exists() {
-        assert!(t0.elapsed().as_secs() < 120, "no checkpoint appeared");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let o = child.wait_with_output().unwrap();
+    let o = signal_after_first_checkpoint(&LONG_RUN, &d, "-TERM");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted at step"), "{err}");

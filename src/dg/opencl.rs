@@ -16,14 +16,6 @@ use std::sync::Arc;
 
 const SOURCE: &str = include_str!("../../cl/dg.cl");
 
-/// Bytes moved by one LSERK stage in the model the bench reports: q read twice (volume and
-/// flux gathers, ideally once), res read and written, q_out written, the flux written and
-/// read, geometric factors; the reference matrices are cached.
-pub fn bytes_per_stage(op: &DgOperator, real: usize) -> f64 {
-    let (k, np, nf) = (op.k as f64, op.re.np as f64, 4.0 * op.re.nfp as f64);
-    k * real as f64 * (6.0 * np * 4.0 + 6.0 * nf * 2.0 + 9.0 + 4.0 * 4.0 + 2.0) + k * nf * 4.0
-}
-
 /// The DG stepper on an OpenCL device.
 pub struct DgClStepper<T: Real> {
     dev: Arc<ClDevice>,

@@ -109,14 +109,9 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn new(
-        mesh: &Mesh,
-        topo: &Topology,
-        dga: &Dga,
-        dt: f64,
-        point: V3,
-        dir: V3,
-    ) -> Result<Source> {
+    /// The source's point, unit direction and tet, without the DGA current pattern (what a
+    /// DG run needs; `edges` and `pattern` are empty).
+    pub fn located(mesh: &Mesh, point: V3, dir: V3) -> Result<Source> {
         let nd = norm(dir);
         if !(nd > 0.0 && nd.is_finite()) {
             return Err(Error::config(
@@ -125,7 +120,6 @@ impl Source {
                 "must be a non-zero finite vector",
             ));
         }
-        let dir = crate::util::scale(dir, 1.0 / nd);
         let tet = mesh.locate(point).ok_or_else(|| {
             Error::config(
                 "source point",
@@ -133,6 +127,24 @@ impl Source {
                 format!("outside the mesh {}", mesh.source),
             )
         })?;
+        Ok(Source {
+            point,
+            dir: crate::util::scale(dir, 1.0 / nd),
+            tet,
+            edges: vec![],
+            pattern: vec![],
+        })
+    }
+
+    pub fn new(
+        mesh: &Mesh,
+        topo: &Topology,
+        dga: &Dga,
+        dt: f64,
+        point: V3,
+        dir: V3,
+    ) -> Result<Source> {
+        let Source { dir, tet, .. } = Source::located(mesh, point, dir)?;
         let g = TetGeom::new(mesh, tet);
         let mut j = vec![0.0; dga.n_half()];
         let mut edges = Vec::new();

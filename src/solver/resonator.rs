@@ -231,6 +231,10 @@ pub struct ResonatorResult {
     /// Unknowns of the time loop (DGA: 4 per tet + free half-edges; DG: 6 Np per tet).
     pub dofs: usize,
     pub method: Method,
+    /// Bytes and flops of one time step in the bench's models (`bench::step_model`,
+    /// `bench::dg_models`).
+    pub model_bytes_per_step: f64,
+    pub model_flops_per_step: f64,
 }
 
 impl ResonatorResult {
@@ -618,10 +622,27 @@ pub fn run_with(
             "must be a positive number of seconds",
         ));
     }
+    if cfg.mode_shapes > 0 && cfg.method == Method::Dg {
+        return Err(Error::config(
+            "mode-shapes",
+            cfg.mode_shapes,
+            "mode shapes are computed for --method dga only",
+        ));
+    }
     let (mesh, mesh_hash) = load_mesh(cfg)?;
     let topo = Topology::build(&mesh)?;
     let mat = Materials::from_groups(&mesh, &cfg.materials)?;
-    let dga = Arc::new(Dga::assemble(&mesh, &topo, &mat)?);
+    // The DGA operators (only for DGA runs) or the DG operator.
+    let dga = match cfg.method {
+        Method::Dga => Some(Arc::new(Dga::assemble(&mesh, &topo, &mat)?)),
+        Method::Dg => None,
+    };
+    let dg_op = match cfg.method {
+        Method::Dg => Some(Arc::new(crate::dg::DgOperator::new(
+            &mesh, cfg.order, cfg.flux, &mat.eps, &mat.mu,
+        )?)),
+        Method::Dga => None,
+    };
     // Backend choice.
     let (device, backend_notice) = match &cfg.backend {
         BackendSpec::Cpu => (None, None),
@@ -672,18 +693,27 @@ pub fn run_with(
         .map(|&p| Probe::new(&mesh, &topo, p))
         .collect::<Result<Vec<_>>>()?;
     // The source pattern scales with Δt; the device path rescales a unit pattern itself.
-    let unit_source = Source::new(&mesh, &topo, &dga, 1.0, sp, cfg.source_dir)?;
-    let dg_op = if cfg.method == Method::Dg {
-        Some(Arc::new(crate::dg::DgOperator::new(
-            &mesh, cfg.order, cfg.flux, &mat.eps, &mat.mu,
-        )?))
-    } else {
-        None
+    let unit_source = match &dga {
+        Some(d) => Source::new(&mesh, &topo, d, 1.0, sp, cfg.source_dir)?,
+        None => Source::located(&mesh, sp, cfg.source_dir)?,
     };
-    let (mut stepper, dt, rho): (Box<dyn Stepper>, f64, f64) = if let Some(op) = &dg_op {
-        dg_stepper(op, device, cfg, &mesh, &unit_source, &probe_pts, wave)?
-    } else {
-        match device {
+    let real = match cfg.precision {
+        Precision::F64 => 8,
+        Precision::F32 => 4,
+    };
+    // Modelled bytes and flops of one step (the bench's models).
+    let (model_bytes, model_flops) = match (&dga, &dg_op) {
+        (Some(d), _) => crate::bench::step_model(d, real),
+        (None, Some(op)) => {
+            let [(fb, ff), (ub, uf)] = crate::bench::dg_models(op, real);
+            (5.0 * (fb + ub), 5.0 * (ff + uf))
+        }
+        (None, None) => (0.0, 0.0),
+    };
+    let (mut stepper, dt, rho): (Box<dyn Stepper>, f64, f64) = match (&dga, &dg_op) {
+        (None, Some(op)) => dg_stepper(op, device, cfg, &mesh, &unit_source, &probe_pts, wave)?,
+        (None, None) => unreachable!("one of the two methods is assembled"),
+        (Some(dga), _) => match device {
             Some(info) => {
                 let dev = opencl::ClDevice::open(info)?;
                 fn dev_stepper<T: crate::Real + 'static>(
@@ -703,15 +733,15 @@ pub fn run_with(
                 }
                 match cfg.precision {
                     Precision::F64 => {
-                        dev_stepper::<f64>(dev, &dga, cfg, &unit_source, &probes, wave)?
+                        dev_stepper::<f64>(dev, dga, cfg, &unit_source, &probes, wave)?
                     }
                     Precision::F32 => {
-                        dev_stepper::<f32>(dev, &dga, cfg, &unit_source, &probes, wave)?
+                        dev_stepper::<f32>(dev, dga, cfg, &unit_source, &probes, wave)?
                     }
                 }
             }
             None => {
-                let (dt, rho) = super::time_step(&dga, cfg.cfl)?;
+                let (dt, rho) = super::time_step(dga, cfg.cfl)?;
                 let source = Source {
                     pattern: unit_source
                         .pattern
@@ -723,7 +753,7 @@ pub fn run_with(
                 let s: Box<dyn Stepper> = match cfg.precision {
                     Precision::F64 => {
                         let ops =
-                            Arc::new(Operators::<f64>::new(&dga, dt, cfg.dual == DualForm::Csr));
+                            Arc::new(Operators::<f64>::new(dga, dt, cfg.dual == DualForm::Csr));
                         Box::new(CpuStepper::new(
                             dga.clone(),
                             ops,
@@ -734,7 +764,7 @@ pub fn run_with(
                     }
                     Precision::F32 => {
                         let ops =
-                            Arc::new(Operators::<f32>::new(&dga, dt, cfg.dual == DualForm::Csr));
+                            Arc::new(Operators::<f32>::new(dga, dt, cfg.dual == DualForm::Csr));
                         Box::new(CpuStepper::new(
                             dga.clone(),
                             ops,
@@ -746,7 +776,7 @@ pub fn run_with(
                 };
                 (s, dt, rho)
             }
-        }
+        },
     };
     let source = Source {
         pattern: unit_source
@@ -903,14 +933,10 @@ pub fn run_with(
             Matched { mode, peak }
         })
         .collect();
-    if cfg.mode_shapes > 0 && cfg.method == Method::Dg {
-        return Err(Error::config(
-            "mode-shapes",
-            cfg.mode_shapes,
-            "mode shapes are computed for --method dga only",
-        ));
-    }
-    let mode_shapes = if cfg.mode_shapes > 0 && !peaks.is_empty() {
+    let mode_shapes = if let Some(dga) = &dga
+        && cfg.mode_shapes > 0
+        && !peaks.is_empty()
+    {
         let mut strongest: Vec<&Peak> = peaks.iter().collect();
         strongest.sort_by(|a, b| b.amplitude.total_cmp(&a.amplitude));
         strongest.truncate(cfg.mode_shapes);
@@ -941,7 +967,7 @@ pub fn run_with(
         super::modeshape::mode_shapes(
             &mesh,
             &topo,
-            &dga,
+            dga,
             dt,
             &source,
             wave,
@@ -952,15 +978,19 @@ pub fn run_with(
     } else {
         vec![]
     };
+    // Free half-edges: both halves of every edge off the PEC wall.
+    let n_free_half = 2 * topo.boundary_edge.iter().filter(|&&b| !b).count();
     Ok(ResonatorResult {
         dofs: dg_op
             .as_ref()
             .map(|op| op.n_dofs())
-            .unwrap_or(4 * mesh.n_tets() + dga.n_free_half()),
+            .unwrap_or(4 * mesh.n_tets() + n_free_half),
         method: cfg.method,
         mode_shapes,
+        model_bytes_per_step: model_bytes,
+        model_flops_per_step: model_flops,
         n_edges: topo.n_edges(),
-        n_free_half: dga.n_free_half(),
+        n_free_half,
         mesh,
         dt_s,
         rho,
