@@ -381,3 +381,29 @@ fn dg_runs_match_the_cpu() {
         check("f32", g.state().unwrap().0, sg, 1e-4);
     }
 }
+
+/// The DG spectral radius from the device kernels equals the CPU power iteration (same seed
+/// and iterations) to round-off in f64, and leaves the device field zero.
+#[test]
+fn dg_device_spectral_radius_matches_the_cpu() {
+    use dgatd::backend::Stepper;
+    use dgatd::dg::cpu::{RHO_ITERS, RHO_SEED, spectral_radius};
+    use dgatd::dg::opencl::DgClStepper;
+    use dgatd::dg::{DgOperator, Flux};
+    let Some(dev) = device() else { return };
+    if !dev.info.fp64 {
+        eprintln!("SKIPPED: no fp64");
+        return;
+    }
+    let m = jittered_box([2, 2, 2], 3, 0.2);
+    let k = m.n_tets();
+    let mut rng = dgatd::util::Rng::new(8);
+    let eps: Vec<f64> = (0..k).map(|_| 1.0 + rng.uniform()).collect();
+    let op = Arc::new(DgOperator::new(&m, 2, Flux::Upwind, &eps, &vec![1.0; k]).unwrap());
+    let host = spectral_radius(&op, RHO_ITERS, RHO_SEED);
+    let mut g = DgClStepper::<f64>::new(dev.clone(), op.clone(), 0.0, None, vec![]).unwrap();
+    let devr = g.spectral_radius(RHO_ITERS, RHO_SEED).unwrap();
+    eprintln!("DG rho: host {host}, device {devr}");
+    assert!(host > 0.0 && (devr - host).abs() < 1e-9 * host, "{devr} vs {host}");
+    assert!(g.state().unwrap().0.iter().all(|&x| x == 0.0));
+}

@@ -200,10 +200,20 @@ pub fn spectral_radius(op: &DgOperator, iters: usize, seed: u64) -> f64 {
     est
 }
 
-/// Stable LSERK4 time step: `CFL · r / (1.05 ρ)`.
-pub fn time_step(op: &DgOperator, cfl: f64) -> (f64, f64) {
-    let rho = spectral_radius(op, 40, 0x5eed) * 1.05;
+/// Power iterations and seed of the spectral-radius estimate (CPU and device alike).
+pub const RHO_ITERS: usize = 40;
+pub const RHO_SEED: u64 = 0x5eed;
+
+/// Stable LSERK4 time step from an estimate `rho_est` of ρ: `CFL · r / (1.05 ρ)`; returns
+/// `(Δt, 1.05 ρ)`.
+pub fn time_step_for(rho_est: f64, cfl: f64) -> (f64, f64) {
+    let rho = rho_est * 1.05;
     (cfl * super::lserk_safe_radius() / rho, rho)
+}
+
+/// Stable LSERK4 time step with ρ from the CPU power iteration.
+pub fn time_step(op: &DgOperator, cfl: f64) -> (f64, f64) {
+    time_step_for(spectral_radius(op, RHO_ITERS, RHO_SEED), cfl)
 }
 
 /// The CPU DG stepper.

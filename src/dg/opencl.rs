@@ -166,8 +166,7 @@ impl<T: Real> DgClStepper<T> {
         s: usize,
         t: f64,
     ) -> Result<(opencl3::event::Event, opencl3::event::Event)> {
-        let (k, np, nfp) = (self.op.k, self.op.re.np, self.op.re.nfp);
-        let (src_tet, sv) = match &self.source {
+        let src = match &self.source {
             Some(src) => {
                 let w = src.wave.at(t + RK4C[s] * self.dt) / self.op.eps[src.tet];
                 (
@@ -177,6 +176,19 @@ impl<T: Real> DgClStepper<T> {
             }
             None => (u32::MAX, [0.0; 3]),
         };
+        self.launch_stage(RK4A[s], RK4B[s], self.dt, src)
+    }
+
+    /// Flux and update kernels with stage coefficients `a`, `b`, step `dt` and the source
+    /// term `(tet, J/ε)`: `res = a res + dt (L q − J/ε)`, `q_out = q + b res`.
+    fn launch_stage(
+        &mut self,
+        a: f64,
+        b: f64,
+        dt: f64,
+        (src_tet, sv): (u32, [f64; 3]),
+    ) -> Result<(opencl3::event::Event, opencl3::event::Event)> {
+        let (k, np, nfp) = (self.op.k, self.op.re.np, self.op.re.nfp);
         let (qa, qb) = if self.cur == 0 {
             let (a, b) = self.q.split_at_mut(1);
             (&a[0], &b[0])
@@ -221,15 +233,50 @@ impl<T: Real> DgClStepper<T> {
                 Arg::Real(T::of(sv[0])),
                 Arg::Real(T::of(sv[1])),
                 Arg::Real(T::of(sv[2])),
-                Arg::Real(T::of(RK4A[s])),
-                Arg::Real(T::of(RK4B[s])),
-                Arg::Real(T::of(self.dt)),
+                Arg::Real(T::of(a)),
+                Arg::Real(T::of(b)),
+                Arg::Real(T::of(dt)),
                 Arg::Buf(&self.res),
                 Arg::Buf(qb),
             ],
         )?;
         self.cur ^= 1;
         Ok((ev_flux, ev))
+    }
+
+    /// Sets the time step (after [`Self::spectral_radius`]).
+    pub fn set_time_step(&mut self, dt: f64) {
+        self.dt = dt;
+    }
+
+    /// `L x` on the device: a stage with `a = 0`, `b = 0`, `Δt = 1` leaves `L x` in the
+    /// residual buffer and the field unchanged.
+    fn apply(&mut self, x: &[f64]) -> Result<Vec<f64>> {
+        let xt: Vec<T> = x.iter().map(|&v| T::of(v)).collect();
+        let cur = self.cur;
+        self.dev.write(&mut self.q[cur], &xt, "DG field")?;
+        self.launch_stage(0.0, 0.0, 1.0, (u32::MAX, [0.0; 3]))?;
+        let y = self.dev.read(&self.res, x.len(), "DG residual")?;
+        Ok(y.iter().map(|v| v.f64()).collect())
+    }
+
+    /// Spectral radius of the DG operator on the device: the power iteration on `L²` of
+    /// [`super::cpu::spectral_radius`] (same seed and iterations), each product of `L` by the
+    /// device kernels, the normalisation on the host. Leaves the field and residual zero.
+    pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
+        let n = self.op.n_dofs();
+        let mut rng = crate::util::Rng::new(seed);
+        let mut x: Vec<f64> = (0..n).map(|_| rng.sym()).collect();
+        let mut est = 0.0;
+        for _ in 0..iters {
+            let nx = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+            x.iter_mut().for_each(|v| *v /= nx);
+            let y = self.apply(&x)?;
+            x = self.apply(&y)?;
+            est = x.iter().map(|v| v * v).sum::<f64>().sqrt().sqrt();
+        }
+        self.set_state(&vec![0.0; n], &[])?;
+        Ok(est)
     }
 
     /// One whole step from time `t`.

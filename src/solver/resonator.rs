@@ -340,8 +340,8 @@ fn check_host_memory(tets: f64, name: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// The DG stepper of a run (CPU or OpenCL) and its time step and spectral radius. The
-/// source and probes sit at the DGA run's points (the source tet is the DGA source's).
+/// The DG stepper of a run (CPU or OpenCL) and its time step and spectral radius, at the
+/// run's source and probe points.
 #[allow(clippy::too_many_arguments)]
 fn dg_stepper(
     op: &Arc<crate::dg::DgOperator>,
@@ -352,8 +352,8 @@ fn dg_stepper(
     probe_pts: &[V3],
     wave: Waveform,
 ) -> Result<(Box<dyn Stepper>, f64, f64)> {
-    use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
-    let (dt, rho) = crate::dg::cpu::time_step(op, cfg.cfl);
+    use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED, time_step_for};
+    use crate::dg::opencl::DgClStepper;
     let source = DgSource {
         tet: src.tet,
         dir: src.dir,
@@ -363,7 +363,20 @@ fn dg_stepper(
         .iter()
         .map(|&p| DgProbe::new(mesh, op, p))
         .collect::<Result<Vec<_>>>()?;
-    let s: Box<dyn Stepper> = match device {
+    // On a device, ρ comes from the device kernels (as for DGA); on the CPU, from the CPU.
+    fn on_device<T: crate::Real + 'static>(
+        dev: Arc<opencl::ClDevice>,
+        op: &Arc<crate::dg::DgOperator>,
+        cfl: f64,
+        source: DgSource,
+        probes: Vec<DgProbe>,
+    ) -> Result<(Box<dyn Stepper>, f64, f64)> {
+        let mut s = DgClStepper::<T>::new(dev, op.clone(), 0.0, Some(source), probes)?;
+        let (dt, rho) = time_step_for(s.spectral_radius(RHO_ITERS, RHO_SEED)?, cfl);
+        s.set_time_step(dt);
+        Ok((Box::new(s), dt, rho))
+    }
+    let (s, dt, rho): (Box<dyn Stepper>, f64, f64) = match device {
         None => {
             if cfg.precision == Precision::F32 {
                 return Err(Error::config(
@@ -372,25 +385,18 @@ fn dg_stepper(
                     "the DG CPU reference runs in f64; use --backend opencl for f32",
                 ));
             }
-            Box::new(DgCpuStepper::new(op.clone(), dt, Some(source), probes))
+            let (dt, rho) = crate::dg::cpu::time_step(op, cfg.cfl);
+            (
+                Box::new(DgCpuStepper::new(op.clone(), dt, Some(source), probes)),
+                dt,
+                rho,
+            )
         }
         Some(info) => {
             let dev = opencl::ClDevice::open(info)?;
             match cfg.precision {
-                Precision::F64 => Box::new(crate::dg::opencl::DgClStepper::<f64>::new(
-                    dev,
-                    op.clone(),
-                    dt,
-                    Some(source),
-                    probes,
-                )?),
-                Precision::F32 => Box::new(crate::dg::opencl::DgClStepper::<f32>::new(
-                    dev,
-                    op.clone(),
-                    dt,
-                    Some(source),
-                    probes,
-                )?),
+                Precision::F64 => on_device::<f64>(dev, op, cfg.cfl, source, probes)?,
+                Precision::F32 => on_device::<f32>(dev, op, cfg.cfl, source, probes)?,
             }
         }
     };
