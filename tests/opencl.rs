@@ -404,6 +404,9 @@ fn dg_device_spectral_radius_matches_the_cpu() {
     let mut g = DgClStepper::<f64>::new(dev.clone(), op.clone(), 0.0, None, vec![]).unwrap();
     let devr = g.spectral_radius(RHO_ITERS, RHO_SEED).unwrap();
     eprintln!("DG rho: host {host}, device {devr}");
-    assert!(host > 0.0 && (devr - host).abs() < 1e-9 * host, "{devr} vs {host}");
+    assert!(
+        host > 0.0 && (devr - host).abs() < 1e-9 * host,
+        "{devr} vs {host}"
+    );
     assert!(g.state().unwrap().0.iter().all(|&x| x == 0.0));
 }
