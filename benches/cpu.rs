@@ -6,9 +6,10 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dgatd::backend::cpu;
+use dgatd::dga::Dga;
 use dgatd::dga::operators::Operators;
-use dgatd::dga::{Dga, Materials};
 use dgatd::mesh::{Topology, generate::box_mesh};
+use dgatd::problem::Media;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -22,7 +23,7 @@ fn preprocessing(c: &mut Criterion) {
             b.iter(|| black_box(Topology::build(&m).unwrap()))
         });
         let t = Topology::build(&m).unwrap();
-        let mat = Materials::vacuum(m.n_tets());
+        let mat = Media::vacuum(m.n_tets());
         g.bench_function(format!("assemble_{}tets", m.n_tets()), |b| {
             b.iter(|| black_box(Dga::assemble(&m, &t, &mat).unwrap()))
         });
@@ -33,7 +34,7 @@ fn preprocessing(c: &mut Criterion) {
 fn kernels(c: &mut Criterion) {
     let m = box_mesh([30, 30, 30], [1.0, 1.0, 1.0]);
     let t = Topology::build(&m).unwrap();
-    let d = Dga::assemble(&m, &t, &Materials::vacuum(m.n_tets())).unwrap();
+    let d = Dga::assemble(&m, &t, &Media::vacuum(m.n_tets())).unwrap();
     let mut g = c.benchmark_group(format!("step_{}tets", m.n_tets()));
     g.sample_size(20).measurement_time(Duration::from_secs(4));
     let dofs = (d.n_dual() + d.n_free_half()) as u64;

@@ -39,6 +39,22 @@ pub enum Error {
         value: String,
         why: String,
     },
+    /// A material or boundary names a physical group the mesh does not have.
+    #[error("{what} group {key:?}: no such group in {mesh} (known: {known})")]
+    UnknownGroup {
+        what: &'static str,
+        key: String,
+        mesh: String,
+        known: String,
+    },
+    /// A configuration file is malformed: an unknown key, a wrong type, a bad value.
+    #[error("{path}: line {line}: key `{key}`: {msg}")]
+    ConfigFile {
+        path: String,
+        line: usize,
+        key: String,
+        msg: String,
+    },
     /// The simulation became unstable.
     #[error("{0}")]
     Unstable(String),

@@ -29,9 +29,20 @@ use basis::RefElement;
 use std::collections::HashMap;
 
 /// Numerical flux.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Flux {
+    #[default]
     Upwind,
     Central,
 }
@@ -47,17 +58,6 @@ impl Flux {
         match self {
             Flux::Upwind => "upwind",
             Flux::Central => "central",
-        }
-    }
-}
-
-impl std::str::FromStr for Flux {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "upwind" => Ok(Flux::Upwind),
-            "central" => Ok(Flux::Central),
-            _ => Err(Error::config("flux", s, "expected upwind or central")),
         }
     }
 }
@@ -288,6 +288,17 @@ impl DgOperator {
     /// Floating-point operations of one right-hand-side evaluation (the model the bench
     /// reports): volume derivatives `18·2·Np²`, curls and scaling `~30·Np`, fluxes `~60` per
     /// face point, lift `6·2·Np·4Nfp`, per tet.
+    /// The counts the cost models read ([`crate::cost`]).
+    pub fn counts(&self) -> crate::cost::DgCounts {
+        crate::cost::DgCounts {
+            tets: self.k,
+            np: self.re.np,
+            nfp: self.re.nfp,
+            flops_per_rhs: self.flops_per_rhs(),
+            dofs: self.n_dofs(),
+        }
+    }
+
     pub fn flops_per_rhs(&self) -> f64 {
         let (np, nfp) = (self.re.np as f64, self.re.nfp as f64);
         self.k as f64 * (36.0 * np * np + 30.0 * np + 60.0 * 4.0 * nfp + 48.0 * np * nfp)

@@ -16,73 +16,16 @@
 //! ±1 (circulation around the outward-oriented face); `C̃` (2E x 4T) row `(e, v)` is the
 //! circulation of F around the whole dual face of `e`. `C̃ = Cᵀ` exactly.
 
+pub mod excitation;
 pub mod operators;
 
 use crate::complex::TetGeom;
 use crate::error::{Error, Result};
 use crate::mesh::topology::FACE_CYCLE;
 use crate::mesh::{Mesh, Topology};
+use crate::problem::Media;
 use nalgebra::{DMatrix, Matrix3, Matrix4};
 use rayon::prelude::*;
-
-/// Relative permittivity and permeability of each tetrahedron.
-#[derive(Clone, Debug)]
-pub struct Materials {
-    pub eps: Vec<f64>,
-    pub mu: Vec<f64>,
-}
-
-impl Materials {
-    pub fn vacuum(n_tets: usize) -> Self {
-        Materials {
-            eps: vec![1.0; n_tets],
-            mu: vec![1.0; n_tets],
-        }
-    }
-    /// Assigns `(eps_r, mu_r)` to the tets of the named (or numbered) volume groups.
-    pub fn from_groups(mesh: &Mesh, groups: &[(String, f64, f64)]) -> Result<Self> {
-        let mut m = Materials::vacuum(mesh.n_tets());
-        for (key, eps, mu) in groups {
-            let tag = mesh.volume_group(key).ok_or_else(|| {
-                let known: Vec<String> = mesh
-                    .physical_names
-                    .iter()
-                    .filter(|p| p.dim == 3)
-                    .map(|p| format!("{} ({})", p.name, p.tag))
-                    .collect();
-                Error::config(
-                    "material group",
-                    key,
-                    format!(
-                        "no such volume group in {} (known: {})",
-                        mesh.source,
-                        if known.is_empty() {
-                            "none".into()
-                        } else {
-                            known.join(", ")
-                        }
-                    ),
-                )
-            })?;
-            for (v, name) in [(*eps, "eps_r"), (*mu, "mu_r")] {
-                if !(v.is_finite() && v > 0.0) {
-                    return Err(Error::config(
-                        name,
-                        v,
-                        format!("must be finite and positive (group {key})"),
-                    ));
-                }
-            }
-            for n in 0..mesh.n_tets() {
-                if mesh.tet_phys[n] == tag {
-                    m.eps[n] = *eps;
-                    m.mu[n] = *mu;
-                }
-            }
-        }
-        Ok(m)
-    }
-}
 
 /// Faraday incidence of a tet: `C_n[k][l]` for face `k` (outward) and local edge `l`
 /// (global orientation). Entries are ±1 where edge `l` bounds face `k`, else 0.
@@ -192,9 +135,22 @@ impl Dga {
         self.meps.h.len()
     }
 
-    /// Assembles everything. Fails if a local mass matrix is not SPD.
-    pub fn assemble(mesh: &Mesh, topo: &Topology, mat: &Materials) -> Result<Dga> {
-        Self::assemble_with(mesh, topo, mat, false)
+    /// The counts the cost models read ([`crate::cost`]).
+    pub fn counts(&self) -> crate::cost::DgaCounts {
+        crate::cost::DgaCounts {
+            tets: self.n_tets,
+            edges: self.n_edges,
+            vertices: self.n_vertices,
+            free_half: self.n_free_half(),
+            circ: self.circ.len(),
+            block: self.meps_inv.data.len(),
+        }
+    }
+
+    /// Assembles everything with PEC on the whole boundary. Fails if a local mass matrix
+    /// is not SPD.
+    pub fn assemble(mesh: &Mesh, topo: &Topology, mat: &Media) -> Result<Dga> {
+        Self::assemble_with(mesh, topo, mat, &topo.boundary_edge, false)
     }
 
     /// Whether the mass matrices themselves (not only their inverses) are kept; they are
@@ -217,10 +173,20 @@ impl Dga {
         }
     }
 
+    /// Assembles with the half-edges of the `fixed` edges removed from the unknowns (PEC
+    /// edges, [`crate::problem::Walls::fixed_edges`]); every other edge, on the boundary or
+    /// not, carries two unknowns.
+    ///
     /// With `lean`, only what the time loop needs is kept (`Mmu` is dropped and `Meps` is
     /// inverted in place), lowering peak memory by about 40% for benchmarks of very large
     /// meshes. A lean `Dga` cannot evaluate the energy or run the power iteration.
-    pub fn assemble_with(mesh: &Mesh, topo: &Topology, mat: &Materials, lean: bool) -> Result<Dga> {
+    pub fn assemble_with(
+        mesh: &Mesh,
+        topo: &Topology,
+        mat: &Media,
+        fixed: &[bool],
+        lean: bool,
+    ) -> Result<Dga> {
         let t = mesh.n_tets();
         // Per tet: Mmu and Mmu⁻¹C (a NaN in slot 0 marks a failure, reported below).
         let (mmu, mmu_inv_c): (Vec<[f64; 16]>, Vec<[f64; 24]>) = (0..t)
@@ -261,7 +227,7 @@ impl Dga {
             ));
         }
         let mmu = if lean { Vec::new() } else { mmu };
-        let free_edge: Vec<bool> = topo.boundary_edge.iter().map(|&b| !b).collect();
+        let free_edge: Vec<bool> = fixed.iter().map(|&b| !b).collect();
         let mut meps = assemble_eps(mesh, topo, mat, &free_edge)?;
         let meps_inv = if lean {
             let data = std::mem::take(&mut meps.data);
@@ -293,7 +259,7 @@ impl Dga {
     }
 
     /// `Meps_v` over all half-edges (no PEC restriction), for the consistency identity.
-    pub fn meps_unrestricted(mesh: &Mesh, topo: &Topology, mat: &Materials) -> VertexBlocks {
+    pub fn meps_unrestricted(mesh: &Mesh, topo: &Topology, mat: &Media) -> VertexBlocks {
         assemble_eps(mesh, topo, mat, &vec![true; topo.n_edges()]).expect("valid mesh")
     }
 
@@ -374,12 +340,7 @@ fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]
 /// `Meps_v` per vertex over the half-edges of kept edges. The hexahedral matrices are
 /// recomputed from the geometry inside the vertex loop (4 times per tet) rather than
 /// stored, and the blocks are written in place: memory is the result plus O(V).
-fn assemble_eps(
-    mesh: &Mesh,
-    topo: &Topology,
-    mat: &Materials,
-    keep: &[bool],
-) -> Result<VertexBlocks> {
+fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Media, keep: &[bool]) -> Result<VertexBlocks> {
     let nv = mesh.n_vertices();
     // vertex -> (tet, local vertex)
     let mut vt_ptr = vec![0usize; nv + 1];

@@ -1,12 +1,13 @@
 //! Reader for Gmsh meshes: MSH 4.1 (ASCII and binary) and MSH 2.2 (ASCII).
 //!
-//! Reads nodes, linear tetrahedra (type 4), triangles (type 2, counted only) and
-//! physical groups. Other element types of dimension < 3 are skipped; volume elements
+//! Reads nodes, linear tetrahedra (type 4), triangles (type 2: kept with their physical
+//! tag when they have one, for boundary conditions keyed by surface groups) and physical
+//! groups. Other element types of dimension < 3 are skipped; volume elements
 //! other than linear tetrahedra are refused. Errors carry the file and the line (ASCII)
 //! or byte offset (binary). Counts from the file never size an allocation beyond what
 //! the remaining bytes can hold, so a corrupt header cannot exhaust memory.
 
-use super::{Mesh, PhysicalName, RawTet};
+use super::{Mesh, PhysicalName, RawTet, RawTri};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::Path;
@@ -20,13 +21,22 @@ pub fn read(path: &Path) -> Result<Mesh> {
 /// Parses mesh bytes; `name` is used in messages.
 pub fn parse(bytes: &[u8], name: &str) -> Result<Mesh> {
     let raw = Parser::new(bytes, name).run()?;
-    Mesh::from_raw(name, raw.nodes, raw.tets, raw.names)
+    Mesh::from_raw(name, raw.nodes, raw.tets, raw.tris, raw.names)
 }
 
 struct Raw {
     nodes: Vec<[f64; 3]>,
     tets: Vec<RawTet>,
+    tris: Vec<RawTri>,
     names: Vec<PhysicalName>,
+}
+
+/// The elements the reader keeps.
+#[derive(Default)]
+struct Elements {
+    tets: Vec<RawTet>,
+    /// Triangles with a physical tag (surface groups).
+    tris: Vec<RawTri>,
 }
 
 struct Parser<'a> {
@@ -232,7 +242,7 @@ impl<'a> Parser<'a> {
         let mut entity_phys: HashMap<(i32, i32), i32> = HashMap::new();
         let mut nodes: Vec<[f64; 3]> = Vec::new();
         let mut tagmap: Option<TagMap> = None;
-        let mut tets = Vec::new();
+        let mut elements = Elements::default();
         let mut saw_elements = false;
         while let Some(l) = self.line() {
             let t = l.trim();
@@ -256,7 +266,7 @@ impl<'a> Parser<'a> {
                     let map = tagmap
                         .as_ref()
                         .ok_or_else(|| self.err("$Elements before $Nodes"))?;
-                    tets = if self.version == 41 {
+                    elements = if self.version == 41 {
                         self.elements41(map, &entity_phys)?
                     } else {
                         self.elements22(map)?
@@ -276,7 +286,12 @@ impl<'a> Parser<'a> {
         if !saw_elements {
             return Err(self.err("no $Elements section"));
         }
-        Ok(Raw { nodes, tets, names })
+        Ok(Raw {
+            nodes,
+            tets: elements.tets,
+            tris: elements.tris,
+            names,
+        })
     }
 
     fn skip_section(&mut self, name: &str) -> Result<()> {
@@ -467,7 +482,7 @@ impl<'a> Parser<'a> {
         Ok((xyz, tags))
     }
 
-    fn elements41(&mut self, map: &TagMap, ent: &HashMap<(i32, i32), i32>) -> Result<Vec<RawTet>> {
+    fn elements41(&mut self, map: &TagMap, ent: &HashMap<(i32, i32), i32>) -> Result<Elements> {
         let (nblocks, nel) = if self.binary {
             let h: Vec<u64> = (0..4)
                 .map(|_| self.bin_u64("the $Elements header"))
@@ -479,7 +494,7 @@ impl<'a> Parser<'a> {
         };
         let nblocks = self.count(nblocks, 4, "element block")?;
         let nel = self.count(nel, 4, "element")?;
-        let mut tets = Vec::new();
+        let mut out = Elements::default();
         let mut seen = 0usize;
         for _ in 0..nblocks {
             let (dim, etag, ty, n) = if self.binary {
@@ -532,7 +547,9 @@ impl<'a> Parser<'a> {
                     v
                 };
                 if ty == 4 {
-                    tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
+                    out.tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
+                } else if ty == 2 && phys != 0 {
+                    out.tris.push(self.triangle(map, v[0], &v[1..4], phys)?);
                 }
             }
         }
@@ -544,13 +561,13 @@ impl<'a> Parser<'a> {
         if self.binary {
             self.line();
         }
-        Ok(tets)
+        Ok(out)
     }
 
-    fn elements22(&mut self, map: &TagMap) -> Result<Vec<RawTet>> {
+    fn elements22(&mut self, map: &TagMap) -> Result<Elements> {
         let n = self.nums::<u64>("the number of elements", 1)?[0];
         let n = self.count(n, 8, "element")?;
-        let mut tets = Vec::new();
+        let mut out = Elements::default();
         for _ in 0..n {
             let v = self.nums::<i64>("an element", 3)?;
             let (id, ty, ntags) = (v[0].max(0) as u64, v[1] as i32, v[2].max(0) as usize);
@@ -568,13 +585,29 @@ impl<'a> Parser<'a> {
                     "element {id}: volume element type {ty} is not supported: only linear tetrahedra (type 4)"
                 )));
             }
+            let phys = if ntags > 0 { v[3] as i32 } else { 0 };
+            let nodes: Vec<u64> = v[3 + ntags..].iter().map(|&x| x.max(0) as u64).collect();
             if ty == 4 {
-                let phys = if ntags > 0 { v[3] as i32 } else { 0 };
-                let nodes: Vec<u64> = v[3 + ntags..].iter().map(|&x| x.max(0) as u64).collect();
-                tets.push(self.resolve(map, id, &nodes, phys)?);
+                out.tets.push(self.resolve(map, id, &nodes, phys)?);
+            } else if ty == 2 && phys != 0 {
+                out.tris.push(self.triangle(map, id, &nodes, phys)?);
             }
         }
-        Ok(tets)
+        Ok(out)
+    }
+
+    fn triangle(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTri> {
+        let mut out = [0u32; 3];
+        for (k, &t) in nodes.iter().enumerate().take(3) {
+            out[k] = map
+                .get(t)
+                .ok_or_else(|| self.err(format!("triangle {id} refers to missing node {t}")))?;
+        }
+        Ok(RawTri {
+            id,
+            nodes: out,
+            phys,
+        })
     }
 
     fn resolve(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTet> {

@@ -8,6 +8,7 @@
 
 pub mod generate;
 pub mod gmsh;
+pub mod shape;
 pub mod topology;
 
 use crate::error::{Error, Result};
@@ -38,6 +39,10 @@ pub struct Mesh {
     /// Element tag of each tetrahedron in the file (for messages).
     pub tet_ids: Vec<u64>,
     pub physical_names: Vec<PhysicalName>,
+    /// Triangles of the file's physical surface groups: sorted vertex triple and physical
+    /// tag (boundary conditions are keyed by these groups; a boundary face with no group
+    /// has tag 0).
+    pub surfaces: Vec<([u32; 3], i32)>,
     /// How many tetrahedra were reoriented on input.
     pub reoriented: usize,
 }
@@ -50,14 +55,23 @@ pub struct RawTet {
     pub phys: i32,
 }
 
+/// A triangle of a physical surface group as read from a file.
+#[derive(Clone, Debug)]
+pub struct RawTri {
+    pub id: u64,
+    pub nodes: [u32; 3],
+    pub phys: i32,
+}
+
 impl Mesh {
     /// Validates raw input: at least one tet, every tet non-degenerate (reoriented if
-    /// needed), no duplicated tets. Unused nodes are dropped. Non-manifold faces are
-    /// detected by [`Topology::build`].
+    /// needed), no duplicated tets. Unused nodes are dropped (and triangles that use them:
+    /// they bound no tetrahedron). Non-manifold faces are detected by [`Topology::build`].
     pub fn from_raw(
         source: &str,
         nodes: Vec<V3>,
         raw: Vec<RawTet>,
+        tris: Vec<RawTri>,
         physical_names: Vec<PhysicalName>,
     ) -> Result<Mesh> {
         let invalid = |msg: String| Error::MeshInvalid {
@@ -151,6 +165,19 @@ impl Mesh {
                 )));
             }
         }
+        let mut surfaces: Vec<([u32; 3], i32)> = tris
+            .iter()
+            .filter_map(|t| {
+                let mut k = [0u32; 3];
+                for (s, &v) in t.nodes.iter().enumerate() {
+                    k[s] = *map.get(v as usize).filter(|&&x| x != u32::MAX)?;
+                }
+                k.sort_unstable();
+                Some((k, t.phys))
+            })
+            .collect();
+        surfaces.sort_unstable();
+        surfaces.dedup();
         Ok(Mesh {
             source: source.to_string(),
             nodes: new_nodes,
@@ -158,6 +185,7 @@ impl Mesh {
             tet_phys,
             tet_ids,
             physical_names,
+            surfaces,
             reoriented,
         })
     }
@@ -233,17 +261,58 @@ impl Mesh {
         (best.0 >= -1e-9).then_some(best.1)
     }
 
-    /// Physical tag of a group given by name or by number (dimension 3).
+    /// Physical tag of a volume group given by name or by number.
     pub fn volume_group(&self, key: &str) -> Option<i32> {
-        if let Some(p) = self
+        self.group(3, key)
+            .or_else(|| key.parse().ok().filter(|t| self.tet_phys.contains(t)))
+    }
+
+    /// Physical tag of a surface group given by name or by number.
+    pub fn surface_group(&self, key: &str) -> Option<i32> {
+        self.group(2, key).or_else(|| {
+            key.parse()
+                .ok()
+                .filter(|t| self.surfaces.iter().any(|s| s.1 == *t))
+        })
+    }
+
+    fn group(&self, dim: i32, name: &str) -> Option<i32> {
+        self.physical_names
+            .iter()
+            .find(|p| p.dim == dim && p.name == name)
+            .map(|p| p.tag)
+    }
+
+    /// "name (tag), ..." of the groups of dimension `dim`, for messages.
+    pub fn group_list(&self, dim: i32) -> String {
+        let mut known: Vec<String> = self
             .physical_names
             .iter()
-            .find(|p| p.dim == 3 && p.name == key)
-        {
-            return Some(p.tag);
+            .filter(|p| p.dim == dim)
+            .map(|p| format!("{} ({})", p.name, p.tag))
+            .collect();
+        let mut tags: Vec<i32> = if dim == 3 {
+            self.tet_phys.clone()
+        } else {
+            self.surfaces.iter().map(|s| s.1).collect()
+        };
+        tags.sort_unstable();
+        tags.dedup();
+        for t in tags {
+            if t != 0
+                && !self
+                    .physical_names
+                    .iter()
+                    .any(|p| p.dim == dim && p.tag == t)
+            {
+                known.push(t.to_string());
+            }
         }
-        let tag: i32 = key.parse().ok()?;
-        self.tet_phys.contains(&tag).then_some(tag)
+        if known.is_empty() {
+            "none".into()
+        } else {
+            known.join(", ")
+        }
     }
 
     /// Quality figures: min/max edge length and the minimum and mean of the normalised
@@ -286,6 +355,23 @@ impl Mesh {
         q.mean_shape /= per.len() as f64;
         q
     }
+}
+
+/// The cylinder meshes of `meshes/` (`coarse`, `medium`, `fine`), compiled into the binary
+/// so the main job runs from anywhere (and on machines the repository is not copied to).
+pub fn bundled(name: &str) -> Result<&'static [u8]> {
+    Ok(match name {
+        "coarse" => include_bytes!("../../meshes/cylinder_coarse.msh"),
+        "medium" => include_bytes!("../../meshes/cylinder_medium.msh"),
+        "fine" => include_bytes!("../../meshes/cylinder_fine.msh"),
+        _ => {
+            return Err(Error::config(
+                "mesh",
+                format!("bundled:{name}"),
+                "bundled meshes are coarse, medium and fine",
+            ));
+        }
+    })
 }
 
 /// Mesh quality summary printed by `dgatd mesh-info`.

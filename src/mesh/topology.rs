@@ -47,6 +47,9 @@ pub struct Topology {
     pub vert_edge_ptr: Vec<usize>,
     pub vert_edges: Vec<u32>,
     pub n_boundary_faces: usize,
+    /// Every boundary face with the physical tag of its surface group (0: none), in face
+    /// order.
+    pub boundary_faces: Vec<(u32, i32)>,
 }
 
 impl Topology {
@@ -157,11 +160,18 @@ impl Topology {
         let mut boundary_edge = vec![false; edges.len()];
         let mut boundary_vertex = vec![false; nv];
         let mut n_boundary_faces = 0;
-        for (f, ft) in faces.iter().zip(&face_tets) {
+        let mut boundary_faces = Vec::new();
+        for (fid, (f, ft)) in faces.iter().zip(&face_tets).enumerate() {
             if ft[1] != NONE {
                 continue;
             }
             n_boundary_faces += 1;
+            let tag = mesh
+                .surfaces
+                .binary_search_by(|s| s.0.cmp(f))
+                .map(|i| mesh.surfaces[i].1)
+                .unwrap_or(0);
+            boundary_faces.push((fid as u32, tag));
             let n = ft[0] as usize;
             for &v in f {
                 boundary_vertex[v as usize] = true;
@@ -203,6 +213,7 @@ impl Topology {
             vert_edge_ptr,
             vert_edges,
             n_boundary_faces,
+            boundary_faces,
         })
     }
 

@@ -5,8 +5,9 @@
 //! `fingerprint: u64` (of the run configuration and mesh), `done: u64` (steps completed),
 //! `dt_bits: u64` (the time step in metres of light travel, as f64 bits), `reference: f64`
 //! (the energy the blow-up guard compares against; NaN for none), the length-prefixed
-//! (`u64` count) arrays `args` (UTF-8 command-line arguments of the run, NUL-separated),
-//! `u`, `f`, `samples` (f64) and `energy` (pairs of `u64` step and `f64` energy), and last
+//! (`u64` count) arrays `config` (the run's configuration as UTF-8 TOML, the layout of
+//! `run.toml`, which `--resume` reads back), `u`, `f`, `samples` (f64) and `energy`
+//! (pairs of `u64` step and `f64` energy), and last
 //! the FNV-1a 64 checksum of every byte before it. The file is written to
 //! `checkpoint.bin.tmp`, synced, and renamed over the old one, so a crash while writing
 //! leaves the previous checkpoint intact.
@@ -16,7 +17,7 @@ use crate::{Error, Result};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"DGATDCK1";
+const MAGIC: &[u8; 8] = b"DGATDCK2";
 
 /// Name of the checkpoint file inside an output directory.
 pub const FILE: &str = "checkpoint.bin";
@@ -28,8 +29,8 @@ pub struct Checkpoint {
     pub done: usize,
     pub dt_bits: u64,
     pub reference: Option<f64>,
-    /// Command-line arguments of the run (empty for library runs).
-    pub args: Vec<String>,
+    /// The run's configuration (TOML).
+    pub config: String,
     pub u: Vec<f64>,
     pub f: Vec<f64>,
     pub samples: Vec<f64>,
@@ -85,9 +86,8 @@ impl Checkpoint {
             w.u64(self.done as u64)?;
             w.u64(self.dt_bits)?;
             w.u64(self.reference.unwrap_or(f64::NAN).to_bits())?;
-            let args = self.args.join("\0");
-            w.u64(args.len() as u64)?;
-            w.put(args.as_bytes())?;
+            w.u64(self.config.len() as u64)?;
+            w.put(self.config.as_bytes())?;
             w.f64s(&self.u)?;
             w.f64s(&self.f)?;
             w.f64s(&self.samples)?;
@@ -125,6 +125,11 @@ impl Checkpoint {
 
     /// Parses checkpoint bytes; the error says what is wrong.
     pub fn parse(bytes: &[u8]) -> std::result::Result<Checkpoint, String> {
+        if bytes.len() >= 8 && &bytes[..8] == b"DGATDCK1" {
+            return Err(
+                "written by an older dgatd (format 1, arguments instead of a configuration): rerun the job".into(),
+            );
+        }
         if bytes.len() < MAGIC.len() + 8 || &bytes[..8] != MAGIC {
             return Err("not a dgatd checkpoint (bad magic)".into());
         }
@@ -142,12 +147,8 @@ impl Checkpoint {
         let dt_bits = r.u64()?;
         let reference = f64::from_bits(r.u64()?);
         let n = r.len(1)?;
-        let args = String::from_utf8(r.take(n)?.to_vec()).map_err(|_| "arguments not UTF-8")?;
-        let args = if args.is_empty() {
-            vec![]
-        } else {
-            args.split('\0').map(str::to_string).collect()
-        };
+        let config =
+            String::from_utf8(r.take(n)?.to_vec()).map_err(|_| "configuration not UTF-8")?;
         let u = r.f64s()?;
         let f = r.f64s()?;
         let samples = r.f64s()?;
@@ -167,7 +168,7 @@ impl Checkpoint {
             done,
             dt_bits,
             reference: (!reference.is_nan()).then_some(reference),
-            args,
+            config,
             u,
             f,
             samples,
@@ -222,7 +223,7 @@ mod tests {
             done: 300,
             dt_bits: 0.0123f64.to_bits(),
             reference: Some(2.5),
-            args: vec!["--steps".into(), "600".into()],
+            config: "steps = 600\n".into(),
             u: vec![1.0, -2.0, 3.5e-300],
             f: vec![f64::MIN_POSITIVE, 7.0],
             samples: (0..30).map(|i| (i as f64).sin()).collect(),
@@ -246,7 +247,7 @@ mod tests {
         assert!(Checkpoint::parse(&b[..b.len() - 3]).is_err());
         let e = Checkpoint::read(&dir.join("missing.bin")).unwrap_err();
         assert!(e.to_string().contains("missing.bin"));
-        std::fs::write(&p, b"DGATDCK1garbage!").unwrap();
+        std::fs::write(&p, b"DGATDCK2garbage!").unwrap();
         let e = Checkpoint::read(&p).unwrap_err().to_string();
         assert!(
             e.contains("checksum mismatch") && e.contains("checkpoint.bin"),
