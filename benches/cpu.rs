@@ -31,6 +31,24 @@ fn preprocessing(c: &mut Criterion) {
     g.finish();
 }
 
+/// The seed's CSR dual `Δt Meps⁻¹ C̃`: the hand-written per-vertex parallel builder of the
+/// time loop against the same matrix as sprs triplet assembly and sparse products.
+fn csr_assembly(c: &mut Criterion) {
+    let mut g = c.benchmark_group("csr_dual_assembly");
+    g.sample_size(10).measurement_time(Duration::from_secs(8));
+    let m = box_mesh([26, 26, 26], [1.0, 1.0, 1.0]);
+    let t = Topology::build(&m).unwrap();
+    let d = Dga::assemble(&m, &t, &Media::vacuum(m.n_tets())).unwrap();
+    g.throughput(Throughput::Elements(m.n_tets() as u64));
+    g.bench_function(format!("hand_{}tets", m.n_tets()), |b| {
+        b.iter(|| black_box(dgatd::dga::operators::build_csr(&d, 1e-3)))
+    });
+    g.bench_function(format!("sprs_{}tets", m.n_tets()), |b| {
+        b.iter(|| black_box(dgatd::dga::sparse::dual_matrix(&d, 1e-3)))
+    });
+    g.finish();
+}
+
 fn kernels(c: &mut Criterion) {
     let m = box_mesh([30, 30, 30], [1.0, 1.0, 1.0]);
     let t = Topology::build(&m).unwrap();
@@ -83,5 +101,11 @@ fn spectrum(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, preprocessing, kernels, spectrum);
+criterion_group! {
+    name = benches;
+    // no plots: criterion's plotting backend needs system fonts (the embedded font serves
+    // dgatd's own plots only)
+    config = Criterion::default().without_plots();
+    targets = preprocessing, csr_assembly, kernels, spectrum
+}
 criterion_main!(benches);

@@ -549,6 +549,35 @@ pub struct ClStepper<T: Real> {
     np: usize,
 }
 
+/// Refuses a mesh whose operators do not fit the device (total memory, largest buffer),
+/// before anything is allocated, with the figures ([`crate::cost::dga_device_bytes`]).
+fn check_device_memory<T: Real>(dev: &ClDevice, dga: &Dga, dual: DualForm) -> Result<()> {
+    let real = std::mem::size_of::<T>();
+    let nnz = (dual == DualForm::Csr).then(|| csr_nnz_estimate(&dga));
+    let (total, largest) = crate::cost::dga_device_bytes(&dga.counts(), real, nnz);
+    let avail = dev.info.global_mem;
+    if total as f64 > 0.92 * avail as f64 {
+        return Err(Error::DeviceMemory(format!(
+            "the mesh needs about {} on the device ({} tets, {} precision, {} dual), but {} has {}",
+            indicatif::HumanBytes(total),
+            dga.n_tets,
+            T::NAME,
+            dual.name(),
+            dev.info.name,
+            indicatif::HumanBytes(avail)
+        )));
+    }
+    if largest > dev.info.max_alloc {
+        return Err(Error::DeviceMemory(format!(
+            "the largest operator array needs {}, above the maximum allocation of {} on {}",
+            indicatif::HumanBytes(largest),
+            indicatif::HumanBytes(dev.info.max_alloc),
+            dev.info.name
+        )));
+    }
+    Ok(())
+}
+
 /// The exact number of nonzeros of the CSR matrix: per vertex, (free rows) x (distinct
 /// F columns of its dual faces).
 pub fn csr_nnz_estimate(dga: &Dga) -> u64 {
@@ -590,29 +619,7 @@ impl<T: Real> ClStepper<T> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
-        let real = std::mem::size_of::<T>();
-        let nnz = (dual == DualForm::Csr).then(|| csr_nnz_estimate(&dga));
-        let (total, largest) = crate::cost::dga_device_bytes(&dga.counts(), real, nnz);
-        let avail = dev.info.global_mem;
-        if total as f64 > 0.92 * avail as f64 {
-            return Err(Error::DeviceMemory(format!(
-                "the mesh needs about {} on the device ({} tets, {} precision, {} dual), but {} has {}",
-                indicatif::HumanBytes(total),
-                dga.n_tets,
-                T::NAME,
-                dual.name(),
-                dev.info.name,
-                indicatif::HumanBytes(avail)
-            )));
-        }
-        if largest > dev.info.max_alloc {
-            return Err(Error::DeviceMemory(format!(
-                "the largest operator array needs {}, above the maximum allocation of {} on {}",
-                indicatif::HumanBytes(largest),
-                indicatif::HumanBytes(dev.info.max_alloc),
-                dev.info.name
-            )));
-        }
+        check_device_memory::<T>(&dev, &dga, dual)?;
         let k = dev.build::<T>()?;
         let t = dga.n_tets;
         let ne = dga.n_edges;

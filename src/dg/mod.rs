@@ -157,7 +157,6 @@ impl DgOperator {
         let re = RefElement::new(n);
         let k = mesh.n_tets();
         let np = re.np;
-        let nfp = re.nfp;
         let mut geo = Vec::with_capacity(k);
         let mut jac = Vec::with_capacity(k);
         let mut normal = Vec::with_capacity(4 * k);
@@ -223,45 +222,7 @@ impl DgOperator {
                 }));
             }
         }
-        // Face connectivity by sorted vertex triples, then node matching by coordinates.
-        let mut faces: HashMap<[u32; 3], Vec<(usize, usize)>> = HashMap::with_capacity(2 * k);
-        for t in 0..k {
-            for (f, fv) in FACE_VERTS.iter().enumerate() {
-                let mut key = fv.map(|a| mesh.tets[t][a]);
-                key.sort_unstable();
-                faces.entry(key).or_default().push((t, f));
-            }
-        }
-        let mut vmap_p = vec![0u32; k * 4 * nfp];
-        for t in 0..k {
-            for f in 0..4 {
-                for m in 0..nfp {
-                    vmap_p[(t * 4 + f) * nfp + m] = (t * np + re.fmask[f][m]) as u32;
-                }
-            }
-        }
-        for list in faces.values() {
-            if let [(k1, f1), (k2, f2)] = list[..] {
-                let h = mesh.tet_volume(k1).cbrt();
-                for (ka, fa, kb, fb) in [(k1, f1, k2, f2), (k2, f2, k1, f1)] {
-                    for m in 0..nfp {
-                        let xa = x[ka * np + re.fmask[fa][m]];
-                        let found = (0..nfp).find(|&m2| {
-                            let xb = x[kb * np + re.fmask[fb][m2]];
-                            norm(crate::util::sub(xa, xb)) < 1e-8 * h
-                        });
-                        let m2 = found.ok_or_else(|| Error::MeshInvalid {
-                            path: mesh.source.clone(),
-                            msg: format!(
-                                "DG face nodes of tetrahedra {} and {} do not match",
-                                mesh.tet_ids[ka], mesh.tet_ids[kb]
-                            ),
-                        })?;
-                        vmap_p[(ka * 4 + fa) * nfp + m] = (kb * np + re.fmask[fb][m2]) as u32;
-                    }
-                }
-            }
-        }
+        let vmap_p = face_map(mesh, &re, &x)?;
         let _ = cross;
         Ok(DgOperator {
             re,
@@ -303,4 +264,49 @@ impl DgOperator {
         let (np, nfp) = (self.re.np as f64, self.re.nfp as f64);
         self.k as f64 * (36.0 * np * np + 30.0 * np + 60.0 * 4.0 * nfp + 48.0 * np * nfp)
     }
+}
+
+/// The "+" node of every face point: face connectivity by sorted vertex triples, then node
+/// matching by coordinates (a boundary face point is its own "+" node: the PEC mirror).
+fn face_map(mesh: &Mesh, re: &RefElement, x: &[V3]) -> Result<Vec<u32>> {
+    let (k, np, nfp) = (mesh.n_tets(), re.np, re.nfp);
+    let mut faces: HashMap<[u32; 3], Vec<(usize, usize)>> = HashMap::with_capacity(2 * k);
+    for t in 0..k {
+        for (f, fv) in FACE_VERTS.iter().enumerate() {
+            let mut key = fv.map(|a| mesh.tets[t][a]);
+            key.sort_unstable();
+            faces.entry(key).or_default().push((t, f));
+        }
+    }
+    let mut vmap_p = vec![0u32; k * 4 * nfp];
+    for t in 0..k {
+        for f in 0..4 {
+            for m in 0..nfp {
+                vmap_p[(t * 4 + f) * nfp + m] = (t * np + re.fmask[f][m]) as u32;
+            }
+        }
+    }
+    for list in faces.values() {
+        if let [(k1, f1), (k2, f2)] = list[..] {
+            let h = mesh.tet_volume(k1).cbrt();
+            for (ka, fa, kb, fb) in [(k1, f1, k2, f2), (k2, f2, k1, f1)] {
+                for m in 0..nfp {
+                    let xa = x[ka * np + re.fmask[fa][m]];
+                    let found = (0..nfp).find(|&m2| {
+                        let xb = x[kb * np + re.fmask[fb][m2]];
+                        norm(crate::util::sub(xa, xb)) < 1e-8 * h
+                    });
+                    let m2 = found.ok_or_else(|| Error::MeshInvalid {
+                        path: mesh.source.clone(),
+                        msg: format!(
+                            "DG face nodes of tetrahedra {} and {} do not match",
+                            mesh.tet_ids[ka], mesh.tet_ids[kb]
+                        ),
+                    })?;
+                    vmap_p[(ka * 4 + fa) * nfp + m] = (kb * np + re.fmask[fb][m2]) as u32;
+                }
+            }
+        }
+    }
+    Ok(vmap_p)
 }

@@ -18,6 +18,7 @@
 
 pub mod excitation;
 pub mod operators;
+pub mod sparse;
 
 use crate::complex::TetGeom;
 use crate::error::{Error, Result};
@@ -261,38 +262,6 @@ impl Dga {
     /// `Meps_v` over all half-edges (no PEC restriction), for the consistency identity.
     pub fn meps_unrestricted(mesh: &Mesh, topo: &Topology, mat: &Media) -> VertexBlocks {
         assemble_eps(mesh, topo, mat, &vec![true; topo.n_edges()]).expect("valid mesh")
-    }
-
-    /// The sparse `C` (4T x 2E) as triplets (row, col, ±1), for tests and the CSR build.
-    pub fn curl_triplets(mesh: &Mesh, topo: &Topology) -> Vec<(usize, usize, f64)> {
-        let mut out = Vec::with_capacity(mesh.n_tets() * 24);
-        for n in 0..mesh.n_tets() {
-            let c = curl_block(mesh.tets[n]);
-            for k in 0..4 {
-                for l in 0..6 {
-                    if c[k][l] != 0.0 {
-                        let e = topo.tet_edges[n][l] as usize;
-                        out.push((4 * n + k, 2 * e, c[k][l]));
-                        out.push((4 * n + k, 2 * e + 1, c[k][l]));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// The dual curl `C̃` (2E x 4T) built from the geometric rule of design note §7
-    /// (independently of `C`), as triplets.
-    pub fn dual_curl_triplets(&self) -> Vec<(usize, usize, f64)> {
-        let mut out = Vec::new();
-        for e in 0..self.n_edges {
-            for &x in &self.circ[self.circ_ptr[e] as usize..self.circ_ptr[e + 1] as usize] {
-                let s = if x & 1 == 1 { -1.0 } else { 1.0 };
-                out.push((2 * e, (x >> 1) as usize, s));
-                out.push((2 * e + 1, (x >> 1) as usize, s));
-            }
-        }
-        out
     }
 
     /// Per half-edge slot: its vertex and the offset of its row in the vertex block

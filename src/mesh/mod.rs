@@ -146,25 +146,7 @@ impl Mesh {
             tet_phys.push(t.phys);
             tet_ids.push(t.id);
         }
-        // Duplicate tetrahedra: same vertex set.
-        let mut keys: Vec<([u32; 4], usize)> = tets
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let mut k = *t;
-                k.sort_unstable();
-                (k, i)
-            })
-            .collect();
-        keys.sort_unstable();
-        for w in keys.windows(2) {
-            if w[0].0 == w[1].0 {
-                return Err(invalid(format!(
-                    "tetrahedra {} and {} are duplicates (same four nodes)",
-                    tet_ids[w[0].1], tet_ids[w[1].1]
-                )));
-            }
-        }
+        check_duplicates(&tets, &tet_ids).map_err(invalid)?;
         let mut surfaces: Vec<([u32; 3], i32)> = tris
             .iter()
             .filter_map(|t| {
@@ -355,6 +337,29 @@ impl Mesh {
         q.mean_shape /= per.len() as f64;
         q
     }
+}
+
+/// Refuses two tetrahedra with the same four nodes (naming them by their file ids).
+fn check_duplicates(tets: &[[u32; 4]], tet_ids: &[u64]) -> std::result::Result<(), String> {
+    let mut keys: Vec<([u32; 4], usize)> = tets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut k = *t;
+            k.sort_unstable();
+            (k, i)
+        })
+        .collect();
+    keys.sort_unstable();
+    for w in keys.windows(2) {
+        if w[0].0 == w[1].0 {
+            return Err(format!(
+                "tetrahedra {} and {} are duplicates (same four nodes)",
+                tet_ids[w[0].1], tet_ids[w[1].1]
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The cylinder meshes of `meshes/` (`coarse`, `medium`, `fine`), compiled into the binary

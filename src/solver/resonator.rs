@@ -246,23 +246,7 @@ pub fn run_with(
         b.wave.f_peak_hz(),
         b.fmax_hz,
     );
-    let mode_shapes = match &b.disc {
-        Discretisation::Dga(dga) if plan.mode_shapes > 0 && !analysis.peaks.is_empty() => {
-            let list = analysis.strongest(plan.mode_shapes, plan.method, record.dt_s);
-            super::modeshape::mode_shapes(
-                &b.mesh,
-                &b.topo,
-                dga,
-                dt,
-                &b.source,
-                b.wave,
-                steps,
-                analysis.start,
-                &list,
-            )?
-        }
-        _ => vec![],
-    };
+    let mode_shapes = mode_shapes(plan, &b, &analysis, steps)?;
     let (model_bytes, model_flops) = b.disc.step_model(plan.precision);
     Ok(ResonatorResult {
         config: plan.config.clone(),
@@ -292,4 +276,30 @@ pub fn run_with(
         notices: b.notices,
         mesh: b.mesh,
     })
+}
+
+/// Mode shapes of the strongest resonances (DGA runs with `mode_shapes > 0`).
+fn mode_shapes(
+    plan: &Plan,
+    b: &Built,
+    analysis: &Analysis,
+    steps: usize,
+) -> Result<Vec<super::modeshape::ModeShape>> {
+    match &b.disc {
+        Discretisation::Dga(dga) if plan.mode_shapes > 0 && !analysis.peaks.is_empty() => {
+            let list = analysis.strongest(plan.mode_shapes, plan.method, b.dt_s());
+            super::modeshape::mode_shapes(
+                &b.mesh,
+                &b.topo,
+                dga,
+                b.dt,
+                &b.source,
+                b.wave,
+                steps,
+                analysis.start,
+                &list,
+            )
+        }
+        _ => Ok(vec![]),
+    }
 }

@@ -200,39 +200,10 @@ pub fn run_controlled(
             break;
         }
         if done == next_check {
-            let w = match stepper.energy() {
-                Ok(w) => w,
-                Err(e) => {
-                    stop = Some(e);
-                    break;
-                }
-            };
-            energy.push((done, w));
-            if w < 0.0 {
-                // W is positive definite exactly when Δt is below the stability limit
-                stop = Some(Error::Unstable(format!(
-                    "the discrete energy became negative ({w:.6e}) by step {done}: the time step is above the stability limit; reduce --cfl"
-                )));
-                break;
-            }
-            if !w.is_finite() {
-                stop = Some(Error::Unstable(format!(
-                    "the field became non-finite by step {done}: reduce --cfl (the time step is above the stability limit?)"
-                )));
-                break;
-            }
             let source_over = source_end.map(|e| done as f64 * dt > e).unwrap_or(true);
-            if source_over {
-                match reference {
-                    None => reference = Some(w),
-                    Some(r) if w > 2.0 * r.abs() + f64::MIN_POSITIVE => {
-                        stop = Some(Error::Unstable(format!(
-                            "discrete energy grew from {r:.6e} to {w:.6e} by step {done}: the scheme is unstable; reduce --cfl"
-                        )));
-                        break;
-                    }
-                    _ => {}
-                }
+            if let Err(e) = check_energy(stepper, done, source_over, &mut energy, &mut reference) {
+                stop = Some(e);
+                break;
             }
             progress(done);
         }
@@ -277,4 +248,41 @@ pub fn run_controlled(
         stop,
         checkpointed,
     }
+}
+
+/// One energy check at step `done`: records `W`, and fails when it is negative or not
+/// finite (above the stability limit), or, once the source is over, when it has grown past
+/// twice the first post-source value (the guard's reference).
+fn check_energy(
+    stepper: &mut dyn Stepper,
+    done: usize,
+    source_over: bool,
+    energy: &mut Vec<(usize, f64)>,
+    reference: &mut Option<f64>,
+) -> Result<()> {
+    let w = stepper.energy()?;
+    energy.push((done, w));
+    if w < 0.0 {
+        // W is positive definite exactly when Δt is below the stability limit
+        return Err(Error::Unstable(format!(
+            "the discrete energy became negative ({w:.6e}) by step {done}: the time step is above the stability limit; reduce --cfl"
+        )));
+    }
+    if !w.is_finite() {
+        return Err(Error::Unstable(format!(
+            "the field became non-finite by step {done}: reduce --cfl (the time step is above the stability limit?)"
+        )));
+    }
+    if source_over {
+        match *reference {
+            None => *reference = Some(w),
+            Some(r) if w > 2.0 * r.abs() + f64::MIN_POSITIVE => {
+                return Err(Error::Unstable(format!(
+                    "discrete energy grew from {r:.6e} to {w:.6e} by step {done}: the scheme is unstable; reduce --cfl"
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
