@@ -60,6 +60,10 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
     })
 }
 
+/// The complex numbers of the whole crate (`num_complex::Complex<f64>`, as nalgebra and
+/// rustfft both use it): one path for every complex value.
+pub type C64 = nalgebra::Complex<f64>;
+
 pub type V3 = [f64; 3];
 
 #[inline(always)]

@@ -43,7 +43,10 @@ fn hand_assembly_and_kernels_equal_the_sparse_products() {
     for (v, (r, c)) in hand.iter() {
         worst = worst.max((prod.get(r, c).copied().unwrap_or(0.0) - v).abs());
     }
-    assert!(worst < 1e-13 * scale, "CSR dual differs by {worst:e} (scale {scale:e})");
+    assert!(
+        worst < 1e-13 * scale,
+        "CSR dual differs by {worst:e} (scale {scale:e})"
+    );
     let k = sparse::stiffness(&d);
     let (free, kd) = dense_k(&d);
     let mut worst = 0.0f64;
@@ -54,7 +57,10 @@ fn hand_assembly_and_kernels_equal_the_sparse_products() {
             worst = worst.max((ks - kd[(i, j)]).abs());
         }
     }
-    assert!(worst < 1e-12 * kmax, "K differs by {worst:e} (max {kmax:e})");
+    assert!(
+        worst < 1e-12 * kmax,
+        "K differs by {worst:e} (max {kmax:e})"
+    );
 }
 
 #[test]

@@ -26,7 +26,10 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
         .iter()
         .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
         .collect();
-    if parts.last().is_some_and(|l| l == "mod" || l == "lib" || l == "main") {
+    if parts
+        .last()
+        .is_some_and(|l| l == "mod" || l == "lib" || l == "main")
+    {
         parts.pop();
     }
     // the binary crate's modules live under src/app; its root is main.rs
@@ -181,7 +184,10 @@ fn no_import_circles_in_the_library_or_the_application() {
     let g = graph(&src, &lib, 0);
     assert!(g.len() > 30, "only {} library files found", g.len());
     let edges: usize = g.values().map(|s| s.len()).sum();
-    assert!(edges > 60, "only {edges} imports found: the parser is broken");
+    assert!(
+        edges > 60,
+        "only {edges} imports found: the parser is broken"
+    );
     if let Some(c) = cycle(&g) {
         panic!("import circle in the library: {}", c.join(" -> "));
     }
@@ -207,6 +213,7 @@ fn the_checker_finds_a_planted_circle() {
     assert_eq!(cycle(&g).unwrap(), ["a", "b", "c", "a"]);
     g.get_mut("c").unwrap().clear();
     assert!(cycle(&g).is_none());
-    let refs = references("use crate::{dga::Dga, mesh::Mesh};\nfn f() { super::x::y(); } // crate::z");
+    let refs =
+        references("use crate::{dga::Dga, mesh::Mesh};\nfn f() { super::x::y(); } // crate::z");
     assert_eq!(refs.len(), 3, "{refs:?}");
 }

@@ -23,7 +23,7 @@ pub mod cpu;
 pub mod opencl;
 
 use crate::mesh::Mesh;
-use crate::util::{V3, cross, norm};
+use crate::util::{C64, V3, cross, norm};
 use crate::{Error, Result};
 use basis::RefElement;
 use std::collections::HashMap;
@@ -86,9 +86,9 @@ pub const RK4C: [f64; 5] = [
 ];
 
 /// Amplification factor of one LSERK step for `y' = z y`.
-pub fn lserk_amplification(z: nalgebra::Complex<f64>) -> nalgebra::Complex<f64> {
-    let mut y = nalgebra::Complex::<f64>::new(1.0, 0.0);
-    let mut res = nalgebra::Complex::<f64>::new(0.0, 0.0);
+pub fn lserk_amplification(z: C64) -> C64 {
+    let mut y = C64::new(1.0, 0.0);
+    let mut res = C64::new(0.0, 0.0);
     for s in 0..5 {
         res = res * RK4A[s] + z * y;
         y += res * RK4B[s];
@@ -101,7 +101,7 @@ pub fn lserk_safe_radius() -> f64 {
     let mut r_min = f64::INFINITY;
     for a in 0..=90 {
         let th = std::f64::consts::FRAC_PI_2 + std::f64::consts::PI * a as f64 / 90.0;
-        let dir = nalgebra::Complex::<f64>::from_polar(1.0, th);
+        let dir = C64::from_polar(1.0, th);
         // first radius where |R| exceeds 1, by stepping then bisection
         let mut lo = 0.0;
         let mut hi = 0.05;

@@ -7,6 +7,7 @@
 //! `Σ_s X_m[h_s] w^s` (the dual basis of the hexahedron's half-edge vectors, as the probes
 //! use). Each mode is normalised so that its largest cell field is real and of modulus 1.
 
+use crate::Result;
 use crate::backend::cpu::CpuStepper;
 use crate::complex::TetGeom;
 use crate::dga::Dga;
@@ -14,12 +15,9 @@ use crate::dga::excitation::Source;
 use crate::dga::operators::{DualForm, Operators};
 use crate::mesh::{Mesh, Topology};
 use crate::problem::Waveform;
-use crate::{Result, util::V3};
+use crate::util::{C64, V3};
 use nalgebra::Matrix3;
-use rustfft::num_complex::Complex;
 use std::sync::Arc;
-
-type C64 = Complex<f64>;
 
 /// A mode shape: per-tet complex electric field.
 #[derive(Clone, Debug)]
