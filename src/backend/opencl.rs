@@ -553,7 +553,7 @@ pub struct ClStepper<T: Real> {
 /// before anything is allocated, with the figures ([`crate::cost::dga_device_bytes`]).
 fn check_device_memory<T: Real>(dev: &ClDevice, dga: &Dga, dual: DualForm) -> Result<()> {
     let real = std::mem::size_of::<T>();
-    let nnz = (dual == DualForm::Csr).then(|| csr_nnz_estimate(&dga));
+    let nnz = (dual == DualForm::Csr).then(|| csr_nnz_estimate(dga));
     let (total, largest) = crate::cost::dga_device_bytes(&dga.counts(), real, nnz);
     let avail = dev.info.global_mem;
     if total as f64 > 0.92 * avail as f64 {
