@@ -97,11 +97,11 @@ pub fn dual_csr<T: Real>(ops: &Operators<T>, f: &[T], u: &mut [T]) {
 
 /// The CPU stepper.
 pub struct CpuStepper<T: Real> {
-    pub ops: Arc<Operators<T>>,
-    pub dga: Arc<Dga>,
-    pub dual: DualForm,
-    pub u: Vec<T>,
-    pub f: Vec<T>,
+    ops: Arc<Operators<T>>,
+    dga: Arc<Dga>,
+    dual: DualForm,
+    u: Vec<T>,
+    f: Vec<T>,
     c: Vec<T>,
     source: Vec<(u32, T)>,
     wave: Option<Waveform>,
@@ -143,6 +143,11 @@ impl<T: Real> CpuStepper<T> {
             dual,
             probes,
         })
+    }
+
+    /// The electric DoFs `U^n` (half-edge slots).
+    pub fn u(&self) -> &[T] {
+        &self.u
     }
 
     /// One leapfrog step with source amplitude `amp`.

@@ -363,23 +363,25 @@ impl ClDevice {
     }
 }
 
-/// The compiled kernels of one precision.
+/// The compiled kernels of one precision. The bandwidth probes (`copy`, `triad`, and their
+/// four-per-work-item forms) are public for the bench; the operator kernels are launched
+/// through [`ClStepper`].
 pub struct Kernels {
-    pub primal_tet: Kernel,
-    pub primal_row: Kernel,
-    pub circulation: Kernel,
-    pub vertex_block: Kernel,
-    pub vertex_block_h: Kernel,
-    pub csr_scalar: Kernel,
-    pub csr_vector: Kernel,
-    pub source: Kernel,
-    pub probe: Kernel,
-    pub scale: Kernel,
-    pub dot_partial: Kernel,
-    pub axpy0: Kernel,
+    pub(crate) primal_tet: Kernel,
+    pub(crate) primal_row: Kernel,
+    pub(crate) circulation: Kernel,
+    pub(crate) vertex_block: Kernel,
+    pub(crate) vertex_block_h: Kernel,
+    pub(crate) csr_scalar: Kernel,
+    pub(crate) csr_vector: Kernel,
+    pub(crate) source: Kernel,
+    pub(crate) probe: Kernel,
+    pub(crate) scale: Kernel,
+    pub(crate) dot_partial: Kernel,
+    pub(crate) axpy0: Kernel,
     pub copy: Kernel,
     pub triad: Kernel,
-    pub vertex_block_v: Kernel,
+    pub(crate) vertex_block_v: Kernel,
     pub copy4: Kernel,
     pub triad4: Kernel,
     _program: Program,

@@ -53,7 +53,6 @@ pub struct Built {
     /// FNV-1a of the mesh file (None for generated meshes).
     pub mesh_hash: Option<u64>,
     pub topo: Topology,
-    pub media: Media,
     pub walls: Walls,
     pub disc: Discretisation,
     /// Time step in metres of light travel, and ρ(K) (with the margin; 0 when `dt` was given).
@@ -63,8 +62,6 @@ pub struct Built {
     /// The source (DGA: with its unit-Δt current pattern; DG: located only).
     pub source: Source,
     pub probe_points: Vec<V3>,
-    /// The probes' DGA stencils (empty for DG).
-    pub probes: Vec<Probe>,
     pub steps: usize,
     pub fmax_hz: f64,
     /// One-line notices for the user (backend choice, unchecked time step).
@@ -152,7 +149,6 @@ pub fn build(plan: &Plan) -> Result<(Built, Box<dyn Stepper>)> {
         mesh,
         mesh_hash,
         topo,
-        media,
         walls,
         disc,
         dt,
@@ -160,7 +156,6 @@ pub fn build(plan: &Plan) -> Result<(Built, Box<dyn Stepper>)> {
         wave,
         source,
         probe_points,
-        probes,
         steps,
         fmax_hz,
         notices,

@@ -6,7 +6,7 @@
 //! Time is in metres of light travel inside the library (c = 1); `dt_s = dt / C0`.
 
 pub mod analyse;
-pub mod build;
+pub(crate) mod build;
 pub mod checkpoint;
 pub mod config;
 pub mod modeshape;

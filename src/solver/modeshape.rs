@@ -80,7 +80,7 @@ pub fn mode_shapes(
             let t = (k + 1) as f64 * dt_s;
             for (m, (_, f)) in modes.iter().enumerate() {
                 let ph = C64::from_polar(1.0, -2.0 * std::f64::consts::PI * f * t);
-                for (x, &u) in acc[m].iter_mut().zip(&s.u) {
+                for (x, &u) in acc[m].iter_mut().zip(s.u()) {
                     *x += ph * u;
                 }
             }
