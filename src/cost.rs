@@ -160,3 +160,25 @@ pub fn available_memory() -> Option<u64> {
     let kb: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
+
+/// Disk space the outputs of a run need, in bytes: `probe.csv` (20 characters per value,
+/// a time and 3 components per probe per step), `spectrum.csv`, `modes.csv`, the plots and
+/// `run.toml` (a few MB at most), and, when checkpoints are written, twice a checkpoint
+/// (the new one is written beside the old before the rename): the state (`state_len` f64)
+/// and the samples so far.
+pub fn output_bytes(steps: usize, n_probes: usize, state_len: usize, checkpoints: bool) -> u64 {
+    let values = steps as u64 * (1 + 3 * n_probes as u64);
+    let probe_csv = 20 * values;
+    let others = 8 << 20;
+    let ck = if checkpoints {
+        2 * (8 * (state_len as u64 + 3 * n_probes as u64 * steps as u64) + (1 << 16))
+    } else {
+        0
+    };
+    probe_csv + others + ck
+}
+
+/// Host memory of a run's probe record (f64 samples, kept for the analysis).
+pub fn record_bytes(steps: usize, n_probes: usize) -> u64 {
+    8 * 3 * n_probes as u64 * steps as u64
+}

@@ -47,6 +47,7 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
     let r = (|| {
         use std::io::Write;
         let mut f = std::fs::File::create(&tmp)?;
+        injected_write_fault(path)?;
         f.write_all(bytes)?;
         f.sync_all()
     })();
@@ -63,6 +64,35 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
 /// The complex numbers of the whole crate (`num_complex::Complex<f64>`, as nalgebra and
 /// rustfft both use it): one path for every complex value.
 pub type C64 = nalgebra::Complex<f64>;
+
+/// For testing the failure paths: with `DGATD_FAULT_WRITE=NAME` in the environment, writing
+/// a file of that name fails like a full disk (ENOSPC).
+pub fn injected_write_fault(path: &std::path::Path) -> std::io::Result<()> {
+    match std::env::var_os("DGATD_FAULT_WRITE") {
+        Some(name) if path.file_name() == Some(name.as_os_str()) => Err(std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            "No space left on device (injected)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses to start writing `need` bytes into `dir` when its file system has less
+/// available (`what` says what the bytes are for).
+pub fn check_space(dir: &std::path::Path, need: u64, what: &str) -> crate::Result<()> {
+    let avail = fs4::available_space(dir).map_err(|e| crate::Error::io(dir, e))?;
+    if need > avail {
+        return Err(crate::Error::Output {
+            path: dir.to_path_buf(),
+            msg: format!(
+                "{what} need about {}, but only {} is free there; free space or choose another --out",
+                indicatif::HumanBytes(need),
+                indicatif::HumanBytes(avail)
+            ),
+        });
+    }
+    Ok(())
+}
 
 pub type V3 = [f64; 3];
 

@@ -9,7 +9,7 @@ use dgatd::problem::{Boundary, BoundaryKind, Material};
 use dgatd::solver::checkpoint::{self, Checkpoint};
 use dgatd::solver::config::{BackendKind, Config, Extract, Method, Origin};
 use dgatd::solver::plan::{Plan, parse_point};
-use dgatd::solver::resonator::{self, RunOptions};
+use dgatd::solver::resonator::{self, Phase, RunOptions};
 use dgatd::{Error, Precision, Result};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -272,14 +272,41 @@ fn parse_material(v: &str) -> Result<Material> {
 
 /// Set by the Ctrl-C handler; the time loop saves and stops at its next look.
 static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The run's phase (0 setup, 1 time loop, 2 analysis), for the handler.
+static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
-/// Installs the Ctrl-C handler (SIGINT, SIGTERM, SIGHUP) once: the first signal asks the run
-/// to save a checkpoint and the probe data and stop; a second one exits at once with 130.
+fn set_phase(p: Phase) {
+    let v = match p {
+        Phase::Setup => 0,
+        Phase::Stepping => 1,
+        Phase::Analysis => 2,
+    };
+    PHASE.store(v, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Installs the Ctrl-C handler (SIGINT, SIGTERM, SIGHUP) once. In the time loop the first
+/// signal asks the run to save a checkpoint and the probe data and stop, and a second one
+/// exits at once; in setup (nothing to save yet) and in the analysis (the probe record is
+/// already written) a signal exits at once. Exit status 130.
 fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let r = ctrlc::set_handler(|| {
-            if INTERRUPT.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            use std::sync::atomic::Ordering;
+            match PHASE.load(Ordering::SeqCst) {
+                0 => {
+                    eprintln!("\ninterrupted during setup: nothing was run, nothing to save");
+                    std::process::exit(130);
+                }
+                2 => {
+                    eprintln!(
+                        "\ninterrupted during the analysis: the probe record is in probe.csv (and a final checkpoint for long runs)"
+                    );
+                    std::process::exit(130);
+                }
+                _ => {}
+            }
+            if INTERRUPT.swap(true, Ordering::SeqCst) {
                 eprintln!("\nsecond interrupt: exiting without saving");
                 std::process::exit(130);
             }
@@ -329,9 +356,11 @@ fn resumed(args: &ResonatorArgs, dir: &Path) -> Result<(Config, Origin, Checkpoi
 
 /// Runs the resonator job and writes its outputs; prints the mode table.
 pub fn command(args: &ResonatorArgs) -> Result<()> {
+    install_interrupt_handler();
     let mut opts =
         RunOptions {
             interrupt: Some(&INTERRUPT),
+            on_phase: Some(&set_phase),
             fault_at_step: match std::env::var("DGATD_FAULT_AT_STEP") {
                 Ok(v) => Some(v.parse().map_err(|_| {
                     Error::config("DGATD_FAULT_AT_STEP", &v, "must be a step number")
@@ -367,8 +396,12 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     };
     args.overlay(&mut cfg)?;
     let plan = Plan::new(&cfg, origin)?;
+    // the output folder is created, tested and locked before anything runs
+    let (_dir, stale) = dgatd::report::outdir::OutputDir::prepare(&out)?;
+    if let Some(n) = stale {
+        eprintln!("note: {n}");
+    }
     opts.out = Some(out.clone());
-    install_interrupt_handler();
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new(1);
         b.set_style(
@@ -391,8 +424,30 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     for n in &r.notices {
         eprintln!("note: {n}");
     }
-    let mut files = dgatd::report::write_resonator(&out, &r)?;
-    files.extend(super::plots::spectrum_plot(&out, &r)?);
+    let write = || -> Result<Vec<PathBuf>> {
+        let mut files = dgatd::report::write_resonator(&out, &r)?;
+        files.extend(super::plots::spectrum_plot(&out, &r)?);
+        Ok(files)
+    };
+    let files = write().map_err(|e| {
+        let ck = out.join(checkpoint::FILE);
+        let kept = if ck.exists() {
+            format!(
+                "the run's final state is kept in {}: free space, then `dgatd resonator --resume {}` writes the outputs without rerunning the steps",
+                ck.display(),
+                out.display()
+            )
+        } else {
+            format!(
+                "the probe record is in {}",
+                out.join("probe.csv").display()
+            )
+        };
+        Error::Stopped {
+            cause: Box::new(e),
+            saved: format!("writing the outputs failed; {kept}"),
+        }
+    })?;
     // the outputs are complete: the checkpoint is no longer needed
     let ck = out.join(checkpoint::FILE);
     if ck.exists() {

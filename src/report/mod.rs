@@ -18,6 +18,7 @@ use crate::solver::resonator::ResonatorResult;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
+pub mod outdir;
 pub mod vtu;
 /// Commit the binary was built from (`-dirty` with uncommitted changes).
 pub const COMMIT: &str = env!("DGATD_COMMIT");
@@ -60,7 +61,11 @@ fn g(x: f64) -> String {
 
 /// Writes the output files into `dir` (created if missing); returns their paths.
 pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> {
-    let mut out = vec![r.record.write_probe_csv(dir)?];
+    let probe = match &r.probe_csv {
+        Some(p) if p.parent() == Some(dir) => p.clone(),
+        _ => r.record.write_probe_csv(dir)?,
+    };
+    let mut out = vec![probe];
     let spec = &r.analysis.spectrum;
     // spectrum.csv (the analysed band)
     let p = dir.join("spectrum.csv");

@@ -76,6 +76,13 @@ impl Checkpoint {
         let tmp = dir.join(format!("{FILE}.tmp"));
         let io = |e| Error::io(&tmp, e);
         let file = std::fs::File::create(&tmp).map_err(io)?;
+        let cleanup = |e: Error| {
+            let _ = std::fs::remove_file(&tmp);
+            e
+        };
+        crate::util::injected_write_fault(&path)
+            .map_err(|e| Error::io(&tmp, e))
+            .map_err(cleanup)?;
         let mut w = Hashing {
             w: BufWriter::with_capacity(1 << 20, file),
             h: 0xcbf2_9ce4_8422_2325,
@@ -101,8 +108,11 @@ impl Checkpoint {
             let file = w.w.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()
         })()
-        .map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        .map_err(io)
+        .map_err(cleanup)?;
+        std::fs::rename(&tmp, &path)
+            .map_err(|e| Error::io(&path, e))
+            .map_err(cleanup)?;
         Ok(path)
     }
 

@@ -21,6 +21,8 @@ use std::path::PathBuf;
 pub struct ResonatorResult {
     /// The configuration of the run (written to `run.toml`).
     pub config: Config,
+    /// `probe.csv`, when the run wrote it before the analysis (`RunOptions::out`).
+    pub probe_csv: Option<PathBuf>,
     pub mesh: Mesh,
     pub mesh_hash: Option<u64>,
     pub n_edges: usize,
@@ -71,6 +73,20 @@ pub struct RunOptions<'a> {
     pub interrupt: Option<&'a std::sync::atomic::AtomicBool>,
     /// Fail like a lost device at this step (testing the failure path).
     pub fault_at_step: Option<usize>,
+    /// Told when the run enters each phase (a signal handler decides what an interrupt
+    /// means: in the time loop, save and stop; elsewhere, stop at once).
+    pub on_phase: Option<&'a (dyn Fn(Phase) + Sync)>,
+}
+
+/// The phases of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading the mesh, assembling, the power iteration.
+    Setup,
+    /// The time loop (an interrupt saves a checkpoint and the probe data).
+    Stepping,
+    /// Extraction and mode shapes (the probe record is already on disk when `out` is set).
+    Analysis,
 }
 
 /// Identifies a run configuration and its mesh; a checkpoint is only resumed by the run it
@@ -176,11 +192,34 @@ pub fn run_with(
     opts: &mut RunOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ResonatorResult> {
+    let phase = |p: Phase| {
+        if let Some(f) = opts.on_phase {
+            f(p)
+        }
+    };
+    phase(Phase::Setup);
     let t0 = std::time::Instant::now();
     let (b, mut stepper) = build::build(plan)?;
     let setup_s = t0.elapsed().as_secs_f64();
     let fp = fingerprint(&plan.config, b.mesh_hash, b.mesh.n_tets());
     let steps = b.steps;
+    if let Some(dir) = &opts.out {
+        let (u, f) = (b.topo.n_edges() * 2, 4 * b.mesh.n_tets());
+        let checkpoints = plan.checkpoint_steps > 0 || plan.checkpoint_every.is_some();
+        let need = crate::cost::output_bytes(steps, b.probe_points.len(), u + f, checkpoints);
+        crate::util::check_space(
+            dir,
+            need,
+            &format!(
+                "the outputs of {steps} steps{}",
+                if checkpoints {
+                    " and its checkpoints"
+                } else {
+                    ""
+                }
+            ),
+        )?;
+    }
     let resume = match opts.resume.take() {
         Some(ck) => {
             let r = restore(ck, fp, &b, stepper.as_mut(), opts.out.as_deref())?;
@@ -219,6 +258,7 @@ pub fn run_with(
         every: plan.checkpoint_every,
         interrupt: opts.interrupt,
     };
+    phase(Phase::Stepping);
     let outcome = super::run_controlled(
         stepper.as_mut(),
         dt,
@@ -228,6 +268,7 @@ pub fn run_with(
         &mut ctl,
         &mut |d| progress(d, steps),
     );
+    drop(ctl);
     let record = outcome.record;
     if let Some(cause) = outcome.stop {
         return Err(stopped(
@@ -237,6 +278,28 @@ pub fn run_with(
             opts.out.as_deref(),
         ));
     }
+    phase(Phase::Analysis);
+    // Before the analysis, the record goes to disk; a long run also leaves a checkpoint at
+    // its end, so that a failure writing the outputs costs a `--resume` of no steps.
+    let probe_csv = match &opts.out {
+        Some(dir) => {
+            let long = plan.checkpoint_steps > 0
+                || plan
+                    .checkpoint_every
+                    .is_some_and(|e| record.wall_s >= e.as_secs_f64());
+            if long && outcome.checkpointed != Some(steps) {
+                let so_far = RunSoFar {
+                    done: steps,
+                    samples: &record.samples,
+                    energy: &record.energy,
+                    reference: outcome.reference,
+                };
+                write_ck(&so_far, stepper.as_ref())?;
+            }
+            Some(record.write_probe_csv(dir)?)
+        }
+        None => None,
+    };
     let pulse_end = (b.wave.end() / dt).ceil() as usize;
     let analysis = analyse::analyse(
         plan,
@@ -249,6 +312,7 @@ pub fn run_with(
     let mode_shapes = mode_shapes(plan, &b, &analysis, steps)?;
     let (model_bytes, model_flops) = b.disc.step_model(plan.precision);
     Ok(ResonatorResult {
+        probe_csv,
         config: plan.config.clone(),
         dofs: b.disc.dofs(),
         method: plan.method,

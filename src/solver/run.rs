@@ -149,6 +149,8 @@ pub struct RunOutcome {
     pub stop: Option<Error>,
     /// Steps whose state the last checkpoint holds (None: none written).
     pub checkpointed: Option<usize>,
+    /// The blow-up guard's reference energy (for a checkpoint at the end).
+    pub reference: Option<f64>,
 }
 
 /// [`run`] with resume, checkpoints and interruption. Never loses the samples recorded
@@ -169,7 +171,8 @@ pub fn run_controlled(
         Some(r) => r,
         None => (
             0,
-            Vec::with_capacity(steps * n_probes * 3),
+            // grown as needed: a huge step count fails in the build's memory check, not here
+            Vec::with_capacity(steps.min(1 << 16) * n_probes * 3),
             Vec::new(),
             None,
         ),
@@ -247,6 +250,7 @@ pub fn run_controlled(
         },
         stop,
         checkpointed,
+        reference,
     }
 }
 
