@@ -76,6 +76,10 @@ pub enum Error {
     /// The user interrupted the run (Ctrl-C / SIGINT).
     #[error("interrupted at step {step} of {steps}")]
     Interrupted { step: usize, steps: usize },
+    /// Communication between ranks failed (domain decomposition, `crate::partition`); `what`
+    /// names the operation and the ranks involved.
+    #[error("rank communication ({what}): {msg}")]
+    Comm { what: String, msg: String },
     /// A run stopped before its end (`cause`); `saved` says what was written and how to go on.
     #[error("{cause}\n{saved}")]
     Stopped { cause: Box<Error>, saved: String },

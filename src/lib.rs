@@ -22,6 +22,8 @@
 //! - [`cost`]: one model of bytes, flops and memory;
 //! - [`backend`]: the CPU reference time stepper and the OpenCL backend;
 //! - [`spectrum`]: FFT, harmonic inversion, leapfrog correction, analytic cavity modes;
+//! - `partition` (feature `partition`; MPI transport with feature `mpi`): METIS domain
+//!   decomposition, per-rank operators and halo exchange;
 //! - [`solver`]: configuration → plan → build → run → analyse;
 //! - [`report`]: the output files of a run.
 //!
@@ -41,6 +43,8 @@ pub mod dg;
 pub mod dga;
 pub mod error;
 pub mod mesh;
+#[cfg(feature = "partition")]
+pub mod partition;
 pub mod problem;
 pub mod real;
 pub mod report;

@@ -188,11 +188,39 @@ impl Dga {
         fixed: &[bool],
         lean: bool,
     ) -> Result<Dga> {
+        let free_edge: Vec<bool> = fixed.iter().map(|&b| !b).collect();
+        Self::assemble_rows(mesh, topo, mat, lean, free_edge, None, None)
+    }
+
+    /// Assembly of a part of a mesh (domain decomposition, `crate::partition`): the free
+    /// flags of the edges are given (the global ones, not those of the part's own surface),
+    /// `Mmu_n` and `Mmu_n⁻¹ C_n` are computed only for the tets with `tet_rows[n]` (zero
+    /// elsewhere), and `Meps_v` only for the vertices with `vertex_rows[v]` (the other
+    /// vertices get empty blocks). `None` selects every tet or vertex.
+    pub fn assemble_rows(
+        mesh: &Mesh,
+        topo: &Topology,
+        mat: &Media,
+        lean: bool,
+        free_edge: Vec<bool>,
+        tet_rows: Option<&[bool]>,
+        vertex_rows: Option<&[bool]>,
+    ) -> Result<Dga> {
         let t = mesh.n_tets();
+        if free_edge.len() != topo.n_edges() {
+            return Err(Error::config(
+                "free edge flags",
+                free_edge.len(),
+                format!("expected one per edge ({})", topo.n_edges()),
+            ));
+        }
         // Per tet: Mmu and Mmu⁻¹C (a NaN in slot 0 marks a failure, reported below).
         let (mmu, mmu_inv_c): (Vec<[f64; 16]>, Vec<[f64; 24]>) = (0..t)
             .into_par_iter()
             .map(|n| {
+                if tet_rows.is_some_and(|r| !r[n]) {
+                    return ([0.0; 16], [0.0; 24]);
+                }
                 let g = TetGeom::new(mesh, n);
                 let mut mmu = Matrix4::<f64>::zeros();
                 for i in 0..4 {
@@ -228,8 +256,7 @@ impl Dga {
             ));
         }
         let mmu = if lean { Vec::new() } else { mmu };
-        let free_edge: Vec<bool> = fixed.iter().map(|&b| !b).collect();
-        let mut meps = assemble_eps(mesh, topo, mat, &free_edge)?;
+        let mut meps = assemble_eps(mesh, topo, mat, &free_edge, vertex_rows)?;
         let meps_inv = if lean {
             let data = std::mem::take(&mut meps.data);
             let mut m = VertexBlocks {
@@ -261,7 +288,7 @@ impl Dga {
 
     /// `Meps_v` over all half-edges (no PEC restriction), for the consistency identity.
     pub fn meps_unrestricted(mesh: &Mesh, topo: &Topology, mat: &Media) -> VertexBlocks {
-        assemble_eps(mesh, topo, mat, &vec![true; topo.n_edges()]).expect("valid mesh")
+        assemble_eps(mesh, topo, mat, &vec![true; topo.n_edges()], None).expect("valid mesh")
     }
 
     /// Per half-edge slot: its vertex and the offset of its row in the vertex block
@@ -309,7 +336,14 @@ fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]
 /// `Meps_v` per vertex over the half-edges of kept edges. The hexahedral matrices are
 /// recomputed from the geometry inside the vertex loop (4 times per tet) rather than
 /// stored, and the blocks are written in place: memory is the result plus O(V).
-fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Media, keep: &[bool]) -> Result<VertexBlocks> {
+/// Vertices outside `rows` (when given) get empty blocks.
+fn assemble_eps(
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    keep: &[bool],
+    rows: Option<&[bool]>,
+) -> Result<VertexBlocks> {
     let nv = mesh.n_vertices();
     // vertex -> (tet, local vertex)
     let mut vt_ptr = vec![0usize; nv + 1];
@@ -333,15 +367,21 @@ fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Media, keep: &[bool]) -> Res
     let mut ptr = Vec::with_capacity(nv + 1);
     ptr.push(0usize);
     for v in 0..nv {
-        let d = topo
-            .edges_at(v)
-            .iter()
-            .filter(|&&e| keep[e as usize])
-            .count();
+        let d = if rows.is_some_and(|r| !r[v]) {
+            0
+        } else {
+            topo.edges_at(v)
+                .iter()
+                .filter(|&&e| keep[e as usize])
+                .count()
+        };
         ptr.push(ptr[v] + d);
     }
     let mut h = vec![0u32; ptr[nv]];
     for v in 0..nv {
+        if ptr[v + 1] == ptr[v] {
+            continue;
+        }
         let mut k = ptr[v];
         for &e in topo.edges_at(v) {
             if keep[e as usize] {
@@ -362,6 +402,9 @@ fn assemble_eps(mesh: &Mesh, topo: &Topology, mat: &Media, keep: &[bool]) -> Res
         .into_par_iter()
         .enumerate()
         .for_each(|(v, b)| {
+            if rows.is_some_and(|r| !r[v]) {
+                return;
+            }
             let hs = &h[ptr[v]..ptr[v + 1]];
             let d = hs.len();
             for &(n, i) in &vt[vt_ptr[v]..vt_ptr[v + 1]] {
