@@ -78,6 +78,7 @@ impl Built {
 pub fn build(plan: &Plan) -> Result<(Built, Box<dyn Stepper>)> {
     let (mesh, mesh_hash) = load_mesh(plan)?;
     let topo = Topology::build(&mesh)?;
+    let mut notices = crate::mesh::check::check(&mesh, &topo)?;
     let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
     let walls =
         Walls::resolve(&mesh, &topo, &plan.problem.boundaries).map_err(|e| plan.locate(e))?;
@@ -92,7 +93,6 @@ pub fn build(plan: &Plan) -> Result<(Built, Box<dyn Stepper>)> {
             &mesh, plan.order, plan.flux, &media.eps, &media.mu,
         )?)),
     };
-    let mut notices = vec![];
     let device = choose_device(plan, &mut notices)?;
     let (lo, hi) = mesh.bbox();
     let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
