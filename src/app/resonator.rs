@@ -129,6 +129,10 @@ pub struct ResonatorArgs {
     /// of an uninterrupted run.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: continue a checkpoint that was written for another output folder
+    /// (copied or moved here).
+    #[arg(long, requires = "resume")]
+    pub force: bool,
 }
 
 impl ResonatorArgs {
@@ -345,6 +349,19 @@ fn resumed(args: &ResonatorArgs, dir: &Path) -> Result<(Config, Origin, Checkpoi
         ));
     }
     let ck = Checkpoint::read(dir)?;
+    let here = std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string();
+    if !ck.out.is_empty() && ck.out != here && !args.force {
+        return Err(Error::Checkpoint {
+            path: ck_path,
+            why: format!(
+                "it was written by the run in {}, not this folder ({here}); resuming would overwrite this folder's outputs with that run's. Give --force to continue it here",
+                ck.out
+            ),
+        });
+    }
     let origin = Origin {
         path: format!("{} (stored configuration)", ck_path.display()),
         text: ck.config.clone(),
@@ -402,25 +419,13 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
         eprintln!("note: {n}");
     }
     opts.out = Some(out.clone());
-    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(1);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} steps {pos}/{len} [{bar:40}] {per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let progress = Progress::new(args.quiet);
+    let status = |m: &str| progress.status(m);
+    opts.on_status = Some(&status);
     let r = resonator::run_with(&plan, &mut opts, &mut |done, total| {
-        if let Some(b) = &bar {
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-        }
+        progress.steps(done, total)
     })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     for n in &r.notices {
         eprintln!("note: {n}");
     }
@@ -479,4 +484,87 @@ fn print_summary(r: &resonator::ResonatorResult, plan: &Plan) {
         1e9 * r.record.wall_s / (r.record.steps as f64 * r.dofs as f64)
     );
     out!("{}", dgatd::report::mode_table(r));
+}
+
+/// Progress on stderr: a spinner with the current setup or analysis task and its elapsed
+/// time, then a bar over the time steps (rate as whole steps per second). Without a
+/// terminal (a batch job's log), each task is one line with its start time.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    log: bool,
+    start: std::time::Instant,
+    stepping: std::sync::atomic::AtomicBool,
+    /// Last tenth of the steps logged (logs without a terminal).
+    tenth: std::sync::atomic::AtomicUsize,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Self {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (!quiet && tty).then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
+            b
+        });
+        Progress {
+            bar,
+            log: !quiet && !tty,
+            start: std::time::Instant::now(),
+            stepping: std::sync::atomic::AtomicBool::new(false),
+            tenth: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn status(&self, m: &str) {
+        use std::sync::atomic::Ordering;
+        if let Some(b) = &self.bar {
+            if self.stepping.swap(false, Ordering::SeqCst) {
+                b.set_style(
+                    indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+                );
+            }
+            b.set_message(m.to_string());
+        }
+        if self.log {
+            eprintln!("[{:8.1} s] {m}", self.start.elapsed().as_secs_f64());
+        }
+    }
+
+    fn steps(&self, done: usize, total: usize) {
+        use std::sync::atomic::Ordering;
+        if let Some(b) = &self.bar {
+            if !self.stepping.swap(true, Ordering::SeqCst) {
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} steps {pos}/{len} [{bar:40}] {per_sec:.0} eta {eta}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                b.set_message("");
+            }
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        } else if self.log
+            && self
+                .tenth
+                .fetch_max(10 * done / total.max(1), Ordering::SeqCst)
+                < 10 * done / total.max(1)
+        {
+            eprintln!(
+                "[{:8.1} s] step {done} of {total}",
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }
