@@ -131,54 +131,141 @@ pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
     )
 }
 
-/// A circular cylinder surface for projecting refined boundary nodes: axis through
-/// `origin` along unit `axis`, radius `radius`.
+/// A curved wall onto which refined boundary nodes are projected: the lateral surface of a
+/// circular cylinder (axis through `origin` along unit `axis`) or a sphere, with the
+/// relative tolerance `tol` within which a node counts as lying on it (the mesh's own node
+/// accuracy, [`super::shape::Shape::node_tolerance`]).
 #[derive(Clone, Copy, Debug)]
-pub struct Cylinder {
-    pub origin: V3,
-    pub axis: V3,
-    pub radius: f64,
+pub enum CurvedWall {
+    Cylinder {
+        origin: V3,
+        axis: V3,
+        radius: f64,
+        tol: f64,
+    },
+    Sphere {
+        center: V3,
+        radius: f64,
+        tol: f64,
+    },
 }
 
-impl Cylinder {
-    fn rho(&self, p: V3) -> (V3, f64) {
-        let d = sub(p, self.origin);
-        let a = crate::util::dot(d, self.axis);
-        let r = sub(d, crate::util::scale(self.axis, a));
-        (r, norm(r))
+impl CurvedWall {
+    /// The wall of a detected shape (None for a box).
+    pub fn of(shape: &super::shape::Shape, mesh: &Mesh) -> Option<CurvedWall> {
+        let tol = shape.node_tolerance(mesh);
+        match *shape {
+            super::shape::Shape::Cylinder { origin, radius, .. } => Some(CurvedWall::Cylinder {
+                origin,
+                axis: [0.0, 0.0, 1.0],
+                radius,
+                tol,
+            }),
+            super::shape::Shape::Sphere { center, radius } => Some(CurvedWall::Sphere {
+                center,
+                radius,
+                tol,
+            }),
+            super::shape::Shape::Box { .. } => None,
+        }
     }
-    /// Whether `p` lies on the lateral surface (relative tolerance `tol`).
-    pub fn on_surface(&self, p: V3, tol: f64) -> bool {
-        (self.rho(p).1 - self.radius).abs() <= tol * self.radius
+
+    /// The radial vector of `p` (from the axis or centre), its length and the radius.
+    fn rho(&self, p: V3) -> (V3, f64, f64) {
+        let (r, radius) = match *self {
+            CurvedWall::Cylinder {
+                origin,
+                axis,
+                radius,
+                ..
+            } => {
+                let d = sub(p, origin);
+                let a = crate::util::dot(d, axis);
+                (sub(d, crate::util::scale(axis, a)), radius)
+            }
+            CurvedWall::Sphere { center, radius, .. } => (sub(p, center), radius),
+        };
+        (r, norm(r), radius)
     }
-    /// Radial projection of `p` onto the lateral surface.
+
+    fn tol(&self) -> f64 {
+        match *self {
+            CurvedWall::Cylinder { tol, .. } | CurvedWall::Sphere { tol, .. } => tol,
+        }
+    }
+
+    /// Whether `p` lies on the wall within the tolerance.
+    pub fn on_surface(&self, p: V3) -> bool {
+        let (_, rn, radius) = self.rho(p);
+        (rn - radius).abs() <= self.tol() * radius
+    }
+
+    /// Radial projection of `p` onto the wall.
     pub fn project(&self, p: V3) -> V3 {
-        let (r, rn) = self.rho(p);
+        let (r, rn, radius) = self.rho(p);
         if rn == 0.0 {
             return p;
         }
-        crate::util::add(p, crate::util::scale(r, self.radius / rn - 1.0))
+        crate::util::add(p, crate::util::scale(r, radius / rn - 1.0))
+    }
+
+    /// Whether a boundary face with unit normal `n` can lie on the wall (a cylinder's end
+    /// caps cannot: their normal is along the axis).
+    fn may_hold(&self, n: V3) -> bool {
+        match *self {
+            CurvedWall::Cylinder { axis, .. } => crate::util::dot(n, axis).abs() < 0.5,
+            CurvedWall::Sphere { .. } => true,
+        }
     }
 }
 
+/// Edges of the boundary faces that may lie on `wall` (by their normal).
+fn wall_edges(mesh: &Mesh, topo: &super::Topology, wall: &CurvedWall) -> Vec<bool> {
+    let mut on = vec![false; topo.n_edges()];
+    for &(f, _) in &topo.boundary_faces {
+        let x = topo.faces[f as usize].map(|v| mesh.nodes[v as usize]);
+        let c = crate::util::cross(sub(x[1], x[0]), sub(x[2], x[0]));
+        let cn = norm(c);
+        if !(cn > 0.0) || !wall.may_hold(crate::util::scale(c, 1.0 / cn)) {
+            continue;
+        }
+        let v = topo.faces[f as usize];
+        for (a, b) in [(v[0], v[1]), (v[1], v[2]), (v[2], v[0])] {
+            if let Some(&e) = topo
+                .edges_at(a as usize)
+                .iter()
+                .find(|&&e| topo.edges[e as usize].contains(&b))
+            {
+                on[e as usize] = true;
+            }
+        }
+    }
+    on
+}
+
 /// Uniform 1:8 refinement: each tet becomes 4 corner tets and 4 tets of its inner
-/// octahedron (split along its shortest diagonal). With `cyl`, the midpoint of an edge
-/// whose both ends lie on the cylinder's lateral surface, and that is a boundary edge, is
-/// projected onto that surface, so that curved walls converge.
-pub fn refine(mesh: &Mesh, cyl: Option<Cylinder>) -> Mesh {
+/// octahedron (split along its shortest diagonal). With `wall`, the midpoint of an edge of
+/// a boundary face on the wall whose two ends lie on the wall (within its tolerance) is
+/// projected onto it, so that curved walls converge to the true surface (a chord across a
+/// cylinder's end cap is not moved).
+pub fn refine(mesh: &Mesh, wall: Option<CurvedWall>) -> Mesh {
     let topo = super::Topology::build(mesh).expect("a valid mesh has a valid topology");
     let nv = mesh.n_vertices();
     let mut nodes = mesh.nodes.clone();
     nodes.reserve(topo.n_edges());
+    let on_wall = match &wall {
+        Some(w) => wall_edges(mesh, &topo, w),
+        None => Vec::new(),
+    };
     for (e, &[a, b]) in topo.edges.iter().enumerate() {
         let (pa, pb) = (mesh.nodes[a as usize], mesh.nodes[b as usize]);
         let mut m = crate::util::scale(crate::util::add(pa, pb), 0.5);
-        if let Some(c) = cyl
-            && topo.boundary_edge[e]
-            && c.on_surface(pa, 1e-6)
-            && c.on_surface(pb, 1e-6)
+        if let Some(w) = &wall
+            && on_wall[e]
+            && w.on_surface(pa)
+            && w.on_surface(pb)
         {
-            m = c.project(m);
+            m = w.project(m);
         }
         nodes.push(m);
     }

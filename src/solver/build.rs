@@ -15,7 +15,7 @@ use crate::dg::opencl::DgClStepper;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators};
-use crate::mesh::shape::{self, Shape};
+use crate::mesh::shape;
 use crate::mesh::{Mesh, Topology, generate, gmsh};
 use crate::problem::{Media, Walls, Waveform, default_point};
 use crate::real::Precision;
@@ -312,16 +312,14 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
         let tets = mesh.n_tets() as f64 * 8f64.powi(plan.refine as i32);
         check_host_memory(tets, "refine", &plan.refine.to_string())?;
     }
-    let cyl = match shape::detect(&mesh) {
-        Some(Shape::Cylinder { origin, radius, .. }) => Some(generate::Cylinder {
-            origin,
-            axis: [0.0, 0.0, 1.0],
-            radius,
-        }),
-        _ => None,
+    // the wall is fitted once, on the given mesh, and used at every level
+    let wall = if plan.refine > 0 {
+        shape::detect(&mesh).and_then(|s| generate::CurvedWall::of(&s, &mesh))
+    } else {
+        None
     };
     for _ in 0..plan.refine {
-        mesh = generate::refine(&mesh, cyl);
+        mesh = generate::refine(&mesh, wall);
     }
     Ok((mesh, hash))
 }
