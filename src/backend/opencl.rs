@@ -621,6 +621,13 @@ impl<T: Real> ClStepper<T> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
+        if dga.msig.is_some() {
+            return Err(Error::config(
+                "backend",
+                "opencl",
+                "conducting materials (sigma) run on --backend cpu only so far",
+            ));
+        }
         check_device_memory::<T>(&dev, &dga, dual)?;
         let k = dev.build::<T>()?;
         let t = dga.n_tets;

@@ -240,6 +240,13 @@ impl Plan {
                 "--method dg supports PEC walls only",
             ));
         }
+        if let Some((name, _)) = cfg.materials.iter().find(|(_, m)| m.conductivity() != 0.0) {
+            return Err(Error::config(
+                "material",
+                name,
+                "--method dg does not support conducting materials (sigma, tan_delta)",
+            ));
+        }
         Ok(())
     }
 
