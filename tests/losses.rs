@@ -380,3 +380,94 @@ fn homogeneous_fill_has_q_omega_eps_over_sigma() {
         "only {exact} modes match the discrete relation tightly"
     );
 }
+
+fn cl_device() -> Option<Arc<dgatd::backend::opencl::ClDevice>> {
+    use dgatd::backend::opencl::{ClDevice, select_device};
+    let required = std::env::var("DGATD_REQUIRE_OPENCL")
+        .map(|v| v == "1")
+        .unwrap_or(false);
+    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open)
+    {
+        Ok(d) => Some(d),
+        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
+        Err(e) => {
+            eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
+            None
+        }
+    }
+}
+
+/// A lossy run on the device (factored and CSR, f64 and f32) against the CPU backend:
+/// probe records and energies agree to the tolerances of tests/opencl.rs (1e-9 f64, 1e-4
+/// f32), and the energy has decayed.
+#[test]
+fn opencl_lossy_runs_match_the_cpu() {
+    use dgatd::backend::opencl::ClStepper;
+    let Some(dev) = cl_device() else { return };
+    fn go<T: dgatd::Real>(dev: &Arc<dgatd::backend::opencl::ClDevice>, dual: DualForm, tol: f64) {
+        let m = jittered_box([5, 4, 3], 71, 0.25);
+        let t = Topology::build(&m).unwrap();
+        let media = lossy_media(m.n_tets(), 72, 1.0);
+        let d = Arc::new(Dga::assemble(&m, &t, &media).unwrap());
+        let (dt, _) = solver::time_step(&d, 0.95).unwrap();
+        let w = Waveform::gaussian_derivative(300e6);
+        let probes = vec![
+            Probe::new(&m, &t, [0.61, 0.47, 0.33]).unwrap(),
+            Probe::new(&m, &t, [0.22, 0.58, 0.41]).unwrap(),
+        ];
+        let src = Source::new(&m, &t, &d, [0.37, 0.29, 0.23], [0.3, 0.5, 0.8]).unwrap();
+        let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
+        let mut c = CpuStepper::new(d.clone(), ops, dual, Some((&src, w)), probes.clone()).unwrap();
+        let steps = 600;
+        let rc = solver::run(&mut c, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
+        let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, Some(&src), &probes).unwrap();
+        // the device power iteration runs on the lossless blocks before the loss step is in
+        let rho = g.spectral_radius(60, 0x5eed).unwrap();
+        let rho_host = solver::spectral_radius(&d, 60, 0x5eed);
+        assert!(
+            (rho - rho_host).abs() < 1e-3 * rho_host,
+            "{rho} vs {rho_host}"
+        );
+        g.set_time_step(dt, Some(w)).unwrap();
+        assert!(g.spectral_radius(60, 1).is_err());
+        let rg = solver::run(&mut g, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
+        let e = rel_err(&rg.samples, &rc.samples);
+        let (eg, ec) = (g.energy().unwrap(), c.energy().unwrap());
+        eprintln!(
+            "{} {}: probe records differ by {e:.2e}, energy by {:.2e}",
+            T::NAME,
+            dual.name(),
+            (eg - ec).abs() / ec
+        );
+        assert!(e < tol, "{e:e}");
+        assert!((eg - ec).abs() < tol * ec, "{eg} vs {ec}");
+        // the run is lossy: the same run without σ keeps more energy
+        let d0 = Arc::new(
+            Dga::assemble(
+                &m,
+                &t,
+                &Media::lossless(media.eps.clone(), media.mu.clone()),
+            )
+            .unwrap(),
+        );
+        let src0 = Source::new(&m, &t, &d0, [0.37, 0.29, 0.23], [0.3, 0.5, 0.8]).unwrap();
+        let ops0 = Arc::new(Operators::<T>::new(&d0, dt, false));
+        let mut c0 = CpuStepper::new(
+            d0.clone(),
+            ops0,
+            DualForm::Factored,
+            Some((&src0, w)),
+            vec![],
+        )
+        .unwrap();
+        solver::run(&mut c0, dt, steps, Some(w.end()), 0, 5, &mut |_| {}).unwrap();
+        let e0 = c0.energy().unwrap();
+        assert!(ec < 0.5 * e0, "lossy {ec} vs lossless {e0}");
+    }
+    if dev.info.fp64 {
+        go::<f64>(&dev, DualForm::Factored, 1e-9);
+        go::<f64>(&dev, DualForm::Csr, 1e-9);
+    }
+    go::<f32>(&dev, DualForm::Factored, 1e-4);
+    go::<f32>(&dev, DualForm::Csr, 1e-4);
+}
