@@ -278,6 +278,18 @@ fn parse_material(v: &str) -> Result<Material> {
 
 /// Set by the Ctrl-C handler; the time loop saves and stops at its next look.
 static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The lock file of the output folder, removed by the handler before it exits (an
+/// interrupted run leaves no lock behind to be reported as stale).
+static LOCK_FILE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// Exits with status 130 after removing the output folder's lock file.
+fn exit_interrupted() -> ! {
+    if let Some(p) = LOCK_FILE.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let _ = std::fs::remove_file(p);
+    }
+    std::process::exit(130);
+}
+
 /// The run's phase (0 setup, 1 time loop, 2 analysis), for the handler.
 static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
@@ -302,19 +314,19 @@ fn install_interrupt_handler() {
             match PHASE.load(Ordering::SeqCst) {
                 0 => {
                     eprintln!("\ninterrupted during setup: nothing was run, nothing to save");
-                    std::process::exit(130);
+                    exit_interrupted();
                 }
                 2 => {
                     eprintln!(
                         "\ninterrupted during the analysis: the probe record is in probe.csv (and a final checkpoint for long runs)"
                     );
-                    std::process::exit(130);
+                    exit_interrupted();
                 }
                 _ => {}
             }
             if INTERRUPT.swap(true, Ordering::SeqCst) {
                 eprintln!("\nsecond interrupt: exiting without saving");
-                std::process::exit(130);
+                exit_interrupted();
             }
             eprintln!(
                 "\ninterrupt: saving a checkpoint and the probe data (Ctrl-C again to quit now)"
@@ -417,6 +429,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let plan = Plan::new(&cfg, origin)?;
     // the output folder is created, tested and locked before anything runs
     let (_dir, stale) = dgatd::report::outdir::OutputDir::prepare(&out)?;
+    *LOCK_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(_dir.lock_path());
     if let Some(n) = stale {
         eprintln!("note: {n}");
     }

@@ -23,6 +23,7 @@
 pub mod excitation;
 pub mod operators;
 pub mod sparse;
+pub mod surface;
 
 use crate::complex::TetGeom;
 use crate::error::{Error, Result};

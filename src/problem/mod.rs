@@ -18,6 +18,7 @@
 //!   unknowns and no term is added, which drops the tangential H on the wall from the
 //!   dual-face circulations. An edge shared by a PEC face and a PMC face is PEC.
 
+pub mod dispersion;
 mod placement;
 mod waveform;
 

@@ -129,6 +129,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         ),
         Discretisation::Dg(_) => (Source::located(&mesh, sp, dir)?, vec![]),
     };
+    let on_host = device.is_none();
     let sel = Selection {
         plan,
         device,
@@ -140,14 +141,25 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     };
     status(&match plan.dt_s {
         Some(_) => "setting up the stepper (given time step)".to_string(),
-        None => format!(
-            "setting up the stepper; time step by power iteration ({} applications of the operator to {} unknowns)",
-            match plan.method {
+        None => {
+            let apps = match plan.method {
                 Method::Dga => 60,
-                Method::Dg => RHO_ITERS,
-            },
-            disc.dofs()
-        ),
+                Method::Dg => 2 * RHO_ITERS,
+            };
+            // On the CPU the DG power iteration can take minutes (high orders): one timed
+            // application of the operator says how long.
+            let eta = match &disc {
+                Discretisation::Dg(op) if on_host => format!(
+                    ", about {:.0} s",
+                    apps as f64 * crate::dg::cpu::seconds_per_application(op)
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "setting up the stepper; time step by power iteration ({apps} applications of the operator to {} unknowns{eta})",
+                disc.dofs()
+            )
+        }
     });
     let (stepper, dt, rho) = sel.stepper(&disc, &mut notices)?;
     let dt_s = dt / C0;

@@ -212,23 +212,7 @@ pub fn run_with(
     let fp = fingerprint(&plan.config, b.mesh_hash, b.mesh.n_tets());
     let steps = b.steps;
     if let Some(dir) = &opts.out {
-        // the library creates the folder itself (the application has already locked it)
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let (u, f) = (b.topo.n_edges() * 2, 4 * b.mesh.n_tets());
-        let checkpoints = plan.checkpoint_steps > 0 || plan.checkpoint_every.is_some();
-        let need = crate::cost::output_bytes(steps, b.probe_points.len(), u + f, checkpoints);
-        crate::util::check_space(
-            dir,
-            need,
-            &format!(
-                "the outputs of {steps} steps{}",
-                if checkpoints {
-                    " and its checkpoints"
-                } else {
-                    ""
-                }
-            ),
-        )?;
+        check_output_space(plan, &b, dir)?;
     }
     let resume = match opts.resume.take() {
         Some(ck) => {
@@ -241,35 +225,9 @@ pub fn run_with(
     if let Some(at) = opts.fault_at_step {
         stepper = Box::new(crate::backend::FaultAt { inner: stepper, at });
     }
-    let (dt, config_toml) = (b.dt, plan.config.to_toml()?.to_string());
-    let out_dir = opts.out.clone();
-    let out_name = out_dir
-        .as_deref()
-        .map(|d| {
-            std::fs::canonicalize(d)
-                .unwrap_or_else(|_| d.to_path_buf())
-                .display()
-                .to_string()
-        })
-        .unwrap_or_default();
-    let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| -> Result<()> {
-        let Some(dir) = &out_dir else { return Ok(()) };
-        let (u, f) = st.state()?;
-        Checkpoint {
-            fingerprint: fp,
-            done: so_far.done,
-            dt_bits: dt.to_bits(),
-            reference: so_far.reference,
-            config: config_toml.clone(),
-            out: out_name.clone(),
-            u,
-            f,
-            samples: so_far.samples.to_vec(),
-            energy: so_far.energy.to_vec(),
-        }
-        .write(dir)
-        .map(|_| ())
-    };
+    let dt = b.dt;
+    let saver = Saver::new(plan, fp, dt, opts.out.as_deref())?;
+    let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| saver.write(so_far, st);
     let mut ctl = RunControl {
         checks: 50,
         resume,
@@ -299,27 +257,8 @@ pub fn run_with(
         ));
     }
     phase(Phase::Analysis);
-    // Before the analysis, the record goes to disk; a long run also leaves a checkpoint at
-    // its end, so that a failure writing the outputs costs a `--resume` of no steps.
-    let probe_csv = match &opts.out {
-        Some(dir) => {
-            let long = plan.checkpoint_steps > 0
-                || plan
-                    .checkpoint_every
-                    .is_some_and(|e| record.wall_s >= e.as_secs_f64());
-            if long && outcome.checkpointed != Some(steps) {
-                let so_far = RunSoFar {
-                    done: steps,
-                    samples: &record.samples,
-                    energy: &record.energy,
-                    reference: outcome.reference,
-                };
-                write_ck(&so_far, stepper.as_ref())?;
-            }
-            Some(record.write_probe_csv(dir)?)
-        }
-        None => None,
-    };
+    let ends = (outcome.checkpointed, outcome.reference);
+    let probe_csv = saver.keep_record(plan, &record, ends, stepper.as_ref())?;
     status(&format!(
         "extracting resonances from {} probe signals of {} samples",
         3 * b.probe_points.len(),
@@ -340,8 +279,33 @@ pub fn run_with(
         ));
     }
     let mode_shapes = mode_shapes(plan, &b, &analysis, steps)?;
+    let backend = stepper.name();
+    Ok(result(
+        plan,
+        b,
+        record,
+        analysis,
+        mode_shapes,
+        probe_csv,
+        setup_s,
+        backend,
+    ))
+}
+
+/// The outputs needed by the application, from the run's parts.
+#[allow(clippy::too_many_arguments)]
+fn result(
+    plan: &Plan,
+    b: Built,
+    record: Record,
+    analysis: Analysis,
+    mode_shapes: Vec<super::modeshape::ModeShape>,
+    probe_csv: Option<std::path::PathBuf>,
+    setup_s: f64,
+    backend: String,
+) -> ResonatorResult {
     let (model_bytes, model_flops) = b.disc.step_model(plan.precision);
-    Ok(ResonatorResult {
+    ResonatorResult {
         probe_csv,
         config: plan.config.clone(),
         dofs: b.disc.dofs(),
@@ -366,10 +330,112 @@ pub fn run_with(
         analysis,
         fmax_hz: b.fmax_hz,
         setup_s,
-        backend: stepper.name(),
+        backend,
         notices: b.notices,
         mesh: b.mesh,
-    })
+    }
+}
+
+/// Writes checkpoints and, before the analysis, the probe record of a run with an output
+/// folder (does nothing without one).
+struct Saver {
+    dir: Option<std::path::PathBuf>,
+    fingerprint: u64,
+    dt: f64,
+    config: String,
+    /// The output folder's canonical name, stored in checkpoints.
+    out: String,
+}
+
+impl Saver {
+    fn new(plan: &Plan, fingerprint: u64, dt: f64, dir: Option<&std::path::Path>) -> Result<Self> {
+        let out = dir
+            .map(|d| {
+                std::fs::canonicalize(d)
+                    .unwrap_or_else(|_| d.to_path_buf())
+                    .display()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        Ok(Saver {
+            dir: dir.map(|d| d.to_path_buf()),
+            fingerprint,
+            dt,
+            config: plan.config.to_toml()?.to_string(),
+            out,
+        })
+    }
+
+    fn write(&self, so_far: &RunSoFar, st: &dyn Stepper) -> Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let (u, f) = st.state()?;
+        Checkpoint {
+            fingerprint: self.fingerprint,
+            done: so_far.done,
+            dt_bits: self.dt.to_bits(),
+            reference: so_far.reference,
+            config: self.config.clone(),
+            out: self.out.clone(),
+            u,
+            f,
+            samples: so_far.samples.to_vec(),
+            energy: so_far.energy.to_vec(),
+        }
+        .write(dir)
+        .map(|_| ())
+    }
+
+    /// Before the analysis, the record goes to disk; a long run also leaves a checkpoint at
+    /// its end, so that a failure writing the outputs costs a `--resume` of no steps.
+    fn keep_record(
+        &self,
+        plan: &Plan,
+        record: &Record,
+        (checkpointed, reference): (Option<usize>, Option<f64>),
+        st: &dyn Stepper,
+    ) -> Result<Option<std::path::PathBuf>> {
+        let Some(dir) = &self.dir else {
+            return Ok(None);
+        };
+        let long = plan.checkpoint_steps > 0
+            || plan
+                .checkpoint_every
+                .is_some_and(|e| record.wall_s >= e.as_secs_f64());
+        if long && checkpointed != Some(record.steps) {
+            let so_far = RunSoFar {
+                done: record.steps,
+                samples: &record.samples,
+                energy: &record.energy,
+                reference,
+            };
+            self.write(&so_far, st)?;
+        }
+        Ok(Some(record.write_probe_csv(dir)?))
+    }
+}
+
+/// Creates the output folder and checks that its filesystem can hold the probe record and
+/// the checkpoints (sizes from `cost::output_bytes`).
+fn check_output_space(plan: &Plan, b: &Built, dir: &std::path::Path) -> Result<()> {
+    let steps = b.steps;
+    // the library creates the folder itself (the application has already locked it)
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let (u, f) = (b.topo.n_edges() * 2, 4 * b.mesh.n_tets());
+    let checkpoints = plan.checkpoint_steps > 0 || plan.checkpoint_every.is_some();
+    let need = crate::cost::output_bytes(steps, b.probe_points.len(), u + f, checkpoints);
+    crate::util::check_space(
+        dir,
+        need,
+        &format!(
+            "the outputs of {steps} steps{}",
+            if checkpoints {
+                " and its checkpoints"
+            } else {
+                ""
+            }
+        ),
+    )?;
+    Ok(())
 }
 
 /// Mode shapes of the strongest resonances (DGA runs with `mode_shapes > 0`).
