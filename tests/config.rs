@@ -152,13 +152,9 @@ fn a_homogeneous_fill_halves_every_frequency() {
     let vac = resonator::run(&base, &mut |_, _| {}).unwrap();
     let mut filled = base.clone();
     filled.f_peak = Some(0.75e8);
-    filled.materials.insert(
-        "vacuum".into(),
-        dgatd::problem::Material {
-            eps_r: 4.0,
-            mu_r: 1.0,
-        },
-    );
+    filled
+        .materials
+        .insert("vacuum".into(), dgatd::problem::Material::new(4.0, 1.0));
     let fil = resonator::run(&filled, &mut |_, _| {}).unwrap();
     assert_eq!(fil.dt_s, 2.0 * vac.dt_s, "the time step doubles exactly");
     let (a, b) = (corrected(&vac), corrected(&fil));

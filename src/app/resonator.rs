@@ -86,7 +86,7 @@ pub struct ResonatorArgs {
     /// [1e4 with --method dga, 10 with --method dg].
     #[arg(long, allow_hyphen_values = true)]
     pub min_q: Option<f64>,
-    /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R] (repeatable).
+    /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R[,SIGMA]] (σ in S/m; repeatable).
     #[arg(long = "material")]
     pub materials: Vec<String>,
     /// Condition of a surface group: NAME_OR_TAG=pec|pmc (repeatable) [pec].
@@ -254,7 +254,7 @@ fn parse_pairs<T>(
     Ok(out)
 }
 
-/// `EPS_R[,MU_R]`.
+/// `EPS_R[,MU_R[,SIGMA]]` (σ in S/m).
 fn parse_material(v: &str) -> Result<Material> {
     let nums: Vec<f64> = v
         .split(',')
@@ -262,15 +262,17 @@ fn parse_material(v: &str) -> Result<Material> {
         .collect::<std::result::Result<_, _>>()
         .map_err(|_| Error::config("material", v, "expected numbers after ="))?;
     match nums.as_slice() {
-        [e] => Ok(Material {
-            eps_r: *e,
-            mu_r: 1.0,
+        [e] => Ok(Material::new(*e, 1.0)),
+        [e, u] => Ok(Material::new(*e, *u)),
+        [e, u, s] => Ok(Material {
+            sigma: *s,
+            ..Material::new(*e, *u)
         }),
-        [e, u] => Ok(Material {
-            eps_r: *e,
-            mu_r: *u,
-        }),
-        _ => Err(Error::config("material", v, "expected NAME=EPS_R[,MU_R]")),
+        _ => Err(Error::config(
+            "material",
+            v,
+            "expected NAME=EPS_R[,MU_R[,SIGMA]]",
+        )),
     }
 }
 

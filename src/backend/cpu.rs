@@ -2,7 +2,9 @@
 //!
 //! One step: `F^(n+1/2) = F^(n-1/2) - P U^n`, then
 //! `U^(n+1) = U^n + D F^(n+1/2) - w(t_(n+1/2)) Δt g`, with `P`, `D` from
-//! [`crate::dga::operators`] and the source pattern `g = Meps⁻¹ J`.
+//! [`crate::dga::operators`] and the source pattern `g = Meps⁻¹ J`. With conducting tets
+//! the dual update is preceded by the loss step `U_v ← B̂_v U_v` at the lossy vertices
+//! ([`loss_step`]; Crank–Nicolson in σ, see [`crate::dga::operators`]).
 
 use super::Stepper;
 use crate::Real;
@@ -75,6 +77,34 @@ pub fn vertex_blocks<T: Real>(ops: &Operators<T>, c: &[T], u: &mut [T]) {
         });
 }
 
+/// The loss step `U_v ← B̂_v U_v` at every lossy vertex: first every lossy row's new value
+/// into `tmp` (reading the old `u` only), then written back. Nothing when lossless.
+pub fn loss_step<T: Real>(ops: &Operators<T>, u: &mut [T], tmp: &mut [T]) {
+    if ops.loss_h.is_empty() {
+        return;
+    }
+    {
+        let u: &[T] = u;
+        tmp.par_iter_mut()
+            .with_min_len(MIN_LEN)
+            .enumerate()
+            .for_each(|(k, t)| {
+                let v = ops.loss_vert[k] as usize;
+                let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
+                let r = ops.loss_row[k] as usize;
+                let row = &ops.loss_block[r..r + (b - a)];
+                let mut acc = T::zero();
+                for (j, &bij) in row.iter().enumerate() {
+                    acc += bij * u[ops.vh[a + j] as usize];
+                }
+                *t = acc;
+            });
+    }
+    for (&h, &t) in ops.loss_h.iter().zip(tmp.iter()) {
+        u[h as usize] = t;
+    }
+}
+
 /// `u += D f` with the global CSR matrix.
 pub fn dual_csr<T: Real>(ops: &Operators<T>, f: &[T], u: &mut [T]) {
     let m = ops
@@ -103,6 +133,8 @@ pub struct CpuStepper<T: Real> {
     u: Vec<T>,
     f: Vec<T>,
     c: Vec<T>,
+    /// Scratch of the loss step (one per lossy row).
+    lt: Vec<T>,
     source: Vec<(u32, T)>,
     wave: Option<Waveform>,
     probes: Vec<Probe>,
@@ -129,6 +161,7 @@ impl<T: Real> CpuStepper<T> {
             u: vec![T::zero(); ops.n_half()],
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
+            lt: vec![T::zero(); ops.loss_h.len()],
             source: source
                 .map(|(s, _)| {
                     s.pattern
@@ -153,6 +186,7 @@ impl<T: Real> CpuStepper<T> {
     /// One leapfrog step with source amplitude `amp`.
     pub fn step(&mut self, amp: f64) {
         primal(&self.ops, &self.u, &mut self.f);
+        loss_step(&self.ops, &mut self.u, &mut self.lt);
         match self.dual {
             DualForm::Factored => {
                 circulations(&self.ops, &self.f, &mut self.c);
@@ -167,6 +201,19 @@ impl<T: Real> CpuStepper<T> {
             }
         }
     }
+}
+
+/// The energy dissipated by conduction in the step `U^n → U^(n+1)`:
+/// `Δt Ūᵀ Msig Ū`, `Ū = (U^n + U^(n+1))/2` (0 without `Msig`). With the Crank–Nicolson
+/// loss step, `W^(n+1) − W^n = −Δt Ūᵀ Msig Ū − Δt ŪᵀJ` exactly (design note §12).
+pub fn dissipation<T: Real>(dga: &Dga, dt: f64, u0: &[T], u1: &[T]) -> f64 {
+    let Some(m) = &dga.msig else { return 0.0 };
+    let ub: Vec<f64> = u0
+        .iter()
+        .zip(u1)
+        .map(|(a, b)| 0.5 * (a.f64() + b.f64()))
+        .collect();
+    dt * m.quad(&ub)
 }
 
 /// The discrete energy `½ UᵀMeps U + ½ F_oldᵀ Mmu F_new` with `F_new = F_old - P U`,

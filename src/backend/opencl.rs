@@ -17,7 +17,7 @@
 use super::Stepper;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
-use crate::dga::operators::{DualForm, build_csr};
+use crate::dga::operators::{DualForm, Operators, build_csr};
 use crate::problem::Waveform;
 use crate::util::Rng;
 use crate::{Error, Real, Result};
@@ -358,6 +358,8 @@ impl ClDevice {
             vertex_block_v: k("vertex_block_v")?,
             copy4: k("copy4")?,
             triad4: k("triad4")?,
+            loss_rows: k("loss_rows")?,
+            loss_scatter: k("loss_scatter")?,
             _program: program,
         })
     }
@@ -384,6 +386,8 @@ pub struct Kernels {
     pub(crate) vertex_block_v: Kernel,
     pub copy4: Kernel,
     pub triad4: Kernel,
+    pub(crate) loss_rows: Kernel,
+    pub(crate) loss_scatter: Kernel,
     _program: Program,
 }
 
@@ -549,6 +553,20 @@ pub struct ClStepper<T: Real> {
     probe_w: Buffer<T>,
     samples: Buffer<T>,
     np: usize,
+    /// The loss step's rows (none until [`ClStepper::set_time_step`] installs it for a
+    /// conducting `Dga`): see [`crate::dga::operators::Operators::loss_h`].
+    loss: Option<DeviceLoss<T>>,
+}
+
+/// The loss step on the device: rows' half-edges, vertices, row offsets, `B̂` blocks, and
+/// a scratch of one value per row.
+struct DeviceLoss<T> {
+    n: usize,
+    h: Buffer<u32>,
+    vert: Buffer<u32>,
+    row: Buffer<u64>,
+    block: Buffer<T>,
+    tmp: Buffer<T>,
 }
 
 /// Refuses a mesh whose operators do not fit the device (total memory, largest buffer),
@@ -700,6 +718,7 @@ impl<T: Real> ClStepper<T> {
             probe_w: dev.upload(&w, "probe weights")?,
             samples: dev.alloc(SAMPLE_CHUNK * np * 3, "probe samples")?,
             np,
+            loss: None,
             k,
             dev,
             dga,
@@ -775,13 +794,20 @@ impl<T: Real> ClStepper<T> {
     }
 
     /// Rescales the operators (and source pattern) from the current Δt to `dt`, and sets the
-    /// source waveform.
+    /// source waveform. With conducting tets the dual blocks depend on Δt nonlinearly
+    /// (`Δt (Meps + Δt/2 Msig)⁻¹` at lossy vertices): they, the CSR values and the loss
+    /// step's `B̂` blocks are recomputed on the host for `dt` and uploaded, with the values
+    /// of [`crate::dga::operators::Operators::new`] (the same as the CPU backend's).
     pub fn set_time_step(&mut self, dt: f64, wave: Option<Waveform>) -> Result<()> {
         let a = dt / self.dt;
         self.scale_buf(&self.p, 24 * self.t, a)?;
-        self.scale_buf(&self.block, self.block_len, a)?;
-        if let Some((_, _, v, nnz)) = &self.csr {
-            self.scale_buf(v, *nnz, a)?;
+        if self.dga.msig.is_some() {
+            self.install_losses(dt)?;
+        } else {
+            self.scale_buf(&self.block, self.block_len, a)?;
+            if let Some((_, _, v, nnz)) = &self.csr {
+                self.scale_buf(v, *nnz, a)?;
+            }
         }
         if self.nsrc > 0 {
             self.scale_buf(&self.src_g, self.nsrc, a)?;
@@ -790,6 +816,73 @@ impl<T: Real> ClStepper<T> {
         self.dt = dt;
         self.wave = wave;
         Ok(())
+    }
+
+    /// Uploads the dual blocks, CSR values and loss step of a conducting `Dga` for `dt`.
+    fn install_losses(&mut self, dt: f64) -> Result<()> {
+        let ops = Operators::<T>::new(&self.dga, dt, self.csr.is_some());
+        self.dev
+            .write(&mut self.block, &ops.block, "vertex blocks")?;
+        if let (Some((_, _, v, nnz)), Some(m)) = (&mut self.csr, &ops.csr) {
+            if m.data().len() != *nnz {
+                return Err(Error::config(
+                    "dual",
+                    "csr",
+                    "the lossy CSR matrix changed its sparsity",
+                ));
+            }
+            self.dev.write(v, m.data(), "CSR values")?;
+        }
+        let n = ops.loss_h.len();
+        self.loss = (n > 0)
+            .then(|| -> Result<DeviceLoss<T>> {
+                Ok(DeviceLoss {
+                    n,
+                    h: self.dev.upload(&ops.loss_h, "loss rows")?,
+                    vert: self.dev.upload(&ops.loss_vert, "loss vertices")?,
+                    row: self.dev.upload(&ops.loss_row, "loss row offsets")?,
+                    block: self.dev.upload(&ops.loss_block, "loss blocks")?,
+                    tmp: self.dev.alloc(n, "loss scratch")?,
+                })
+            })
+            .transpose()?;
+        Ok(())
+    }
+
+    /// The loss step `U_v ← B̂_v U_v` at the lossy vertices (nothing when lossless).
+    pub fn loss_update(&self) -> Result<Vec<Event>> {
+        let Some(l) = &self.loss else {
+            return Ok(vec![]);
+        };
+        let a = launch(
+            &self.dev,
+            &self.k.loss_rows,
+            l.n,
+            LOCAL,
+            &[
+                Arg::U32(l.n as u32),
+                Arg::BufU32(&l.vert),
+                Arg::BufU64(&l.row),
+                Arg::BufU32(&self.vptr),
+                Arg::BufU32(&self.vh),
+                Arg::Buf(&l.block),
+                Arg::Buf(&self.u),
+                Arg::Buf(&l.tmp),
+            ],
+        )?;
+        let b = launch(
+            &self.dev,
+            &self.k.loss_scatter,
+            l.n,
+            LOCAL,
+            &[
+                Arg::U32(l.n as u32),
+                Arg::BufU32(&l.h),
+                Arg::Buf(&l.tmp),
+                Arg::Buf(&self.u),
+            ],
+        )?;
+        Ok(vec![a, b])
     }
 
     /// `F -= P U` with the chosen variant.
@@ -931,6 +1024,7 @@ impl<T: Real> ClStepper<T> {
     /// One leapfrog step number `k` (source at `(k + 1/2) Δt`).
     pub fn step(&self, k: usize) -> Result<()> {
         self.primal_update()?;
+        self.loss_update()?;
         self.dual_update()?;
         if let (Some(w), true) = (self.wave, self.nsrc > 0) {
             let t = (k as f64 + 0.5) * self.dt;
@@ -987,6 +1081,13 @@ impl<T: Real> ClStepper<T> {
     /// Uses the same seeded start vector as [`crate::solver::spectral_radius`].
     pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
         self.dga.require_masses("power iteration")?;
+        if self.loss.is_some() {
+            return Err(Error::config(
+                "power iteration",
+                "lossy operators",
+                "run it before set_time_step installs the loss step (σ does not change ρ(K))",
+            ));
+        }
         let mut rng = Rng::new(seed);
         let mut x0 = vec![T::zero(); self.nh];
         for &h in &self.dga.meps.h {

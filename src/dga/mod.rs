@@ -12,6 +12,10 @@
 //! dual bases `w`). Assembled into `Mmu_n` (4x4 per tet) and `Meps_v` (d x d per vertex,
 //! free half-edges only under PEC).
 //!
+//! Losses (design note §12): `Msig_v` is assembled exactly as `Meps_v` with the tet's
+//! conductivity `σ_n η₀` (1/m, [`crate::problem::Media::sigma`]) in place of `ε_n`; it is
+//! kept only when some tet conducts ([`Dga::msig`]).
+//!
 //! Curls: `C` (4T x 2E) per tet acts on the 6 full-edge sums `U_(e,a) + U_(e,b)` with
 //! ±1 (circulation around the outward-oriented face); `C̃` (2E x 4T) row `(e, v)` is the
 //! circulation of F around the whole dual face of `e`. `C̃ = Cᵀ` exactly.
@@ -117,6 +121,9 @@ pub struct Dga {
     /// `Meps_v` over free half-edges, and its inverse (same layout).
     pub meps: VertexBlocks,
     pub meps_inv: VertexBlocks,
+    /// `Msig_v` (same layout as `meps`; zero blocks at vertices with no conducting tet),
+    /// None when no tet conducts.
+    pub msig: Option<VertexBlocks>,
     /// Dual-face circulations `(C̃ F)_e = Σ ±F`: entries `circ[circ_ptr[e]..circ_ptr[e+1]]`
     /// encode `(f_slot << 1) | negative`.
     pub circ_ptr: Vec<u32>,
@@ -257,7 +264,18 @@ impl Dga {
             ));
         }
         let mmu = if lean { Vec::new() } else { mmu };
-        let mut meps = assemble_eps(mesh, topo, mat, &free_edge, vertex_rows)?;
+        let mut meps = assemble_eps(mesh, topo, &|n| mat.eps[n], &free_edge, vertex_rows)?;
+        let msig = if mat.is_lossy() {
+            Some(assemble_eps(
+                mesh,
+                topo,
+                &|n| mat.sigma_of(n),
+                &free_edge,
+                vertex_rows,
+            )?)
+        } else {
+            None
+        };
         let meps_inv = if lean {
             let data = std::mem::take(&mut meps.data);
             let mut m = VertexBlocks {
@@ -282,6 +300,7 @@ impl Dga {
             mmu_inv_c,
             meps,
             meps_inv,
+            msig,
             circ_ptr,
             circ,
         })
@@ -289,7 +308,14 @@ impl Dga {
 
     /// `Meps_v` over all half-edges (no PEC restriction), for the consistency identity.
     pub fn meps_unrestricted(mesh: &Mesh, topo: &Topology, mat: &Media) -> VertexBlocks {
-        assemble_eps(mesh, topo, mat, &vec![true; topo.n_edges()], None).expect("valid mesh")
+        assemble_eps(
+            mesh,
+            topo,
+            &|n| mat.eps[n],
+            &vec![true; topo.n_edges()],
+            None,
+        )
+        .expect("valid mesh")
     }
 
     /// Per half-edge slot: its vertex and the offset of its row in the vertex block
@@ -334,14 +360,15 @@ fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]
     out
 }
 
-/// `Meps_v` per vertex over the half-edges of kept edges. The hexahedral matrices are
+/// `Meps_v` per vertex over the half-edges of kept edges, with the tet coefficient
+/// `coef(n)` (ε_n for `Meps`, σ_n η₀ for `Msig`; a zero coefficient adds nothing). The hexahedral matrices are
 /// recomputed from the geometry inside the vertex loop (4 times per tet) rather than
 /// stored, and the blocks are written in place: memory is the result plus O(V).
 /// Vertices outside `rows` (when given) get empty blocks.
 fn assemble_eps(
     mesh: &Mesh,
     topo: &Topology,
-    mat: &Media,
+    coef: &(dyn Fn(usize) -> f64 + Sync),
     keep: &[bool],
     rows: Option<&[bool]>,
 ) -> Result<VertexBlocks> {
@@ -410,9 +437,13 @@ fn assemble_eps(
             let d = hs.len();
             for &(n, i) in &vt[vt_ptr[v]..vt_ptr[v + 1]] {
                 let (n, i) = (n as usize, i as usize);
+                let k = coef(n);
+                if k == 0.0 {
+                    continue;
+                }
                 let g = TetGeom::new(mesh, n);
                 let hex = g.hexahedron(i);
-                let Some(m) = local_gram_inverse(&hex.a, mat.eps[n] * hex.volume) else {
+                let Some(m) = local_gram_inverse(&hex.a, k * hex.volume) else {
                     bad.fetch_min(n, std::sync::atomic::Ordering::Relaxed);
                     return;
                 };

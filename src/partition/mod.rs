@@ -404,7 +404,15 @@ pub fn distribute<C: Comm>(
                 "rank 0 must pass the global mesh",
             ));
         };
-        let p = Partition::metis(mesh, topo, None, np);
+        let p = if mat.is_lossy() {
+            Err(Error::config(
+                "partition",
+                np,
+                "conducting materials (sigma) are not supported in partitioned runs yet",
+            ))
+        } else {
+            Partition::metis(mesh, topo, None, np)
+        };
         // Tell the other ranks whether a part follows (an error on rank 0 must not hang them).
         let p = match p {
             Ok(p) => p,

@@ -241,7 +241,7 @@ impl Part {
             global,
             mesh,
             topo,
-            materials: Media { eps, mu },
+            materials: Media::lossless(eps, mu),
             tet_global,
             vertex_global,
             edge_global,
@@ -513,10 +513,10 @@ impl<'a> PartBuilder<'a> {
                 n_edges: topo.n_edges(),
                 n_free_half: self.n_free_half,
             },
-            materials: Media {
-                eps: local.iter().map(|&n| self.mat.eps[n as usize]).collect(),
-                mu: local.iter().map(|&n| self.mat.mu[n as usize]).collect(),
-            },
+            materials: Media::lossless(
+                local.iter().map(|&n| self.mat.eps[n as usize]).collect(),
+                local.iter().map(|&n| self.mat.mu[n as usize]).collect(),
+            ),
             own_tet: local
                 .iter()
                 .map(|&n| p.tet_part[n as usize] as usize == r)

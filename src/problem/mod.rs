@@ -4,7 +4,11 @@
 //! [`crate::solver::config`]) and resolved onto a mesh here: per-tet media ([`Media`]) and
 //! per-boundary-face conditions ([`Walls`]).
 //!
-//! Units: relative permittivity and permeability (dimensionless); lengths in metres.
+//! Units: relative permittivity and permeability (dimensionless); lengths in metres;
+//! conductivity σ in S/m. A loss tangent tanδ given at f (Hz) is the conductivity
+//! σ = 2π f ε₀ ε_r tanδ (added to `sigma`). Inside the library a conductivity enters as
+//! `σ η₀` (1/m): with time in metres of light travel, Ampère's law
+//! `ε₀ε_r ∂E/∂t + σE = ∇×H` reads `ε_r ∂E/∂τ + σ η₀ E = ∇×(η₀ H)` (design note §12).
 //!
 //! Boundary conditions (design note §12 in `shared/design/dgatd.md`):
 //! - `pec`: `n × E = 0`. The half-edges of every edge on a PEC face are removed from the
@@ -27,7 +31,12 @@ use crate::util::V3;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
-/// A homogeneous, isotropic, lossless medium.
+/// Vacuum permittivity ε₀ (F/m), CODATA 2018.
+pub const EPS0: f64 = 8.854_187_812_8e-12;
+/// Vacuum impedance η₀ = 1/(ε₀ c) (Ω).
+pub const ETA0: f64 = 1.0 / (EPS0 * crate::C0);
+
+/// A homogeneous, isotropic medium, optionally conducting.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Material {
@@ -35,6 +44,19 @@ pub struct Material {
     pub eps_r: f64,
     /// Relative permeability (> 0).
     pub mu_r: f64,
+    /// Electric conductivity σ (S/m, ≥ 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sigma: f64,
+    /// Loss tangent tanδ (≥ 0) at `f_tan_delta`: adds σ = 2π f ε₀ ε_r tanδ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tan_delta: Option<f64>,
+    /// Frequency (Hz, > 0) at which `tan_delta` is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub f_tan_delta: Option<f64>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for Material {
@@ -42,11 +64,23 @@ impl Default for Material {
         Material {
             eps_r: 1.0,
             mu_r: 1.0,
+            sigma: 0.0,
+            tan_delta: None,
+            f_tan_delta: None,
         }
     }
 }
 
 impl Material {
+    /// A lossless medium.
+    pub fn new(eps_r: f64, mu_r: f64) -> Self {
+        Material {
+            eps_r,
+            mu_r,
+            ..Material::default()
+        }
+    }
+
     /// Checks the values; `group` names the material in messages.
     pub fn validate(&self, group: &str) -> Result<()> {
         for (v, name) in [(self.eps_r, "eps_r"), (self.mu_r, "mu_r")] {
@@ -58,7 +92,58 @@ impl Material {
                 ));
             }
         }
+        if !(self.sigma.is_finite() && self.sigma >= 0.0) {
+            return Err(Error::config(
+                "sigma",
+                self.sigma,
+                format!("must be finite and not negative, in S/m (material {group})"),
+            ));
+        }
+        match (self.tan_delta, self.f_tan_delta) {
+            (None, None) => {}
+            (Some(t), Some(f)) => {
+                if !(t.is_finite() && t >= 0.0) {
+                    return Err(Error::config(
+                        "tan_delta",
+                        t,
+                        format!("must be finite and not negative (material {group})"),
+                    ));
+                }
+                if !(f.is_finite() && f > 0.0) {
+                    return Err(Error::config(
+                        "f_tan_delta",
+                        f,
+                        format!("must be a finite positive frequency in Hz (material {group})"),
+                    ));
+                }
+            }
+            (Some(t), None) => {
+                return Err(Error::config(
+                    "tan_delta",
+                    t,
+                    format!(
+                        "needs f_tan_delta, the frequency in Hz it is given at (material {group})"
+                    ),
+                ));
+            }
+            (None, Some(f)) => {
+                return Err(Error::config(
+                    "f_tan_delta",
+                    f,
+                    format!("given without tan_delta (material {group})"),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The total conductivity (S/m): `sigma + 2π f_tan_delta ε₀ ε_r tan_delta`.
+    pub fn conductivity(&self) -> f64 {
+        let tan = match (self.tan_delta, self.f_tan_delta) {
+            (Some(t), Some(f)) => 2.0 * std::f64::consts::PI * f * EPS0 * self.eps_r * t,
+            _ => 0.0,
+        };
+        self.sigma + tan
     }
 }
 
@@ -114,11 +199,14 @@ pub struct Problem {
     pub probes: Vec<V3>,
 }
 
-/// Relative permittivity and permeability of each tetrahedron.
+/// Relative permittivity and permeability of each tetrahedron, and its conductivity.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Media {
     pub eps: Vec<f64>,
     pub mu: Vec<f64>,
+    /// Conductivity in library units, `σ η₀` (1/m), per tet; empty when lossless
+    /// everywhere (the same as all zeros).
+    pub sigma: Vec<f64>,
 }
 
 impl Media {
@@ -127,7 +215,27 @@ impl Media {
         Media {
             eps: vec![1.0; n_tets],
             mu: vec![1.0; n_tets],
+            sigma: Vec::new(),
         }
+    }
+
+    /// Lossless media from per-tet relative permittivity and permeability.
+    pub fn lossless(eps: Vec<f64>, mu: Vec<f64>) -> Self {
+        Media {
+            eps,
+            mu,
+            sigma: Vec::new(),
+        }
+    }
+
+    /// Whether some tet conducts.
+    pub fn is_lossy(&self) -> bool {
+        self.sigma.iter().any(|&s| s != 0.0)
+    }
+
+    /// `σ η₀` (1/m) of tet `n` (0 when lossless).
+    pub fn sigma_of(&self, n: usize) -> f64 {
+        self.sigma.get(n).copied().unwrap_or(0.0)
     }
 
     /// The media of a mesh: each named volume group gets its material, the rest vacuum.
@@ -141,10 +249,17 @@ impl Media {
                 mesh: mesh.source.clone(),
                 known: mesh.group_list(3),
             })?;
+            let sig = mat.conductivity() * ETA0;
+            if sig != 0.0 && m.sigma.is_empty() {
+                m.sigma = vec![0.0; mesh.n_tets()];
+            }
             for n in 0..mesh.n_tets() {
                 if mesh.tet_phys[n] == tag {
                     m.eps[n] = mat.eps_r;
                     m.mu[n] = mat.mu_r;
+                    if sig != 0.0 {
+                        m.sigma[n] = sig;
+                    }
                 }
             }
         }

@@ -293,22 +293,33 @@ pub fn run_toml(r: &ResonatorResult) -> Result<String> {
     ))
 }
 
-/// The table printed after a run: mode, analytic MHz, measured MHz, corrected MHz, error %.
+/// Q of a peak for the terminal table: harmonic inversion's decay Q, `-` for FFT peaks.
+fn q_cell(p: &crate::spectrum::Peak) -> String {
+    match p.q {
+        Some(q) if q.is_finite() => format!("{q:.4e}"),
+        Some(_) => "inf".into(),
+        None => "-".into(),
+    }
+}
+
+/// The table printed after a run: mode, analytic MHz, measured MHz, corrected MHz, error %,
+/// Q (from the signal's decay; harmonic inversion only).
 pub fn mode_table(r: &ResonatorResult) -> String {
     let mut s = String::new();
     s.push_str(&format!(
-        "{:<8} {:>13} {:>13} {:>14} {:>9}\n",
-        "mode", "analytic MHz", "measured MHz", "corrected MHz", "error %"
+        "{:<8} {:>13} {:>13} {:>14} {:>9} {:>10}\n",
+        "mode", "analytic MHz", "measured MHz", "corrected MHz", "error %", "Q"
     ));
     if r.analysis.matched.is_empty() {
         for p in r.peaks() {
             s.push_str(&format!(
-                "{:<8} {:>13} {:>13.4} {:>14.4} {:>9}\n",
+                "{:<8} {:>13} {:>13.4} {:>14.4} {:>9} {:>10}\n",
                 "-",
                 "-",
                 p.f_hz / 1e6,
                 r.corrected(p) / 1e6,
-                "-"
+                "-",
+                q_cell(p)
             ));
         }
     }
@@ -320,18 +331,20 @@ pub fn mode_table(r: &ResonatorResult) -> String {
         };
         match &m.peak {
             Some((p, fc)) => s.push_str(&format!(
-                "{:<8} {:>13.4} {:>13.4} {:>14.4} {:>+9.4}\n",
+                "{:<8} {:>13.4} {:>13.4} {:>14.4} {:>+9.4} {:>10}\n",
                 name,
                 m.mode.f_hz / 1e6,
                 p.f_hz / 1e6,
                 fc / 1e6,
-                100.0 * (fc - m.mode.f_hz) / m.mode.f_hz
+                100.0 * (fc - m.mode.f_hz) / m.mode.f_hz,
+                q_cell(p)
             )),
             None => s.push_str(&format!(
-                "{:<8} {:>13.4} {:>13} {:>14} {:>9}\n",
+                "{:<8} {:>13.4} {:>13} {:>14} {:>9} {:>10}\n",
                 name,
                 m.mode.f_hz / 1e6,
                 "not seen",
+                "-",
                 "-",
                 "-"
             )),

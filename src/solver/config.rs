@@ -380,8 +380,8 @@ mod tests {
         c.materials.insert(
             "vacuum".into(),
             Material {
-                eps_r: 4.0,
-                mu_r: 1.0,
+                sigma: 0.25,
+                ..Material::new(4.0, 1.0)
             },
         );
         c.boundaries.insert(

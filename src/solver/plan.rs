@@ -190,9 +190,11 @@ impl Plan {
             fmax_hz,
             extract: cfg.extract,
             min_prominence: cfg.min_prominence,
+            // a lossless DGA record has no damped modes (low-Q fits are leakage); with
+            // conducting materials every mode is damped
             min_q: cfg.min_q.unwrap_or(match cfg.method {
-                Method::Dga => 1e4,
-                Method::Dg => 10.0,
+                Method::Dga if !cfg.materials.values().any(|m| m.conductivity() != 0.0) => 1e4,
+                _ => 10.0,
             }),
             cavity: cavity_spec(&cfg.cavity)?,
             mode_shapes: cfg.mode_shapes,
@@ -238,6 +240,13 @@ impl Plan {
                 "boundary",
                 format!("{name}={}", b.kind.name()),
                 "--method dg supports PEC walls only",
+            ));
+        }
+        if let Some((name, _)) = cfg.materials.iter().find(|(_, m)| m.conductivity() != 0.0) {
+            return Err(Error::config(
+                "material",
+                name,
+                "--method dg does not support conducting materials (sigma, tan_delta)",
             ));
         }
         Ok(())

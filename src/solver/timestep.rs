@@ -10,7 +10,8 @@ use crate::{Error, Result};
 
 /// Power-iteration estimate of ρ(K) (no margin). Uses the CPU kernels on unit operators.
 pub fn spectral_radius(dga: &Dga, iters: usize, seed: u64) -> f64 {
-    let ops = Operators::<f64>::new(dga, 1.0, false);
+    // σ does not change the stability limit (design note §12): the lossless K.
+    let ops = Operators::<f64>::lossless(dga, 1.0, false);
     let mut rng = Rng::new(seed);
     let mut x = vec![0.0; dga.n_half()];
     for &h in &dga.meps.h {

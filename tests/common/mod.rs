@@ -39,10 +39,10 @@ pub fn setup(m: Mesh, materials_seed: Option<u64>) -> (Mesh, Topology, Dga, Medi
         None => Media::vacuum(m.n_tets()),
         Some(s) => {
             let mut r = Rng::new(s);
-            Media {
-                eps: (0..m.n_tets()).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
-                mu: (0..m.n_tets()).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
-            }
+            Media::lossless(
+                (0..m.n_tets()).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
+                (0..m.n_tets()).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
+            )
         }
     };
     let d = Dga::assemble(&m, &t, &mat).unwrap();
@@ -74,7 +74,7 @@ pub fn random_state(d: &Dga, seed: u64) -> (Vec<f64>, Vec<f64>) {
 /// applied through the CPU kernels with unit Δt; returns it with the free half-edge slots.
 pub fn dense_k(d: &Dga) -> (Vec<usize>, nalgebra::DMatrix<f64>) {
     let free: Vec<usize> = d.meps.h.iter().map(|&h| h as usize).collect();
-    let ops = dgatd::dga::operators::Operators::<f64>::new(d, 1.0, false);
+    let ops = dgatd::dga::operators::Operators::<f64>::lossless(d, 1.0, false);
     let mut k = nalgebra::DMatrix::<f64>::zeros(free.len(), free.len());
     for (j, &h) in free.iter().enumerate() {
         let mut x = vec![0.0; d.n_half()];
