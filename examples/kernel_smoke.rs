@@ -34,15 +34,18 @@
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{
-    Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, launch, select_device,
+    Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, Variants, launch,
+    select_device,
 };
 use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
 use dgatd::dg::opencl::DgClStepper;
 use dgatd::dg::{DgOperator, Flux};
+use dgatd::dga::Dga;
+use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::dga::{Dga, Materials};
 use dgatd::mesh::{Mesh, Topology, generate::box_mesh};
-use dgatd::solver::{self, Probe, Source, Waveform};
+use dgatd::problem::{Media, Waveform};
+use dgatd::solver;
 use dgatd::util::Rng;
 use dgatd::{Real, Result};
 use std::collections::BTreeSet;
@@ -141,9 +144,9 @@ fn jittered_box(n: [usize; 3], seed: u64, amp: f64) -> Mesh {
     m
 }
 
-fn random_materials(n: usize, seed: u64) -> Materials {
+fn random_materials(n: usize, seed: u64) -> Media {
     let mut r = Rng::new(seed);
-    Materials {
+    Media {
         eps: (0..n).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
         mu: (0..n).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
     }
@@ -249,8 +252,8 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         t0: 2.0 * dt,
     };
     let (sp, sd) = ([0.52, 0.37, 0.29], [0.2, -0.3, 0.9]);
-    let src_dt = Source::new(&mesh, &topo, &d, dt, sp, sd)?;
-    let src_unit = Source::new(&mesh, &topo, &d, 1.0, sp, sd)?;
+    // The unit-Δt pattern; both steppers scale it by their Δt.
+    let src_unit = Source::new(&mesh, &topo, &d, sp, sd)?;
     let probes = vec![
         Probe::new(&mesh, &topo, [0.31, 0.42, 0.27])?,
         Probe::new(&mesh, &topo, [0.7, 0.2, 0.4])?,
@@ -315,10 +318,12 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         ),
     ];
     for (start, pv, form, cv, bv) in cases {
-        g.primal = pv;
-        g.dual = form;
-        g.csr_variant = cv;
-        g.block_variant = bv;
+        g.set_variants(Variants {
+            primal: pv,
+            block: bv,
+            csr: cv,
+        });
+        g.set_dual(form)?;
         g.set_state(&start.0, &start.1)?;
         let mut sg = vec![];
         g.advance(0, steps, &mut sg)?;
@@ -327,7 +332,7 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             d.clone(),
             ops.clone(),
             form,
-            Some((&src_dt, w)),
+            Some((&src_unit, w)),
             probes.clone(),
         )?;
         c.set_state(&start.0, &start.1)?;
@@ -366,8 +371,11 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     }
     // Power iteration: primal, circulation, vertex blocks, vertex_block_h, dot_partial,
     // axpy0 and fill_u32, two iterations against the host's.
-    g.primal = PrimalVariant::Tet;
-    g.block_variant = BlockVariant::Vertex;
+    g.set_variants(Variants {
+        primal: PrimalVariant::Tet,
+        block: BlockVariant::Vertex,
+        csr: CsrVariant::Vector,
+    });
     let rho_dev = g.spectral_radius(2, 0x5eed)?;
     let rho_host = solver::spectral_radius(&d, 2, 0x5eed);
     s.covered(&[
@@ -395,11 +403,7 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
     // Any stepper carries the compiled kernels; a one-cell box is the smallest.
     let mesh = box_mesh([1, 1, 1], [1.0, 1.0, 1.0]);
     let topo = Topology::build(&mesh)?;
-    let d = Arc::new(Dga::assemble(
-        &mesh,
-        &topo,
-        &Materials::vacuum(mesh.n_tets()),
-    )?);
+    let d = Arc::new(Dga::assemble(&mesh, &topo, &Media::vacuum(mesh.n_tets()))?);
     let g = ClStepper::<T>::new(dev.clone(), d, DualForm::Factored, None, &[])?;
     let n = 1000;
     let mut r = Rng::new(0x57ea);
@@ -417,7 +421,11 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
     for (name, width) in [("copy", 1), ("copy4", 4)] {
         let a = dev.upload(&a0, "stream a")?;
         let b = dev.upload(&b0, "stream b")?;
-        let k = if width == 1 { &g.k.copy } else { &g.k.copy4 };
+        let k = if width == 1 {
+            &g.kernels().copy
+        } else {
+            &g.kernels().copy4
+        };
         launch(
             dev,
             k,
@@ -436,7 +444,11 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
         let a = dev.upload(&a0, "stream a")?;
         let b = dev.upload(&b0, "stream b")?;
         let c = dev.upload(&c0, "stream c")?;
-        let k = if width == 1 { &g.k.triad } else { &g.k.triad4 };
+        let k = if width == 1 {
+            &g.kernels().triad
+        } else {
+            &g.kernels().triad4
+        };
         launch(
             dev,
             k,

@@ -199,7 +199,7 @@ fn builds_use_an_explicit_cl_std_and_keep_their_logs() {
     // The stepper's own build is recorded with its precision options.
     let mesh = dgatd::mesh::generate::box_mesh([1, 1, 1], [1.0, 1.0, 1.0]);
     let topo = dgatd::mesh::Topology::build(&mesh).unwrap();
-    let d = dgatd::dga::Dga::assemble(&mesh, &topo, &dgatd::dga::Materials::vacuum(mesh.n_tets()))
+    let d = dgatd::dga::Dga::assemble(&mesh, &topo, &dgatd::problem::Media::vacuum(mesh.n_tets()))
         .unwrap();
     dgatd::backend::opencl::ClStepper::<f32>::new(
         dev.clone(),
