@@ -47,7 +47,9 @@ fi
 
 export OCL_ICD_VENDORS="$DIR/icd" LD_LIBRARY_PATH="$LD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DGATD_REQUIRE_OPENCL=1
-cargo build --release
+# Builds the two test files and, with them, target/release/dgatd (the same build as the
+# tests use, so no separate `cargo build --release`).
+cargo test --release --test opencl --test oclgrind --no-run
 ./target/release/dgatd devices
 ./target/release/dgatd devices | grep -q 'Intel(R) OpenCL' || {
   echo "FAIL: Intel's OpenCL device is not listed"
