@@ -2,10 +2,18 @@
 // Built with -D REAL=double|float, -D NP=<nodes per tet>, -D NFP=<nodes per face>.
 // q[(k*6 + c)*NP + i]: c = Ex, Ey, Ez, Hx, Hy, Hz; flux[(k*6 + c)*4*NFP + f*NFP + m].
 #ifdef REAL_IS_DOUBLE
+#ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#else
+#error "REAL=double needs cl_khr_fp64, which this device does not report"
+#endif
 #endif
 
 #define NF (4 * NFP)
+
+// Quotient and remainder are written q = a / b, r = a - q * b (not a % b): clang turns an
+// a / b, a % b pair into that form itself but wraps a and b in LLVM's `freeze`, which
+// Oclgrind 21.10's uninitialised-value checker cannot interpret (it aborts the work-item).
 
 // One work-item per face point: the scaled flux differences n x (H* - H-) (c = 0..2) and
 // n x (E* - E-) (c = 3..5).
@@ -15,11 +23,11 @@ __kernel void dg_flux(const uint K, __global const REAL* q, __global const uint*
                       __global REAL* flux) {
     const uint g = get_global_id(0);
     if (g >= K * NF) return;
-    const uint k = g / NF, fm = g % NF, f = fm / NFP;
+    const uint k = g / NF, fm = g - k * NF, f = fm / NFP;
     const uint im = fmask[fm];
     const uint idm = k * NP + im;
     const uint idp = vmap_p[g];
-    const uint kp = idp / NP, ip = idp % NP;
+    const uint kp = idp / NP, ip = idp - kp * NP;
     REAL em[3], hm[3], de[3], dh[3];
     for (int c = 0; c < 3; c++) {
         em[c] = q[(k * 6 + c) * NP + im];
@@ -65,7 +73,7 @@ __kernel void dg_update(const uint K, __global const REAL* q, __global const REA
                         __global REAL* res, __global REAL* q_out) {
     const uint g = get_global_id(0);
     if (g >= K * NP) return;
-    const uint k = g / NP, i = g % NP;
+    const uint k = g / NP, i = g - k * NP;
     __global const REAL* qk = q + (size_t)k * 6 * NP;
     REAL d[3][6];
     for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
@@ -113,7 +121,7 @@ __kernel void dg_probe(const uint nprobe, const uint j, __global const uint* tet
                        __global REAL* samples) {
     const uint g = get_global_id(0);
     if (g >= 3 * nprobe) return;
-    const uint p = g / 3, c = g % 3;
+    const uint p = g / 3, c = g - p * 3;
     __global const REAL* u = q + ((size_t)tet[p] * 6 + c) * NP;
     REAL s = 0;
     for (int i = 0; i < NP; i++) s += w[p * NP + i] * u[i];

@@ -10,7 +10,11 @@
 //   vh[vptr[v] .. vptr[v+1]]         free half-edges of vertex v (their edge is vh >> 1)
 
 #ifdef REAL_IS_DOUBLE
+#ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#else
+#error "REAL=double needs cl_khr_fp64, which this device does not report"
+#endif
 #endif
 typedef REAL real;
 

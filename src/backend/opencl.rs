@@ -3,8 +3,16 @@
 //!
 //! The OpenCL library is loaded at run time (opencl3's `dynamic` feature): the binary
 //! builds and starts without OpenCL, and [`list_devices`] says clearly when none is found.
-//! Kernels are in `cl/dgatd.cl`, built with `-D REAL=double|float`; a build failure carries
-//! the build log.
+//! Kernels are in `cl/dgatd.cl`, built with `-D REAL=double|float` and an explicit
+//! `-cl-std` (OpenCL C 1.2, or the device's own version when older, see [`cl_std_option`]);
+//! a build failure carries the build log, and the log of every successful build is kept
+//! ([`ClDevice::build_log`]) and printed to stderr when `DGATD_CL_BUILD_LOG=1`, so compiler
+//! warnings are visible. Double precision is only built for devices reporting `cl_khr_fp64`,
+//! and the kernels enable that pragma only where the compiler defines it.
+//!
+//! OpenCL does not promise zeroed allocations: every buffer is zeroed or written in full
+//! when it is allocated ([`ClDevice::alloc`], [`ClDevice::upload`]), so no kernel reads a
+//! value nothing wrote (checked under Oclgrind by `tests/oclgrind.rs`).
 //!
 //! Device layouts: `U[2e + s]` as on the host; `F[k*T + n]` (structure of arrays, host
 //! slot `4n + k`), so the per-tet primal kernel reads and writes coalesced. Index tables
@@ -31,12 +39,17 @@ use opencl3::platform::get_platforms;
 use opencl3::program::Program;
 use opencl3::types::{CL_BLOCKING, cl_device_id};
 use std::ptr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The kernel source, embedded in the binary.
 pub const SOURCE: &str = include_str!("../../cl/dgatd.cl");
+/// The buffer-fill kernel (`fill_u32`), built once per device on first use.
+pub const FILL_SOURCE: &str = include_str!("../../cl/fill.cl");
 /// Probe samples are buffered on the device for this many steps between reads.
 pub const SAMPLE_CHUNK: usize = 1024;
+/// Buffers up to this many bytes are zeroed at allocation by a host write (see
+/// [`ClDevice::alloc`]), larger ones by the fill kernel.
+pub const ZERO_BY_WRITE_MAX: usize = 64 << 20;
 /// Work-group size used for every 1-D kernel.
 pub const LOCAL: usize = 256;
 /// Work-items per row of the vector CSR kernel.
@@ -183,6 +196,42 @@ pub struct ClDevice {
     pub info: DeviceInfo,
     context: Context,
     queue: CommandQueue,
+    /// `fill_u32` of `cl/fill.cl`, built on the first [`ClDevice::fill_zero`].
+    fill: Mutex<Option<Kernel>>,
+    /// The log of every program built on this device, in build order.
+    logs: Mutex<Vec<BuildLog>>,
+}
+
+/// The compiler's log of one successful build (warnings, or vendor remarks; often empty).
+#[derive(Clone, Debug)]
+pub struct BuildLog {
+    /// The source's name, e.g. `cl/dgatd.cl`.
+    pub name: String,
+    /// The full option string passed to the compiler.
+    pub options: String,
+    pub log: String,
+}
+
+/// The `-cl-std` option for a device whose `CL_DEVICE_OPENCL_C_VERSION` is `opencl_c`
+/// ("OpenCL C <major>.<minor> <vendor text>"): `-cl-std=CL1.2`, the version every kernel is
+/// written for, or `-cl-std=CL1.1` / `CL1.0` on a device that only compiles those (the
+/// kernels use nothing newer than OpenCL C 1.0 plus `restrict`). A device reporting 2.x or
+/// 3.x still compiles 1.2 (it must accept `-cl-std=CL1.2`), which keeps the language, and so
+/// the arithmetic, the same on every implementation. An unreadable string gives CL1.2.
+pub fn cl_std_option(opencl_c: &str) -> &'static str {
+    let version = opencl_c
+        .trim()
+        .strip_prefix("OpenCL C ")
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| {
+            let (a, b) = v.split_once('.')?;
+            Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))
+        });
+    match version {
+        Some((1, 0)) => "-cl-std=CL1.0",
+        Some((1, 1)) => "-cl-std=CL1.1",
+        _ => "-cl-std=CL1.2",
+    }
 }
 
 impl ClDevice {
@@ -196,6 +245,8 @@ impl ClDevice {
             info,
             context,
             queue,
+            fill: Mutex::new(None),
+            logs: Mutex::new(Vec::new()),
         }))
     }
 
@@ -203,8 +254,32 @@ impl ClDevice {
         self.queue.finish().map_err(cl_err("finish"))
     }
 
-    /// Allocates `n` elements, refusing sizes above the device's maximum allocation.
-    pub fn alloc<T>(&self, n: usize, what: &str) -> Result<Buffer<T>> {
+    /// Allocates `n` elements, zeroed: OpenCL leaves a new buffer's contents undefined.
+    /// Refuses sizes above the device's maximum allocation.
+    ///
+    /// Buffers up to [`ZERO_BY_WRITE_MAX`] bytes are zeroed by one blocking host write of the
+    /// whole buffer, larger ones by [`Self::fill_zero`] (no bus traffic). Both give zeros; the
+    /// whole-buffer write is there for Oclgrind, which keeps its record of which bytes are
+    /// defined per buffer slot and reuses the slot of a released buffer without resetting that
+    /// record: a new buffer in a reused slot inherits the old one's record (and its size), so
+    /// kernel stores beyond the old size go unrecorded and later reads look uninitialised. A
+    /// host write from offset 0 over the whole buffer replaces the record. For the same reason
+    /// every host write in this module covers a whole buffer (except the chunks of
+    /// [`Self::upload_with`] above 2^24 elements, far beyond Oclgrind's 128 MiB device).
+    pub fn alloc<T: Real>(&self, n: usize, what: &str) -> Result<Buffer<T>> {
+        let mut b = self.create::<T>(n, what)?;
+        let len = n.max(1);
+        if len * std::mem::size_of::<T>() <= ZERO_BY_WRITE_MAX {
+            self.write(&mut b, &vec![T::zero(); len], what)?;
+        } else {
+            self.fill_zero(&mut b, len)?;
+        }
+        Ok(b)
+    }
+
+    /// Creates a buffer of `n.max(1)` elements with undefined contents, refusing sizes above
+    /// the device's maximum allocation; callers write all of it before any kernel reads it.
+    fn create<T>(&self, n: usize, what: &str) -> Result<Buffer<T>> {
         let bytes = (n.max(1) * std::mem::size_of::<T>()) as u64;
         if bytes > self.info.max_alloc {
             return Err(Error::DeviceMemory(format!(
@@ -220,10 +295,13 @@ impl ClDevice {
             .map_err(cl_err(what))
     }
 
-    /// A buffer holding `data`.
-    pub fn upload<T>(&self, data: &[T], what: &str) -> Result<Buffer<T>> {
-        let mut b = self.alloc::<T>(data.len(), what)?;
-        if !data.is_empty() {
+    /// A buffer holding `data` (one default element, zero for the types used here, when
+    /// `data` is empty: a buffer is never left undefined).
+    pub fn upload<T: Copy + Default>(&self, data: &[T], what: &str) -> Result<Buffer<T>> {
+        let mut b = self.create::<T>(data.len(), what)?;
+        if data.is_empty() {
+            self.write(&mut b, &[T::default()], what)?;
+        } else {
             self.write(&mut b, data, what)?;
         }
         Ok(b)
@@ -262,14 +340,17 @@ impl ClDevice {
 
     /// Allocates `n` elements and fills them chunk by chunk from `f(i)`, so no full host
     /// copy of a converted array is ever made.
-    pub fn upload_with<T: Copy + Send, F: Fn(usize) -> T + Sync>(
+    pub fn upload_with<T: Copy + Default + Send, F: Fn(usize) -> T + Sync>(
         &self,
         n: usize,
         what: &str,
         f: F,
     ) -> Result<Buffer<T>> {
         use rayon::prelude::*;
-        let mut b = self.alloc::<T>(n, what)?;
+        if n == 0 {
+            return self.upload::<T>(&[], what);
+        }
+        let mut b = self.create::<T>(n, what)?;
         const CHUNK: usize = 1 << 24;
         let mut start = 0;
         while start < n {
@@ -295,26 +376,102 @@ impl ClDevice {
         Ok(out)
     }
 
+    /// Sets the first `n` elements of `b` to zero (enqueued; ordered by the in-order queue).
+    ///
+    /// By the `fill_u32` kernel over `n · size_of::<T>() / 4` words rather than
+    /// `clEnqueueFillBuffer`: the result is the same, but Oclgrind (21.10, and its source as
+    /// of 2026) records a host fill one pattern at a time, each record replacing the whole
+    /// buffer's shadow with one of pattern size, so a buffer zeroed by `clEnqueueFillBuffer`
+    /// reads as uninitialised in every later kernel; stores from a kernel are tracked exactly.
     pub fn fill_zero<T: Real>(&self, b: &mut Buffer<T>, n: usize) -> Result<()> {
-        let z = [T::zero()];
-        // SAFETY: fills n elements of T (pattern of one T) in a buffer of at least n elements.
-        unsafe {
-            self.queue
-                .enqueue_fill_buffer(b, &z, 0, n * std::mem::size_of::<T>(), &[])
+        let bytes = n * std::mem::size_of::<T>();
+        debug_assert!(
+            bytes.is_multiple_of(4),
+            "fill_zero of an element type of {bytes} bytes"
+        );
+        let words = bytes / 4;
+        let mut fill = self.fill.lock().unwrap_or_else(|p| p.into_inner());
+        if fill.is_none() {
+            let program = self.build_source(FILL_SOURCE, "cl/fill.cl", "")?;
+            *fill = Some(Kernel::create(&program, "fill_u32").map_err(cl_err("fill_u32"))?);
         }
-        .map_err(cl_err("fill"))?;
+        let Some(k) = fill.as_ref() else {
+            unreachable!("built above")
+        };
+        launch::<T>(
+            self,
+            k,
+            words,
+            LOCAL,
+            &[Arg::U64(words as u64), Arg::Buf(b), Arg::U32(0)],
+        )?;
         Ok(())
     }
 
-    /// Builds OpenCL C `source` (called `name` in messages) with `opts`; a failure carries
-    /// the compiler's build log.
+    /// Builds OpenCL C `source` (called `name` in messages) with [`cl_std_option`] for this
+    /// device followed by `opts`; a failure carries the compiler's build log. The log of a
+    /// successful build is kept ([`Self::build_log`]) and printed to stderr when the
+    /// environment has `DGATD_CL_BUILD_LOG=1`.
     pub fn build_source(&self, source: &str, name: &str, opts: &str) -> Result<Program> {
-        Program::create_and_build_from_source(&self.context, source, opts).map_err(|log| {
-            Error::OpenCl {
-                what: format!("build of {name} with \"{opts}\" on {}", self.info.name),
-                msg: log,
-            }
-        })
+        let opts = format!("{} {opts}", cl_std_option(&self.info.opencl_c))
+            .trim()
+            .to_string();
+        let program =
+            Program::create_and_build_from_source(&self.context, source, &opts).map_err(|log| {
+                Error::OpenCl {
+                    what: format!("build of {name} with \"{opts}\" on {}", self.info.name),
+                    msg: log,
+                }
+            })?;
+        let log = program
+            .get_build_log(self.info.id as cl_device_id)
+            .unwrap_or_else(|e| format!("(build log unavailable: {e})"));
+        let log = log.trim_end_matches(['\0', '\n', ' ']).to_string();
+        if std::env::var("DGATD_CL_BUILD_LOG").is_ok_and(|v| v == "1") {
+            eprintln!(
+                "build log of {name} with \"{opts}\" on {}: {}",
+                self.info.name,
+                if log.trim().is_empty() {
+                    "(empty)"
+                } else {
+                    &log
+                }
+            );
+        }
+        self.logs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(BuildLog {
+                name: name.to_string(),
+                options: opts,
+                log,
+            });
+        Ok(program)
+    }
+
+    /// The logs of every successful build on this device so far, in order.
+    pub fn build_logs(&self) -> Vec<BuildLog> {
+        self.logs.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// [`Self::build_logs`] as text: per build, a header line naming the source and the
+    /// options, then the compiler's log (or "(empty)").
+    pub fn build_log(&self) -> String {
+        self.build_logs()
+            .iter()
+            .map(|b| {
+                format!(
+                    "== {} with \"{}\"\n{}\n",
+                    b.name,
+                    b.options,
+                    if b.log.trim().is_empty() {
+                        "(empty)"
+                    } else {
+                        &b.log
+                    }
+                )
+            })
+            .collect()
     }
 
     /// Builds `cl/dgatd.cl` for precision `T`.
@@ -415,10 +572,12 @@ pub fn launch<T: Real>(
     args: &[Arg<T>],
 ) -> Result<Event> {
     let mut ek = ExecuteKernel::new(kernel);
-    // SAFETY: each argument matches the kernel's parameter list in cl/dgatd.cl in order and
-    // type (scalars by value of the declared width; buffers of the declared element type;
-    // local buffers by size). Buffers live until the event completes because callers hold
-    // them for the lifetime of the stepper and wait on the queue before dropping.
+    // SAFETY: each argument matches the kernel's parameter list in cl/*.cl in order and
+    // type (scalars by value of the declared width; buffers of the declared element type,
+    // except fill_u32, which takes any buffer as 32-bit words and is launched over at most
+    // its size in words; local buffers by size). Buffers live until the event completes
+    // because callers hold them for the lifetime of the stepper and wait on the queue
+    // before dropping.
     unsafe {
         for a in args {
             match a {
@@ -1102,7 +1261,10 @@ impl<T: Real> ClStepper<T> {
         let x = self.dev.upload(&x0, "power iteration vector")?;
         let kx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
         let mx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
-        let groups = 256;
+        // Up to 256 work-groups; fewer when fewer already give every element its own
+        // work-item (then the extra groups only added exact zeros: the sums are the same
+        // bit for bit, and a simulator such as Oclgrind runs far fewer work-items).
+        let groups = self.nh.div_ceil(LOCAL).clamp(1, 256);
         let partial = self.dev.alloc::<T>(groups, "partial sums")?;
         // Operate on (x -> f -> kx) with the stepper's own F and C buffers, saved around.
         let saved = self.state()?;

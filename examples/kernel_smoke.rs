@@ -1,0 +1,585 @@
+//! Kernel smoke run: launches every kernel of `cl/dgatd.cl`, `cl/dg.cl` and `cl/fill.cl`
+//! at least once on a tiny case, through the library's own launch paths, on any OpenCL
+//! device chosen by name or index, and checks every result against the CPU reference.
+//!
+//! ```sh
+//! cargo run --release --example kernel_smoke -- [--device NAME|INDEX] [--precision f64,f32]
+//! ```
+//!
+//! Made to run under Oclgrind (`.ci/oclgrind.sh`, `tests/oclgrind.rs`), which interprets
+//! every work-item: the meshes are jittered boxes of 72 (DGA) and 48 (DG) tets, the power
+//! iterations run two iterations (through `ClStepper::spectral_radius` and
+//! `DgClStepper::spectral_radius`), and the bandwidth probes use 1000 elements. Each check
+//! line ends with the seconds since the start.
+//!
+//! Checks: `ClDevice::fill_zero` zeroes exactly what it should; 3 DGA steps (with a source
+//! and two probes) from a zero and from a random state for every primal and dual variant
+//! against `CpuStepper`; the device power iteration against the host's; copy, triad and
+//! their vec4 forms against the host; 1 DG step of orders 2 (upwind) and 1 (central)
+//! against `DgCpuStepper`, and the DG power iteration against the host's; and that every
+//! kernel declared in the sources was launched.
+//!
+//! Prints one line per check to stdout and nothing to stderr unless a check fails (exit
+//! status 1) or the arguments are wrong (exit status 2), so a device simulator's reports
+//! are the only other thing that can appear on stderr.
+//!
+//! Tolerances (relative 2-norm against the CPU backend): 1e-10 in f64 (a few steps of
+//! sums of up to ~70 terms in another order, with FMA contraction on the device; single
+//! kernels agree to 1e-12 in `tests/opencl.rs`), 1e-4 in f32 (the f32 device run against
+//! the f64 CPU DG reference, or the f32 CPU DGA stepper). Copies are exact; a triad
+//! element may differ from the host's `b + s c` by its roundings, bounded by 2 eps times the
+//! largest of the terms.
+#![allow(clippy::needless_range_loop)]
+
+use dgatd::backend::Stepper;
+use dgatd::backend::cpu::CpuStepper;
+use dgatd::backend::opencl::{
+    Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, Variants, launch,
+    select_device,
+};
+use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
+use dgatd::dg::opencl::DgClStepper;
+use dgatd::dg::{DgOperator, Flux};
+use dgatd::dga::Dga;
+use dgatd::dga::excitation::{Probe, Source};
+use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::mesh::{Mesh, Topology, generate::box_mesh};
+use dgatd::problem::{Media, Waveform};
+use dgatd::solver;
+use dgatd::util::Rng;
+use dgatd::{Real, Result};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The kernel sources the smoke run must cover.
+const SOURCES: [(&str, &str); 3] = [
+    ("cl/dgatd.cl", include_str!("../cl/dgatd.cl")),
+    ("cl/dg.cl", include_str!("../cl/dg.cl")),
+    ("cl/fill.cl", include_str!("../cl/fill.cl")),
+];
+
+/// Every `__kernel` name declared in the sources, in source order.
+pub fn declared_kernels() -> Vec<String> {
+    let mut out = Vec::new();
+    for (_, src) in SOURCES {
+        for part in src.split("__kernel").skip(1) {
+            let name = part
+                .trim_start()
+                .strip_prefix("void")
+                .and_then(|r| r.trim_start().split('(').next())
+                .map(|n| n.trim().to_string());
+            if let Some(n) = name.filter(|n| !n.is_empty()) {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// What one smoke run did: a line per check, and the kernels its launches covered.
+pub struct Smoke {
+    pub lines: Vec<String>,
+    pub launched: BTreeSet<String>,
+    pub failures: Vec<String>,
+    start: Instant,
+}
+
+impl Smoke {
+    fn covered(&mut self, kernels: &[&str]) {
+        self.launched.extend(kernels.iter().map(|k| k.to_string()));
+    }
+    /// Records a check: `err` (relative) must be finite and at most `tol`.
+    fn check(&mut self, what: String, err: f64, tol: f64) {
+        let ok = err <= tol; // false for NaN
+        let line = format!(
+            "{} {what}: relative difference {err:.2e} (tolerance {tol:.0e}) [{:.1} s]",
+            if ok { "ok  " } else { "FAIL" },
+            self.start.elapsed().as_secs_f64()
+        );
+        if !ok {
+            self.failures.push(line.clone());
+        }
+        self.lines.push(line);
+    }
+    fn require(&mut self, what: String, cond: bool) {
+        let line = format!(
+            "{} {what} [{:.1} s]",
+            if cond { "ok  " } else { "FAIL" },
+            self.start.elapsed().as_secs_f64()
+        );
+        if !cond {
+            self.failures.push(line.clone());
+        }
+        self.lines.push(line);
+    }
+}
+
+fn rel_err(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    if den == 0.0 {
+        return f64::INFINITY; // an all-zero reference checks nothing
+    }
+    (num / den).sqrt()
+}
+
+/// A box with interior nodes moved randomly (seeded), as in the tests: no symmetry hides
+/// an indexing bug.
+fn jittered_box(n: [usize; 3], seed: u64, amp: f64) -> Mesh {
+    let l = [1.0, 0.8, 0.6];
+    let mut m = box_mesh(n, l);
+    let mut r = Rng::new(seed);
+    let h = [l[0] / n[0] as f64, l[1] / n[1] as f64, l[2] / n[2] as f64];
+    for p in m.nodes.iter_mut() {
+        if (0..3).all(|c| p[c] > 1e-9 && p[c] < l[c] - 1e-9) {
+            for c in 0..3 {
+                p[c] += amp * h[c] * r.sym();
+            }
+        }
+    }
+    m
+}
+
+fn random_materials(n: usize, seed: u64) -> Media {
+    let mut r = Rng::new(seed);
+    Media {
+        eps: (0..n).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
+        mu: (0..n).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
+    }
+}
+
+/// Runs every check on the device `spec` (an index or a name substring, as `--device`),
+/// in the precisions `precisions` ("f64", "f32"; f64 is skipped with a line on a device
+/// without fp64).
+pub fn run(spec: Option<&str>, precisions: &[&str]) -> Result<Smoke> {
+    let mut s = Smoke {
+        lines: vec![],
+        launched: BTreeSet::new(),
+        failures: vec![],
+        start: Instant::now(),
+    };
+    let dev = ClDevice::open(select_device(spec)?)?;
+    s.lines.push(format!(
+        "device: {} / {} ({}, {})",
+        dev.info.platform, dev.info.name, dev.info.opencl_c, dev.info.driver
+    ));
+    for &p in precisions {
+        match p {
+            "f64" if !dev.info.fp64 => s
+                .lines
+                .push(format!("skip f64: {} has no cl_khr_fp64", dev.info.name)),
+            "f64" => precision::<f64>(&dev, &mut s, 1e-10)?,
+            "f32" => precision::<f32>(&dev, &mut s, 1e-4)?,
+            other => {
+                return Err(dgatd::Error::config(
+                    "precision",
+                    other,
+                    "expected f64 or f32",
+                ));
+            }
+        }
+    }
+    let declared = declared_kernels();
+    let missing: Vec<&String> = declared
+        .iter()
+        .filter(|k| !s.launched.contains(*k))
+        .collect();
+    let all_launched = missing.is_empty();
+    s.require(
+        format!(
+            "kernels launched: {} of {} declared{}",
+            declared.len() - missing.len(),
+            declared.len(),
+            if all_launched {
+                String::new()
+            } else {
+                format!(" (missing: {missing:?})")
+            }
+        ),
+        all_launched || precisions.is_empty(),
+    );
+    Ok(s)
+}
+
+fn precision<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
+    fill::<T>(dev, s)?;
+    dga::<T>(dev, s, tol)?;
+    stream::<T>(dev, s)?;
+    dg::<T>(dev, s, tol)?;
+    Ok(())
+}
+
+/// `ClDevice::fill_zero` zeroes exactly the first n elements of a random buffer.
+fn fill<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
+    let mut r = Rng::new(0xf111);
+    let n = 1000;
+    let data: Vec<T> = (0..n).map(|_| T::of(1.0 + r.uniform())).collect();
+    let mut b = dev.upload(&data, "fill test")?;
+    dev.fill_zero(&mut b, n - 3)?;
+    let got = dev.read(&b, n, "fill test")?;
+    s.covered(&["fill_u32"]);
+    let ok = got[..n - 3].iter().all(|x| x.f64() == 0.0)
+        && got[n - 3..]
+            .iter()
+            .zip(&data[n - 3..])
+            .all(|(a, b)| a.f64() == b.f64());
+    s.require(
+        format!(
+            "{} fill_u32: first {} of {n} elements zero, the rest untouched",
+            T::NAME,
+            n - 3
+        ),
+        ok,
+    );
+    Ok(())
+}
+
+/// The DGA leapfrog kernels: every primal and dual variant, the source and probe kernels,
+/// the Δt rescaling, and the device power iteration.
+fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
+    let mesh = jittered_box([3, 2, 2], 41, 0.25);
+    let topo = Topology::build(&mesh)?;
+    let mat = random_materials(mesh.n_tets(), 42);
+    let d = Arc::new(Dga::assemble(&mesh, &topo, &mat)?);
+    let (dt, _) = solver::time_step(&d, 0.9)?;
+    // A pulse centred on the first steps, so the source term is of the order of the field.
+    let w = Waveform {
+        tau: 2.0 * dt,
+        t0: 2.0 * dt,
+    };
+    let (sp, sd) = ([0.52, 0.37, 0.29], [0.2, -0.3, 0.9]);
+    // The unit-Δt pattern; both steppers scale it by their Δt.
+    let src_unit = Source::new(&mesh, &topo, &d, sp, sd)?;
+    let probes = vec![
+        Probe::new(&mesh, &topo, [0.31, 0.42, 0.27])?,
+        Probe::new(&mesh, &topo, [0.7, 0.2, 0.4])?,
+    ];
+    let ops = Arc::new(Operators::<T>::new(&d, dt, true));
+    let mut g = ClStepper::<T>::new(
+        dev.clone(),
+        d.clone(),
+        DualForm::Csr,
+        Some(&src_unit),
+        &probes,
+    )?;
+    g.set_time_step(dt, Some(w))?; // scale: primal blocks, vertex blocks, CSR values, source
+    s.covered(&["scale", "fill_u32"]);
+    let mut r = Rng::new(43);
+    let u0: Vec<f64> = {
+        let mut u = vec![0.0; d.n_half()];
+        for &h in &d.meps.h {
+            u[h as usize] = r.sym();
+        }
+        u
+    };
+    let f0: Vec<f64> = (0..d.n_dual()).map(|_| r.sym()).collect();
+    let zero = (vec![0.0; u0.len()], vec![0.0; f0.len()]);
+    let steps = 3;
+    // (start, primal, dual, CSR variant, block variant)
+    let cases = [
+        (
+            &zero,
+            PrimalVariant::Tet,
+            DualForm::Factored,
+            CsrVariant::Vector,
+            BlockVariant::Vertex,
+        ),
+        (
+            &(u0.clone(), f0.clone()),
+            PrimalVariant::Tet,
+            DualForm::Factored,
+            CsrVariant::Vector,
+            BlockVariant::Vertex,
+        ),
+        (
+            &(u0.clone(), f0.clone()),
+            PrimalVariant::Row,
+            DualForm::Factored,
+            CsrVariant::Vector,
+            BlockVariant::HalfEdge,
+        ),
+        (
+            &(u0.clone(), f0.clone()),
+            PrimalVariant::Tet,
+            DualForm::Csr,
+            CsrVariant::Scalar,
+            BlockVariant::Vertex,
+        ),
+        (
+            &(u0.clone(), f0.clone()),
+            PrimalVariant::Row,
+            DualForm::Csr,
+            CsrVariant::Vector,
+            BlockVariant::Vertex,
+        ),
+    ];
+    for (start, pv, form, cv, bv) in cases {
+        g.set_variants(Variants {
+            primal: pv,
+            block: bv,
+            csr: cv,
+        });
+        g.set_dual(form)?;
+        g.set_state(&start.0, &start.1)?;
+        let mut sg = vec![];
+        g.advance(0, steps, &mut sg)?;
+        let (ug, fg) = g.state()?;
+        let mut c = CpuStepper::new(
+            d.clone(),
+            ops.clone(),
+            form,
+            Some((&src_unit, w)),
+            probes.clone(),
+        )?;
+        c.set_state(&start.0, &start.1)?;
+        let mut sc = vec![];
+        c.advance(0, steps, &mut sc)?;
+        let (uc, fc) = c.state()?;
+        let primal = match pv {
+            PrimalVariant::Tet => "primal_tet",
+            PrimalVariant::Row => "primal_row",
+        };
+        let dual: &[&str] = match (form, cv, bv) {
+            (DualForm::Factored, _, BlockVariant::Vertex) => &["circulation", "vertex_block_v"],
+            (DualForm::Factored, _, BlockVariant::HalfEdge) => &["circulation", "vertex_block"],
+            (DualForm::Csr, CsrVariant::Scalar, _) => &["csr_scalar"],
+            (DualForm::Csr, CsrVariant::Vector, _) => &["csr_vector"],
+        };
+        s.covered(&[primal, "source", "probe"]);
+        s.covered(dual);
+        let what = format!(
+            "{} DGA {steps} steps from {} state, {primal} + {}, source, probes",
+            T::NAME,
+            if start.0.iter().all(|&x| x == 0.0) {
+                "a zero"
+            } else {
+                "a random"
+            },
+            dual.join(" + ")
+        );
+        let both = |a: &[f64], b: &[f64]| [a, b].concat();
+        s.check(
+            format!("{what}: state"),
+            rel_err(&both(&ug, &fg), &both(&uc, &fc)),
+            tol,
+        );
+        s.check(format!("{what}: probe samples"), rel_err(&sg, &sc), tol);
+    }
+    // Power iteration: primal, circulation, vertex blocks, vertex_block_h, dot_partial,
+    // axpy0 and fill_u32, two iterations against the host's.
+    g.set_variants(Variants {
+        primal: PrimalVariant::Tet,
+        block: BlockVariant::Vertex,
+        csr: CsrVariant::Vector,
+    });
+    let rho_dev = g.spectral_radius(2, 0x5eed)?;
+    let rho_host = solver::spectral_radius(&d, 2, 0x5eed);
+    s.covered(&[
+        "primal_tet",
+        "circulation",
+        "vertex_block_v",
+        "vertex_block_h",
+        "dot_partial",
+        "axpy0",
+        "fill_u32",
+    ]);
+    s.check(
+        format!(
+            "{} DGA power iteration (2 iterations): rho {rho_dev:.6e}",
+            T::NAME
+        ),
+        rel_err(&[rho_dev], &[rho_host]),
+        tol,
+    );
+    Ok(())
+}
+
+/// The bandwidth probes on 1000 elements against the host.
+fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
+    // Any stepper carries the compiled kernels; a one-cell box is the smallest.
+    let mesh = box_mesh([1, 1, 1], [1.0, 1.0, 1.0]);
+    let topo = Topology::build(&mesh)?;
+    let d = Arc::new(Dga::assemble(&mesh, &topo, &Media::vacuum(mesh.n_tets()))?);
+    let g = ClStepper::<T>::new(dev.clone(), d, DualForm::Factored, None, &[])?;
+    let n = 1000;
+    let mut r = Rng::new(0x57ea);
+    let mut rand = || (0..n).map(|_| T::of(r.sym())).collect::<Vec<T>>();
+    let (a0, b0, c0) = (rand(), rand(), rand());
+    let sc = T::of(1.5);
+    let triad_ok = |a: &[T]| {
+        a.iter().zip(&b0).zip(&c0).all(|((x, y), z)| {
+            let sz = sc.f64() * z.f64();
+            let exact = y.f64() + sz;
+            let scale = exact.abs().max(y.f64().abs()).max(sz.abs());
+            (x.f64() - exact).abs() <= 2.0 * T::EPS * scale
+        })
+    };
+    for (name, width) in [("copy", 1), ("copy4", 4)] {
+        let a = dev.upload(&a0, "stream a")?;
+        let b = dev.upload(&b0, "stream b")?;
+        let k = if width == 1 {
+            &g.kernels().copy
+        } else {
+            &g.kernels().copy4
+        };
+        launch(
+            dev,
+            k,
+            n / width,
+            LOCAL,
+            &[Arg::U64((n / width) as u64), Arg::Buf(&a), Arg::Buf(&b)],
+        )?;
+        let got = dev.read(&b, n, "stream b")?;
+        s.covered(&[name]);
+        s.require(
+            format!("{} {name}: {n} elements copied exactly", T::NAME),
+            got.iter().zip(&a0).all(|(x, y)| x.f64() == y.f64()),
+        );
+    }
+    for (name, width) in [("triad", 1), ("triad4", 4)] {
+        let a = dev.upload(&a0, "stream a")?;
+        let b = dev.upload(&b0, "stream b")?;
+        let c = dev.upload(&c0, "stream c")?;
+        let k = if width == 1 {
+            &g.kernels().triad
+        } else {
+            &g.kernels().triad4
+        };
+        launch(
+            dev,
+            k,
+            n / width,
+            LOCAL,
+            &[
+                Arg::U64((n / width) as u64),
+                Arg::Buf(&a),
+                Arg::Buf(&b),
+                Arg::Buf(&c),
+                Arg::Real(sc),
+            ],
+        )?;
+        let got = dev.read(&a, n, "stream a")?;
+        s.covered(&[name]);
+        s.require(
+            format!(
+                "{} {name}: {n} elements of b + 1.5 c within 2 eps of the largest term",
+                T::NAME
+            ),
+            triad_ok(&got),
+        );
+    }
+    Ok(())
+}
+
+/// The DG kernels (flux, update, probes) and the DG power iteration, two orders and both
+/// fluxes.
+fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
+    let mesh = jittered_box([2, 2, 2], 44, 0.2);
+    let k = mesh.n_tets();
+    let mat = random_materials(k, 45);
+    for (order, flux) in [(2, Flux::Upwind), (1, Flux::Central)] {
+        let op = Arc::new(DgOperator::new(&mesh, order, flux, &mat.eps, &mat.mu)?);
+        let (dt, _) = dgatd::dg::cpu::time_step(&op, 0.9);
+        let src = DgSource {
+            tet: 7,
+            dir: [0.3, -0.2, 0.9],
+            wave: Waveform {
+                tau: 2.0 * dt,
+                t0: dt,
+            },
+        };
+        let probes = vec![
+            DgProbe::new(&mesh, &op, [0.31, 0.42, 0.27])?,
+            DgProbe::new(&mesh, &op, [0.7, 0.2, 0.4])?,
+        ];
+        let mut r = Rng::new(46 + order as u64);
+        let q0: Vec<f64> = (0..op.n_dofs()).map(|_| r.sym()).collect();
+        let steps = 1;
+        let mut c = DgCpuStepper::new(op.clone(), dt, Some(src.clone()), probes.clone());
+        c.set_state(&q0, &[])?;
+        let mut sc = vec![];
+        c.advance(0, steps, &mut sc)?;
+        let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), dt, Some(src), probes)?;
+        g.set_state(&q0, &[])?;
+        let mut sg = vec![];
+        g.advance(0, steps, &mut sg)?;
+        s.covered(&["dg_flux", "dg_update", "dg_probe", "fill_u32"]);
+        let what = format!("{} DG N={order} {} {steps} step", T::NAME, flux.name());
+        s.check(
+            format!("{what}: field"),
+            rel_err(&g.state()?.0, &c.state()?.0),
+            tol,
+        );
+        s.check(format!("{what}: probe samples"), rel_err(&sg, &sc), tol);
+        let rho_dev = g.spectral_radius(2, 0x5eed)?;
+        let rho_host = dgatd::dg::cpu::spectral_radius(&op, 2, 0x5eed);
+        s.check(
+            format!("{what}: power iteration (2 iterations) rho {rho_dev:.6e}"),
+            rel_err(&[rho_dev], &[rho_host]),
+            tol,
+        );
+    }
+    Ok(())
+}
+
+/// Parses `--device X` and `--precision LIST`.
+pub fn parse_args(args: &[String]) -> std::result::Result<(Option<String>, Vec<String>), String> {
+    let mut device = None;
+    let mut precisions = vec!["f64".to_string(), "f32".to_string()];
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--device" => device = Some(it.next().ok_or("--device needs a value")?.clone()),
+            "--precision" => {
+                precisions = it
+                    .next()
+                    .ok_or("--precision needs a value")?
+                    .split(',')
+                    .map(|p| p.trim().to_string())
+                    .collect()
+            }
+            "-h" | "--help" => {
+                return Err(
+                    "usage: kernel_smoke [--device NAME|INDEX] [--precision f64,f32]".into(),
+                );
+            }
+            other => return Err(format!("unknown argument {other:?} (see --help)")),
+        }
+    }
+    Ok((device, precisions))
+}
+
+#[allow(dead_code)]
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (device, precisions) = match parse_args(&args) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let p: Vec<&str> = precisions.iter().map(|s| s.as_str()).collect();
+    match run(device.as_deref(), &p) {
+        Ok(s) => {
+            for l in &s.lines {
+                println!("{l}");
+            }
+            if !s.failures.is_empty() {
+                eprintln!("kernel_smoke: {} check(s) failed:", s.failures.len());
+                for f in &s.failures {
+                    eprintln!("{f}");
+                }
+                std::process::exit(1);
+            }
+        }
+        Err(e) => {
+            eprintln!("kernel_smoke: {e}");
+            std::process::exit(1);
+        }
+    }
+}
