@@ -36,12 +36,14 @@
 //! measured times and the extrapolation.
 
 pub mod comm;
+pub mod device;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod part;
 pub mod stepper;
 
 pub use comm::{Comm, LocalComm};
+pub use device::ClPartStepper;
 pub use part::{Halo, Part};
 pub use stepper::PartStepper;
 
