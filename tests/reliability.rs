@@ -363,6 +363,7 @@ fn stepper_state_round_trips_through_a_checkpoint() {
         dt_bits: dt.to_bits(),
         reference: None,
         config: String::new(),
+        out: String::new(),
         u: u1.clone(),
         f: f1.clone(),
         samples: vec![],

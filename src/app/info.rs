@@ -17,6 +17,9 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
         None => gmsh::read(std::path::Path::new(&args.path))?,
     };
     let t = Topology::build(&mesh)?;
+    for w in dgatd::mesh::check::check(&mesh, &t)? {
+        eprintln!("warning: {w}");
+    }
     let q = mesh.quality();
     let nb_e = t.boundary_edge.iter().filter(|&&b| b).count();
     let nb_v = t.boundary_vertex.iter().filter(|&&b| b).count();

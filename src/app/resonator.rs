@@ -129,6 +129,10 @@ pub struct ResonatorArgs {
     /// of an uninterrupted run.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: continue a checkpoint that was written for another output folder
+    /// (copied or moved here).
+    #[arg(long, requires = "resume")]
+    pub force: bool,
 }
 
 impl ResonatorArgs {
@@ -272,6 +276,18 @@ fn parse_material(v: &str) -> Result<Material> {
 
 /// Set by the Ctrl-C handler; the time loop saves and stops at its next look.
 static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The lock file of the output folder, removed by the handler before it exits (an
+/// interrupted run leaves no lock behind to be reported as stale).
+static LOCK_FILE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// Exits with status 130 after removing the output folder's lock file.
+fn exit_interrupted() -> ! {
+    if let Some(p) = LOCK_FILE.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let _ = std::fs::remove_file(p);
+    }
+    std::process::exit(130);
+}
+
 /// The run's phase (0 setup, 1 time loop, 2 analysis), for the handler.
 static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
@@ -296,19 +312,19 @@ fn install_interrupt_handler() {
             match PHASE.load(Ordering::SeqCst) {
                 0 => {
                     eprintln!("\ninterrupted during setup: nothing was run, nothing to save");
-                    std::process::exit(130);
+                    exit_interrupted();
                 }
                 2 => {
                     eprintln!(
                         "\ninterrupted during the analysis: the probe record is in probe.csv (and a final checkpoint for long runs)"
                     );
-                    std::process::exit(130);
+                    exit_interrupted();
                 }
                 _ => {}
             }
             if INTERRUPT.swap(true, Ordering::SeqCst) {
                 eprintln!("\nsecond interrupt: exiting without saving");
-                std::process::exit(130);
+                exit_interrupted();
             }
             eprintln!(
                 "\ninterrupt: saving a checkpoint and the probe data (Ctrl-C again to quit now)"
@@ -345,6 +361,19 @@ fn resumed(args: &ResonatorArgs, dir: &Path) -> Result<(Config, Origin, Checkpoi
         ));
     }
     let ck = Checkpoint::read(dir)?;
+    let here = std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string();
+    if !ck.out.is_empty() && ck.out != here && !args.force {
+        return Err(Error::Checkpoint {
+            path: ck_path,
+            why: format!(
+                "it was written by the run in {}, not this folder ({here}); resuming would overwrite this folder's outputs with that run's. Give --force to continue it here",
+                ck.out
+            ),
+        });
+    }
     let origin = Origin {
         path: format!("{} (stored configuration)", ck_path.display()),
         text: ck.config.clone(),
@@ -398,29 +427,18 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let plan = Plan::new(&cfg, origin)?;
     // the output folder is created, tested and locked before anything runs
     let (_dir, stale) = dgatd::report::outdir::OutputDir::prepare(&out)?;
+    *LOCK_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(_dir.lock_path());
     if let Some(n) = stale {
         eprintln!("note: {n}");
     }
     opts.out = Some(out.clone());
-    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new(1);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} steps {pos}/{len} [{bar:40}] {per_sec} eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let progress = Progress::new(args.quiet);
+    let status = |m: &str| progress.status(m);
+    opts.on_status = Some(&status);
     let r = resonator::run_with(&plan, &mut opts, &mut |done, total| {
-        if let Some(b) = &bar {
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-        }
+        progress.steps(done, total)
     })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     for n in &r.notices {
         eprintln!("note: {n}");
     }
@@ -479,4 +497,87 @@ fn print_summary(r: &resonator::ResonatorResult, plan: &Plan) {
         1e9 * r.record.wall_s / (r.record.steps as f64 * r.dofs as f64)
     );
     out!("{}", dgatd::report::mode_table(r));
+}
+
+/// Progress on stderr: a spinner with the current setup or analysis task and its elapsed
+/// time, then a bar over the time steps (rate as whole steps per second). Without a
+/// terminal (a batch job's log), each task is one line with its start time.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    log: bool,
+    start: std::time::Instant,
+    stepping: std::sync::atomic::AtomicBool,
+    /// Last tenth of the steps logged (logs without a terminal).
+    tenth: std::sync::atomic::AtomicUsize,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Self {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (!quiet && tty).then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
+            b
+        });
+        Progress {
+            bar,
+            log: !quiet && !tty,
+            start: std::time::Instant::now(),
+            stepping: std::sync::atomic::AtomicBool::new(false),
+            tenth: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn status(&self, m: &str) {
+        use std::sync::atomic::Ordering;
+        if let Some(b) = &self.bar {
+            if self.stepping.swap(false, Ordering::SeqCst) {
+                b.set_style(
+                    indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+                );
+            }
+            b.set_message(m.to_string());
+        }
+        if self.log {
+            eprintln!("[{:8.1} s] {m}", self.start.elapsed().as_secs_f64());
+        }
+    }
+
+    fn steps(&self, done: usize, total: usize) {
+        use std::sync::atomic::Ordering;
+        if let Some(b) = &self.bar {
+            if !self.stepping.swap(true, Ordering::SeqCst) {
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} steps {pos}/{len} [{bar:40}] {per_sec:.0} eta {eta}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                b.set_message("");
+            }
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        } else if self.log
+            && self
+                .tenth
+                .fetch_max(10 * done / total.max(1), Ordering::SeqCst)
+                < 10 * done / total.max(1)
+        {
+            eprintln!(
+                "[{:8.1} s] step {done} of {total}",
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }

@@ -181,6 +181,18 @@ pub fn energy(op: &DgOperator, q: &[f64]) -> f64 {
     per.iter().sum()
 }
 
+/// Wall-clock seconds of one application of the operator on this machine (seeded data),
+/// for the setup's time estimate.
+pub fn seconds_per_application(op: &DgOperator) -> f64 {
+    let n = op.n_dofs();
+    let mut rng = crate::util::Rng::new(RHO_SEED);
+    let x: Vec<f64> = (0..n).map(|_| rng.sym()).collect();
+    let mut y = vec![0.0; n];
+    let t0 = std::time::Instant::now();
+    rhs(op, &x, &mut y);
+    t0.elapsed().as_secs_f64()
+}
+
 /// Spectral radius of the semi-discrete operator by power iteration on `L²` (seeded).
 pub fn spectral_radius(op: &DgOperator, iters: usize, seed: u64) -> f64 {
     let n = op.n_dofs();

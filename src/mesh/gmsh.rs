@@ -12,14 +12,43 @@ use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Reads and validates a mesh file.
+/// Reads and validates a mesh file. Only regular files are read (a FIFO or a device such
+/// as `/dev/zero` is refused before opening it), and a file larger than the memory the
+/// system has available is refused by its size.
 pub fn read(path: &Path) -> Result<Mesh> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = read_file(path)?;
     parse(&bytes, &path.display().to_string())
+}
+
+/// The bytes of a mesh file, refusing non-regular files and files larger than the memory
+/// available.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let invalid = |msg: String| Error::MeshInvalid {
+        path: path.display().to_string(),
+        msg,
+    };
+    if !meta.is_file() {
+        return Err(invalid(
+            "not a regular file (a directory, device or pipe); give a Gmsh .msh file".into(),
+        ));
+    }
+    if let Some(avail) = crate::cost::available_memory()
+        && meta.len() > avail
+    {
+        return Err(invalid(format!(
+            "the file has {} bytes, more than the {} of memory available",
+            meta.len(),
+            avail
+        )));
+    }
+    std::fs::read(path).map_err(|e| Error::io(path, e))
 }
 
 /// Parses mesh bytes; `name` is used in messages.
 pub fn parse(bytes: &[u8], name: &str) -> Result<Mesh> {
+    // a UTF-8 byte-order mark (some editors add one) is not part of the format
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let raw = Parser::new(bytes, name).run()?;
     Mesh::from_raw(name, raw.nodes, raw.tets, raw.tris, raw.names)
 }
@@ -131,8 +160,14 @@ impl<'a> Parser<'a> {
         match v {
             Some(v) if v.len() >= min => Ok(v),
             _ => Err(self.err(format!(
-                "cannot read {what} from {:?} (expected at least {min} numbers)",
-                clip(l)
+                "cannot read {what} from {:?} (expected {} number{})",
+                clip(l),
+                if min == 1 {
+                    "a".to_string()
+                } else {
+                    format!("at least {min}")
+                },
+                if min == 1 { "" } else { "s" }
             ))),
         }
     }
@@ -173,8 +208,18 @@ impl<'a> Parser<'a> {
     fn count(&self, c: u64, min_bytes: usize, what: &str) -> Result<usize> {
         let fits = (c as u128) * (min_bytes.max(1) as u128) <= self.remaining() as u128;
         if !fits {
+            let swapped = c.swap_bytes();
+            let hint = if self.binary
+                && (swapped as u128) * (min_bytes.max(1) as u128) <= self.remaining() as u128
+            {
+                format!(
+                    "; read with the other byte order it is {swapped}: the file looks byte-swapped (written on a machine of the other endianness, or its endianness marker is wrong)"
+                )
+            } else {
+                " (truncated or corrupt)".to_string()
+            };
             return Err(self.err(format!(
-                "{what} count {c} is larger than the rest of the file can hold (truncated or corrupt)"
+                "{what} count {c} is larger than the rest of the file can hold{hint}"
             )));
         }
         Ok(c as usize)
@@ -259,7 +304,11 @@ impl<'a> Parser<'a> {
                         self.nodes22()?
                     };
                     nodes = n;
-                    tagmap = Some(build_tagmap(&tags));
+                    tagmap = Some(build_tagmap(&tags).map_err(|t| {
+                        self.err(format!(
+                            "node tag {t} is defined twice in $Nodes (each node needs its own tag)"
+                        ))
+                    })?);
                     self.expect("$EndNodes")?;
                 }
                 "$Elements" => {
@@ -536,7 +585,7 @@ impl<'a> Parser<'a> {
                         .map(|_| self.bin_u64("element"))
                         .collect::<Result<_>>()?
                 } else {
-                    let v = self.nums::<u64>("an element", nn + 1)?;
+                    let v = self.nums::<i64>("an element", nn + 1)?;
                     if v.len() != nn + 1 {
                         return Err(self.err(format!(
                             "element {} lists {} nodes, type {ty} has {nn}",
@@ -544,7 +593,7 @@ impl<'a> Parser<'a> {
                             v.len() - 1
                         )));
                     }
-                    v
+                    self.unsigned(v[0], &v)?
                 };
                 if ty == 4 {
                     out.tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
@@ -586,7 +635,7 @@ impl<'a> Parser<'a> {
                 )));
             }
             let phys = if ntags > 0 { v[3] as i32 } else { 0 };
-            let nodes: Vec<u64> = v[3 + ntags..].iter().map(|&x| x.max(0) as u64).collect();
+            let nodes = self.unsigned(v[0], &v[3 + ntags..])?;
             if ty == 4 {
                 out.tets.push(self.resolve(map, id, &nodes, phys)?);
             } else if ty == 2 && phys != 0 {
@@ -610,6 +659,16 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// Tags of an element's line, refusing negative ones (element `id`).
+    fn unsigned(&self, id: i64, v: &[i64]) -> Result<Vec<u64>> {
+        match v.iter().find(|&&x| x < 0) {
+            Some(t) => Err(self.err(format!(
+                "element {id} refers to node {t}: node tags are positive numbers"
+            ))),
+            None => Ok(v.iter().map(|&x| x as u64).collect()),
+        }
+    }
+
     fn resolve(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTet> {
         let mut out = [0u32; 4];
         for (k, &t) in nodes.iter().enumerate().take(4) {
@@ -625,21 +684,26 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn build_tagmap(tags: &[u64]) -> TagMap {
+/// Node tag -> index; a tag defined twice is refused (`Err(tag)`).
+fn build_tagmap(tags: &[u64]) -> std::result::Result<TagMap, u64> {
     let max = tags.iter().copied().max().unwrap_or(0);
     if (max as usize) < 4 * tags.len() + 1024 {
         let mut v = vec![u32::MAX; max as usize + 1];
         for (i, &t) in tags.iter().enumerate() {
+            if v[t as usize] != u32::MAX {
+                return Err(t);
+            }
             v[t as usize] = i as u32;
         }
-        TagMap::Dense(v)
+        Ok(TagMap::Dense(v))
     } else {
-        TagMap::Sparse(
-            tags.iter()
-                .enumerate()
-                .map(|(i, &t)| (t, i as u32))
-                .collect(),
-        )
+        let mut m = HashMap::with_capacity(tags.len());
+        for (i, &t) in tags.iter().enumerate() {
+            if m.insert(t, i as u32).is_some() {
+                return Err(t);
+            }
+        }
+        Ok(TagMap::Sparse(m))
     }
 }
 

@@ -6,6 +6,7 @@
 //! are numbered 0..V in the order of first use by a tetrahedron; nodes no tetrahedron
 //! uses are dropped.
 
+pub mod check;
 pub mod generate;
 pub mod gmsh;
 pub mod shape;
@@ -26,6 +27,10 @@ pub struct PhysicalName {
 /// Relative volume below which a tetrahedron counts as degenerate: `6 |V| / l_max^3`
 /// (1 for... a right-angled corner tet, 0.707 for the regular tet) must exceed this.
 pub const DEGENERATE_SHAPE: f64 = 1e-8;
+
+/// Longest edge accepted (m): the mass matrices hold volumes (l³) and inverse lengths, which
+/// must stay finite in f64.
+pub const MAX_LENGTH: f64 = 1e90;
 
 /// A validated, positively oriented tetrahedral mesh.
 #[derive(Clone, Debug)]
@@ -121,12 +126,25 @@ impl Mesh {
                 tv[k] = map[v as usize];
             }
             let x: Vec<V3> = tv.iter().map(|&v| new_nodes[v as usize]).collect();
-            let d = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
             let lmax = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
                 .iter()
                 .map(|&(i, j)| norm(sub(x[i], x[j])))
                 .fold(0.0, f64::max);
-            let shape = d.abs() / (lmax * lmax * lmax);
+            if !(lmax.is_finite() && lmax < MAX_LENGTH) {
+                return Err(invalid(format!(
+                    "tetrahedron {} has coordinates out of range (an edge of {lmax:.3e} m; edges up to {MAX_LENGTH:.0e} m keep volumes and mass matrices finite)",
+                    t.id
+                )));
+            }
+            let d = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
+            // relative volume from the edge vectors scaled by the longest edge (no overflow)
+            let sc = |v: V3| crate::util::scale(v, 1.0 / lmax);
+            let shape = det3(
+                sc(sub(x[1], x[0])),
+                sc(sub(x[2], x[0])),
+                sc(sub(x[3], x[0])),
+            )
+            .abs();
             if !(shape > DEGENERATE_SHAPE) {
                 return Err(invalid(format!(
                     "tetrahedron {} is degenerate: volume {:.3e} m^3 with longest edge {:.3e} m \

@@ -103,6 +103,11 @@ impl OutputDir {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The lock file (`.dgatd.lock` in the folder).
+    pub fn lock_path(&self) -> PathBuf {
+        self.path.join(LOCK)
+    }
 }
 
 impl Drop for OutputDir {

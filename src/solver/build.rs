@@ -74,25 +74,33 @@ impl Built {
     }
 }
 
-/// Builds the run of `plan`: the run's parts and its stepper (state zero).
-pub fn build(plan: &Plan) -> Result<(Built, Box<dyn Stepper>)> {
+/// Builds the run of `plan`: the run's parts and its stepper (state zero). `status` hears
+/// what the build is doing (for a progress display).
+pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepper>)> {
+    status("reading the mesh");
     let (mesh, mesh_hash) = load_mesh(plan)?;
+    status(&format!("topology and checks of {} tets", mesh.n_tets()));
     let topo = Topology::build(&mesh)?;
+    let mut notices = crate::mesh::check::check(&mesh, &topo)?;
     let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
     let walls =
         Walls::resolve(&mesh, &topo, &plan.problem.boundaries).map_err(|e| plan.locate(e))?;
+    status(&format!(
+        "assembling the {} operators of {} tets",
+        plan.method.name().to_uppercase(),
+        mesh.n_tets()
+    ));
     let disc = match plan.method {
         Method::Dga => {
             let fixed = walls.fixed_edges(&topo);
-            Discretisation::Dga(Arc::new(Dga::assemble_with(
-                &mesh, &topo, &media, &fixed, false,
-            )?))
+            let dga = Dga::assemble_with(&mesh, &topo, &media, &fixed, false)
+                .map_err(|e| box_flag(plan, e))?;
+            Discretisation::Dga(Arc::new(dga))
         }
         Method::Dg => Discretisation::Dg(Arc::new(DgOperator::new(
             &mesh, plan.order, plan.flux, &media.eps, &media.mu,
         )?)),
     };
-    let mut notices = vec![];
     let device = choose_device(plan, &mut notices)?;
     let (lo, hi) = mesh.bbox();
     let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
@@ -121,6 +129,7 @@ pub fn build(plan: &Plan) -> Result<(Built, Box<dyn Stepper>)> {
         ),
         Discretisation::Dg(_) => (Source::located(&mesh, sp, dir)?, vec![]),
     };
+    let on_host = device.is_none();
     let sel = Selection {
         plan,
         device,
@@ -130,12 +139,35 @@ pub fn build(plan: &Plan) -> Result<(Built, Box<dyn Stepper>)> {
         mesh: &mesh,
         wave,
     };
+    status(&match plan.dt_s {
+        Some(_) => "setting up the stepper (given time step)".to_string(),
+        None => {
+            let apps = match plan.method {
+                Method::Dga => 60,
+                Method::Dg => 2 * RHO_ITERS,
+            };
+            // On the CPU the DG power iteration can take minutes (high orders): one timed
+            // application of the operator says how long.
+            let eta = match &disc {
+                Discretisation::Dg(op) if on_host => format!(
+                    ", about {:.0} s",
+                    apps as f64 * crate::dg::cpu::seconds_per_application(op)
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "setting up the stepper; time step by power iteration ({apps} applications of the operator to {} unknowns{eta})",
+                disc.dofs()
+            )
+        }
+    });
     let (stepper, dt, rho) = sel.stepper(&disc, &mut notices)?;
     let dt_s = dt / C0;
-    let steps = match plan.length {
-        Length::Steps(s) => s,
-        Length::Time(t) => steps_for(t, dt_s)?,
+    let (steps, flag) = match plan.length {
+        Length::Steps(s) => (s, "steps"),
+        Length::Time(t) => (steps_for(t, dt_s)?, "time"),
     };
+    check_record_memory(steps, probe_points.len(), flag, dt_s)?;
     let fmax_hz = plan.fmax_hz.unwrap_or(2.2 * wave.f_peak_hz());
     let nyquist = 0.5 / dt_s;
     if !(fmax_hz > 0.0 && fmax_hz < nyquist) {
@@ -163,14 +195,61 @@ pub fn build(plan: &Plan) -> Result<(Built, Box<dyn Stepper>)> {
     Ok((built, stepper))
 }
 
-/// Steps for a simulated time, refused when absurd (more than 2^40).
+/// A mass matrix that is not SPD on a generated box means its cells are too elongated:
+/// the error names the `--box` flag.
+fn box_flag(plan: &Plan, e: Error) -> Error {
+    match (&plan.mesh, &e) {
+        (MeshSpec::Box { n, l }, Error::NotSpd { .. }) => {
+            let h: Vec<f64> = (0..3).map(|c| l[c] / n[c] as f64).collect();
+            let aspect = h.iter().cloned().fold(0.0, f64::max)
+                / h.iter().cloned().fold(f64::INFINITY, f64::min);
+            Error::config(
+                "box",
+                plan.config.box_mesh.as_deref().unwrap_or(""),
+                format!(
+                    "its cells have an aspect ratio of {aspect:.3e}: too elongated for the hexahedral mass matrices in f64 ({e})"
+                ),
+            )
+        }
+        _ => e,
+    }
+}
+
+/// Refuses a record (probe samples) that would not fit in the memory available, naming
+/// the flag that set its length.
+fn check_record_memory(steps: usize, n_probes: usize, flag: &str, dt_s: f64) -> Result<()> {
+    let need = cost::record_bytes(steps, n_probes);
+    let avail = cost::available_memory().unwrap_or(u64::MAX);
+    if need > avail / 2 {
+        return Err(Error::config(
+            flag,
+            format!("{steps} steps of {dt_s:.4e} s"),
+            format!(
+                "the probe record of {n_probes} probes would need {} of memory; {} is available (fewer steps, a larger --cfl, or fewer probes)",
+                indicatif::HumanBytes(need),
+                indicatif::HumanBytes(avail)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Steps for a simulated time, refused when shorter than one step or absurd (more than
+/// 2^40).
 fn steps_for(t: f64, dt_s: f64) -> Result<usize> {
+    if t < dt_s {
+        return Err(Error::config(
+            "time",
+            t,
+            format!("shorter than one time step ({dt_s:.4e} s)"),
+        ));
+    }
     let n = (t / dt_s).ceil();
     if !(n >= 1.0 && n < (1u64 << 40) as f64) {
         return Err(Error::config(
             "time",
             t,
-            format!("gives {n:.3e} steps of {dt_s:.4e} s"),
+            format!("gives {n:.3e} steps of {dt_s:.4e} s (a shorter --time or a larger --cfl)"),
         ));
     }
     Ok(n as usize)

@@ -6,7 +6,8 @@
 //! `dt_bits: u64` (the time step in metres of light travel, as f64 bits), `reference: f64`
 //! (the energy the blow-up guard compares against; NaN for none), the length-prefixed
 //! (`u64` count) arrays `config` (the run's configuration as UTF-8 TOML, the layout of
-//! `run.toml`, which `--resume` reads back), `u`, `f`, `samples` (f64) and `energy`
+//! `run.toml`, which `--resume` reads back), `out` (UTF-8: the absolute output folder it
+//! was written for), `u`, `f`, `samples` (f64) and `energy`
 //! (pairs of `u64` step and `f64` energy), and last
 //! the FNV-1a 64 checksum of every byte before it. The file is written to
 //! `checkpoint.bin.tmp`, synced, and renamed over the old one, so a crash while writing
@@ -31,6 +32,9 @@ pub struct Checkpoint {
     pub reference: Option<f64>,
     /// The run's configuration (TOML).
     pub config: String,
+    /// The output folder the run was writing to (absolute), so that a checkpoint copied
+    /// into another folder is not continued there by mistake.
+    pub out: String,
     pub u: Vec<f64>,
     pub f: Vec<f64>,
     pub samples: Vec<f64>,
@@ -93,8 +97,10 @@ impl Checkpoint {
             w.u64(self.done as u64)?;
             w.u64(self.dt_bits)?;
             w.u64(self.reference.unwrap_or(f64::NAN).to_bits())?;
-            w.u64(self.config.len() as u64)?;
-            w.put(self.config.as_bytes())?;
+            for text in [&self.config, &self.out] {
+                w.u64(text.len() as u64)?;
+                w.put(text.as_bytes())?;
+            }
             w.f64s(&self.u)?;
             w.f64s(&self.f)?;
             w.f64s(&self.samples)?;
@@ -159,6 +165,8 @@ impl Checkpoint {
         let n = r.len(1)?;
         let config =
             String::from_utf8(r.take(n)?.to_vec()).map_err(|_| "configuration not UTF-8")?;
+        let n = r.len(1)?;
+        let out = String::from_utf8(r.take(n)?.to_vec()).map_err(|_| "folder name not UTF-8")?;
         let u = r.f64s()?;
         let f = r.f64s()?;
         let samples = r.f64s()?;
@@ -179,6 +187,7 @@ impl Checkpoint {
             dt_bits,
             reference: (!reference.is_nan()).then_some(reference),
             config,
+            out,
             u,
             f,
             samples,
@@ -234,6 +243,7 @@ mod tests {
             dt_bits: 0.0123f64.to_bits(),
             reference: Some(2.5),
             config: "steps = 600\n".into(),
+            out: "/tmp/run".into(),
             u: vec![1.0, -2.0, 3.5e-300],
             f: vec![f64::MIN_POSITIVE, 7.0],
             samples: (0..30).map(|i| (i as f64).sin()).collect(),

@@ -340,11 +340,25 @@ pub fn parse_box(b: &str) -> Result<MeshSpec> {
     if n.contains(&0) || l.iter().any(|&x| !(x > 0.0)) {
         return Err(bad("cells must be >= 1 and sides positive"));
     }
+    if l.iter().any(|&x| !(1e-12..=1e12).contains(&x)) {
+        return Err(bad("sides must be between 1e-12 m and 1e12 m"));
+    }
+    let h: Vec<f64> = (0..3).map(|c| l[c] / n[c] as f64).collect();
+    let aspect = h.iter().cloned().fold(0.0, f64::max) / h.iter().cloned().fold(f64::MAX, f64::min);
+    if aspect > MAX_BOX_ASPECT {
+        return Err(bad(&format!(
+            "its cells have an aspect ratio of {aspect:.3e}; at most {MAX_BOX_ASPECT:e} is accepted (more cells along the long sides, or less elongated sides)"
+        )));
+    }
     Ok(MeshSpec::Box {
         n: [n[0], n[1], n[2]],
         l,
     })
 }
+
+/// The largest ratio of a `--box` cell's longest to shortest side: beyond it the tets are
+/// slivers whose hexahedral mass matrices lose all accuracy in f64.
+pub const MAX_BOX_ASPECT: f64 = 1e6;
 
 /// `x,y,z` with finite numbers; `name` names the flag in errors.
 pub fn parse_point(name: &str, s: &str) -> Result<V3> {

@@ -73,6 +73,9 @@ pub struct RunOptions<'a> {
     pub interrupt: Option<&'a std::sync::atomic::AtomicBool>,
     /// Fail like a lost device at this step (testing the failure path).
     pub fault_at_step: Option<usize>,
+    /// Hears what the run is doing outside the time loop (setup, extraction), for a
+    /// progress display.
+    pub on_status: Option<&'a (dyn Fn(&str) + Sync)>,
     /// Told when the run enters each phase (a signal handler decides what an interrupt
     /// means: in the time loop, save and stop; elsewhere, stop at once).
     pub on_phase: Option<&'a (dyn Fn(Phase) + Sync)>,
@@ -199,11 +202,18 @@ pub fn run_with(
     };
     phase(Phase::Setup);
     let t0 = std::time::Instant::now();
-    let (b, mut stepper) = build::build(plan)?;
+    let status = |m: &str| {
+        if let Some(f) = opts.on_status {
+            f(m)
+        }
+    };
+    let (b, mut stepper) = build::build(plan, &status)?;
     let setup_s = t0.elapsed().as_secs_f64();
     let fp = fingerprint(&plan.config, b.mesh_hash, b.mesh.n_tets());
     let steps = b.steps;
     if let Some(dir) = &opts.out {
+        // the library creates the folder itself (the application has already locked it)
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let (u, f) = (b.topo.n_edges() * 2, 4 * b.mesh.n_tets());
         let checkpoints = plan.checkpoint_steps > 0 || plan.checkpoint_every.is_some();
         let need = crate::cost::output_bytes(steps, b.probe_points.len(), u + f, checkpoints);
@@ -233,6 +243,15 @@ pub fn run_with(
     }
     let (dt, config_toml) = (b.dt, plan.config.to_toml()?.to_string());
     let out_dir = opts.out.clone();
+    let out_name = out_dir
+        .as_deref()
+        .map(|d| {
+            std::fs::canonicalize(d)
+                .unwrap_or_else(|_| d.to_path_buf())
+                .display()
+                .to_string()
+        })
+        .unwrap_or_default();
     let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| -> Result<()> {
         let Some(dir) = &out_dir else { return Ok(()) };
         let (u, f) = st.state()?;
@@ -242,6 +261,7 @@ pub fn run_with(
             dt_bits: dt.to_bits(),
             reference: so_far.reference,
             config: config_toml.clone(),
+            out: out_name.clone(),
             u,
             f,
             samples: so_far.samples.to_vec(),
@@ -300,6 +320,11 @@ pub fn run_with(
         }
         None => None,
     };
+    status(&format!(
+        "extracting resonances from {} probe signals of {} samples",
+        3 * b.probe_points.len(),
+        record.steps
+    ));
     let pulse_end = (b.wave.end() / dt).ceil() as usize;
     let analysis = analyse::analyse(
         plan,
@@ -309,6 +334,11 @@ pub fn run_with(
         b.wave.f_peak_hz(),
         b.fmax_hz,
     );
+    if plan.mode_shapes > 0 {
+        status(&format!(
+            "mode shapes: a second pass of {steps} steps on the CPU"
+        ));
+    }
     let mode_shapes = mode_shapes(plan, &b, &analysis, steps)?;
     let (model_bytes, model_flops) = b.disc.step_model(plan.precision);
     Ok(ResonatorResult {
