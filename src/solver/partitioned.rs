@@ -22,6 +22,10 @@
 //!   resumed run is bit for bit the uninterrupted one.
 //! - **Outputs** (probe record, analysis) are made on rank 0 only.
 //!
+//! Partitioner: METIS k-way; with the environment variable `DGATD_PARTITION=slab` (read
+//! on rank 0), [`crate::partition::Partition::slabs`] instead (x slabs of equal tet count:
+//! for boxes too large for METIS's time on rank 0).
+//!
 //! Devices: with an OpenCL backend and no `device` in the plan, rank r takes the
 //! (node rank)-th GPU of its node (modulo their number; the default device when there is
 //! no GPU); a given `device` applies to every rank. If any rank has no usable device, all
@@ -42,7 +46,7 @@ use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::mesh::Topology;
 use crate::partition::{
-    ClPartStepper, Comm, PartStepper, Stats, broadcast_setup, distribute, stepper,
+    ClPartStepper, Comm, PartStepper, Stats, broadcast_setup, distribute_with, stepper,
 };
 use crate::problem::{Media, Walls, Waveform, default_point};
 use crate::real::Precision;
@@ -352,11 +356,13 @@ pub fn run_partitioned<C: Comm>(
             .as_ref()
             .map(|g| (Some(&g.0.source), g.0.probes.as_slice())),
     )?;
-    let (part, stats) = distribute(
+    let slabs = std::env::var("DGATD_PARTITION").as_deref() == Ok("slab");
+    let (part, stats) = distribute_with(
         comm,
         global
             .as_ref()
             .map(|(g, topo, media, fixed)| (&g.mesh, topo, media, fixed.as_slice())),
+        slabs,
     )?;
     // rank 0 keeps the mesh (outputs) but not the topology
     let mut global = global.map(|(g, ..)| g);
@@ -505,7 +511,8 @@ pub fn run_partitioned<C: Comm>(
                 .to_string()
         })
         .unwrap_or_default();
-    let writes = opts.out.is_some();
+    // rank 0 alone has the folder; all ranks must know whether checkpoints are written
+    let writes = comm.any(root && opts.out.is_some())?;
     // collective: gathers on rank 0, which writes; every rank learns whether it worked
     let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| -> Result<()> {
         if !writes {
