@@ -15,13 +15,14 @@
 #
 # Every run: a hard `timeout`, its own log ($OUT/NAME.log), one CSV row in $OUT/scaling.csv
 # (name, ranks, tets, dofs, steps, setup_s, run_s, ns_per_dof_step, halo_values_per_step,
-# exit status) whatever happens; the table is printed last. The 1-rank runs take the ordinary
+# exit status) whatever happens; all logs in $OUT/runs.log, PCIe rows in $OUT/pcie.csv; the table is printed last. The 1-rank runs take the ordinary
 # one-process path (mpirun -np 1); the 2-rank runs pick the GPU by node rank. Partitioner:
 # METIS for the 20M-tet strong-scaling pair; x slabs (DGATD_PARTITION=slab) for the weak and
 # 200M runs, where METIS on rank 0 would take 2-8 minutes by itself (results/scaling/README.md).
 # Host memory: each rank keeps its local operators on the host (~1800 B per tet, the model of
-# cost::dga_host_bytes); the 200M run is skipped (row with status "skipped-memory") when
-# MemAvailable is below that.
+# cost::dga_host_bytes; HOST_B_PER_TET overrides it); a run whose whole mesh needs more than
+# MemAvailable by that model is skipped (row with status "skipped-memory"). On the 2xH200 host
+# (256 GiB) that skips the 200M-tet run (~360 GB by the model): see the report.
 set -u
 PHASES=${1:-all}
 TINY=0
@@ -47,6 +48,7 @@ MPI=(mpirun --bind-to none)
 MPI+=(-x DGATD_PARTITION -x RAYON_NUM_THREADS)
 export DGATD_PARTITION=${DGATD_PARTITION:-}
 export RAYON_NUM_THREADS=${RAYON_NUM_THREADS:-$(( $(nproc) / 2 ))}
+HOST_B_PER_TET=${HOST_B_PER_TET:-1800}
 [ "$TINY" = 1 ] && RAYON_NUM_THREADS=1
 echo "binary $BIN ($("$BIN" --version 2>/dev/null)), out $OUT, tiny $TINY, rayon threads per rank $RAYON_NUM_THREADS"
 "$BIN" devices 2>&1 | tee "$OUT/devices.txt"
@@ -54,15 +56,24 @@ echo "binary $BIN ($("$BIN" --version 2>/dev/null)), out $OUT, tiny $TINY, rayon
 # run NAME RANKS BOX STEPS TIMEOUT_S PRECISION PARTITIONER
 run() {
   local name=$1 np=$2 box=$3 steps=$4 limit=$5 prec=$6 part=$7
-  local log=$OUT/$name.log
+  local log=$OUT/logs/$name.log
+  mkdir -p "$OUT/logs"
   echo "== $name: $np rank(s), box $box, $steps steps, $prec, limit ${limit}s"
+  local tets=$(( 6 * $(tr , '*' <<< "${box%%:*}") ))
+  local need=$(( HOST_B_PER_TET * tets ))
+  local avail=$(( $(awk '/MemAvailable/{print $2}' /proc/meminfo) * 1024 ))
+  if [ "$avail" -lt "$need" ]; then
+    echo "   skipped: needs ~$((need >> 30)) GiB of host memory ($HOST_B_PER_TET B/tet), $((avail >> 30)) GiB available"
+    echo "$name,$np,$tets,,$steps,,,,,skipped-memory" >> "$CSV"
+    return
+  fi
   rm -rf "$OUT/runs/$name"
   DGATD_PARTITION=$part timeout -k 20 "$limit" "${MPI[@]}" -np "$np" "$BIN" resonator \
     --box "$box" --steps "$steps" --precision "$prec" --backend opencl --cavity none \
     --quiet --out "$OUT/runs/$name" > "$log" 2>&1
   local rc=$?
   # dgatd 0.1.0 (...) | BACKEND | T tets, D DoFs | ... | setup S s, run R s (N ns/DoF/step)
-  local line tets dofs setup runs ns halo
+  local line dofs setup runs ns halo
   line=$(grep -m1 '^dgatd .* tets, .* DoFs' "$log")
   tets=$(sed -n 's/.*| \([0-9]*\) tets, \([0-9]*\) DoFs.*/\1/p' <<< "$line")
   dofs=$(sed -n 's/.*| \([0-9]*\) tets, \([0-9]*\) DoFs.*/\2/p' <<< "$line")
@@ -86,11 +97,13 @@ fi
 
 case "$PHASES" in *probe*|all)
   echo "== PCIe probe (pageable host memory, blocking copies)"
-  for d in $("$BIN" devices 2>/dev/null | awk '$2=="GPU"{print $1}'); do
-    timeout 60 "$PROBE" --device "$d" --mib "$PMIB" > "$OUT/pcie_$d.csv" 2> "$OUT/pcie_$d.log"
+  devs=$("$BIN" devices 2>/dev/null | awk '$2=="GPU"{print $1}')
+  [ "$TINY" = 1 ] && devs=0
+  for d in $devs; do
+    timeout 60 "$PROBE" --device "$d" --mib "$PMIB" 2>> "$OUT/pcie.log" | sed "s/^/$d,/" >> "$OUT/pcie.csv"
   done
-  [ "$TINY" = 1 ] && timeout 60 "$PROBE" --mib "$PMIB" > "$OUT/pcie_0.csv" 2> "$OUT/pcie_0.log"
-  cat "$OUT"/pcie_*.csv 2>/dev/null
+  cat "$OUT/pcie.csv" 2>/dev/null
+  echo "feed the model: cargo run --release --features partition --example partition_scaling -- --pcie-gbs GBS (the large-size rows' gb_s)"
 esac
 case "$PHASES" in *strong*|all)
   run strong20M_1 1 "$S20" "$SS" 200 f64 ""
@@ -101,15 +114,10 @@ case "$PHASES" in *weak*|all)
   run weak50M_2 2 "$W2" "$SW" 330 f64 slab
 esac
 case "$PHASES" in *big*|all)
-  need=$(( 1800 * 6 * $(tr , '*' <<< "$B200") ))
-  avail=$(( $(awk '/MemAvailable/{print $2}' /proc/meminfo) * 1024 ))
-  if [ "$avail" -lt "$need" ]; then
-    echo "== big200M: skipped: needs ~$((need >> 30)) GiB of host memory (model), $((avail >> 30)) GiB available"
-    echo "big200M_2,2,$(( 6 * $(tr , '*' <<< "$B200") )),,$SB,,,,,skipped-memory" >> "$CSV"
-  else
-    run big200M_2 2 "$B200" "$SB" 560 f64 slab
-  fi
+  run big200M_2 2 "$B200" "$SB" 560 f64 slab
 esac
+# one log file and one PCIe file come back (at most 8 files)
+cat "$OUT"/logs/*.log > "$OUT/runs.log" 2>/dev/null && rm -rf "$OUT/logs"; rmdir "$OUT/runs" 2>/dev/null
 
 echo
 echo "== scaling table ($CSV)"
