@@ -18,11 +18,10 @@
 #endif
 typedef REAL real;
 
-// F -= P (U_a + U_b): one work-item per tet.
-__kernel void primal_tet(const uint T, __global const real* restrict P, __global const uint* restrict PE,
-                         __global const real* restrict U, __global real* restrict F) {
-    const size_t n = get_global_id(0);
-    if (n >= T) return;
+// F -= P (U_a + U_b) for tet n (the body of primal_tet and primal_tet_idx).
+void primal_one(const size_t n, const uint T, __global const real* restrict P,
+                __global const uint* restrict PE, __global const real* restrict U,
+                __global real* restrict F) {
     real s[6];
     for (int c = 0; c < 6; c++) {
         const size_t e = PE[(size_t)c * T + n];
@@ -33,6 +32,23 @@ __kernel void primal_tet(const uint T, __global const real* restrict P, __global
         for (int c = 0; c < 6; c++) acc += P[(size_t)(r * 6 + c) * T + n] * s[c];
         F[(size_t)r * T + n] -= acc;
     }
+}
+
+// F -= P (U_a + U_b): one work-item per tet.
+__kernel void primal_tet(const uint T, __global const real* restrict P, __global const uint* restrict PE,
+                         __global const real* restrict U, __global real* restrict F) {
+    const size_t n = get_global_id(0);
+    if (n >= T) return;
+    primal_one(n, T, P, PE, U, F);
+}
+
+// The same on the NI tets idx[0..NI) (a partitioned rank's interface or interior tets).
+__kernel void primal_tet_idx(const uint T, const uint NI, __global const uint* restrict idx,
+                             __global const real* restrict P, __global const uint* restrict PE,
+                             __global const real* restrict U, __global real* restrict F) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    primal_one(idx[i], T, P, PE, U, F);
 }
 
 // The seed's mapping: one work-item per output row (4T work-items, row r = gid / T).
@@ -50,11 +66,9 @@ __kernel void primal_row(const uint T, __global const real* restrict P, __global
     F[r * T + n] -= acc;
 }
 
-// c_e = sum of signed F over the dual face of e: one work-item per edge.
-__kernel void circulation(const uint E, __global const uint* restrict ptr, __global const uint* restrict circ,
-                          __global const real* restrict F, __global real* restrict C) {
-    const size_t e = get_global_id(0);
-    if (e >= E) return;
+// c_e = sum of signed F over the dual face of e.
+void circulation_one(const size_t e, __global const uint* restrict ptr, __global const uint* restrict circ,
+                     __global const real* restrict F, __global real* restrict C) {
     real acc = 0;
     for (uint k = ptr[e]; k < ptr[e + 1]; k++) {
         const uint x = circ[k];
@@ -62,6 +76,23 @@ __kernel void circulation(const uint E, __global const uint* restrict ptr, __glo
         acc += (x & 1u) ? -v : v;
     }
     C[e] = acc;
+}
+
+// One work-item per edge.
+__kernel void circulation(const uint E, __global const uint* restrict ptr, __global const uint* restrict circ,
+                          __global const real* restrict F, __global real* restrict C) {
+    const size_t e = get_global_id(0);
+    if (e >= E) return;
+    circulation_one(e, ptr, circ, F, C);
+}
+
+// The same on the NI edges idx[0..NI).
+__kernel void circulation_idx(const uint NI, __global const uint* restrict idx, __global const uint* restrict ptr,
+                              __global const uint* restrict circ, __global const real* restrict F,
+                              __global real* restrict C) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    circulation_one(idx[i], ptr, circ, F, C);
 }
 
 // U_h += sum_j B_v[i][j] c_(e_j): one work-item per half-edge (boundary ones skip).
@@ -203,12 +234,10 @@ __kernel void vertex_block_h(const uint NH, __global const ulong* restrict hrow,
 // of vertex v = slot_vertex[g] (slots of one vertex are consecutive). B_v is symmetric, so
 // thread i reads column i, B[j*d + i]: the threads of one vertex read consecutive addresses
 // for each j (coalesced), and vh[a + j] and C[...] are the same for all of them.
-__kernel void vertex_block_v(const uint NF, __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
-                             __global const ulong* restrict boff, __global const uint* restrict vh,
-                             __global const real* restrict B, __global const real* restrict C,
-                             __global real* restrict U) {
-    const size_t g = get_global_id(0);
-    if (g >= NF) return;
+void vertex_block_v_one(const size_t g, __global const uint* restrict slot_vertex,
+                        __global const uint* restrict vptr, __global const ulong* restrict boff,
+                        __global const uint* restrict vh, __global const real* restrict B,
+                        __global const real* restrict C, __global real* restrict U) {
     const uint v = slot_vertex[g];
     const uint a = vptr[v];
     const uint d = vptr[v + 1] - a;
@@ -243,6 +272,42 @@ __kernel void loss_scatter(const uint NL, __global const uint* restrict LH, __gl
     const size_t k = get_global_id(0);
     if (k >= NL) return;
     U[LH[k]] = T[k];
+}
+
+__kernel void vertex_block_v(const uint NF, __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
+                             __global const ulong* restrict boff, __global const uint* restrict vh,
+                             __global const real* restrict B, __global const real* restrict C,
+                             __global real* restrict U) {
+    const size_t g = get_global_id(0);
+    if (g >= NF) return;
+    vertex_block_v_one(g, slot_vertex, vptr, boff, vh, B, C, U);
+}
+
+// The same on the NI slots idx[0..NI) (the slots of a partitioned rank's interface or
+// interior vertices).
+__kernel void vertex_block_v_idx(const uint NI, __global const uint* restrict idx,
+                                 __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
+                                 __global const ulong* restrict boff, __global const uint* restrict vh,
+                                 __global const real* restrict B, __global const real* restrict C,
+                                 __global real* restrict U) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    vertex_block_v_one(idx[i], slot_vertex, vptr, boff, vh, B, C, U);
+}
+
+// Halo packing (partitioned runs): dst[i] = src[idx[i]] (the values a neighbour needs,
+// packed into one contiguous buffer) and dst[idx[i]] = src[i] (received ghost values
+// put in place).
+__kernel void gather(const uint N, __global const uint* restrict idx, __global const real* restrict src,
+                     __global real* restrict dst) {
+    const size_t i = get_global_id(0);
+    if (i < N) dst[i] = src[idx[i]];
+}
+
+__kernel void scatter(const uint N, __global const uint* restrict idx, __global const real* restrict src,
+                      __global real* restrict dst) {
+    const size_t i = get_global_id(0);
+    if (i < N) dst[idx[i]] = src[i];
 }
 
 // Vectorised bandwidth probes: 4 elements per work-item (N a multiple of 4).

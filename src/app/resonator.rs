@@ -14,6 +14,9 @@ use dgatd::{Error, Precision, Result};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "mpi")]
+mod ranks;
+
 /// Flags of `dgatd resonator`. Every flag is optional: what is not given comes from
 /// `--config FILE` if given, else the default shown in brackets.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -387,6 +390,11 @@ fn resumed(args: &ResonatorArgs, dir: &Path) -> Result<(Config, Origin, Checkpoi
 
 /// Runs the resonator job and writes its outputs; prints the mode table.
 pub fn command(args: &ResonatorArgs) -> Result<()> {
+    // under mpirun with several ranks: the partitioned run (resonator/ranks.rs)
+    #[cfg(feature = "mpi")]
+    if let Some(r) = ranks::command(args) {
+        return r;
+    }
     install_interrupt_handler();
     let mut opts =
         RunOptions {

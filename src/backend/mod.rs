@@ -20,6 +20,17 @@ pub trait Stepper {
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)>;
     /// Replaces the state.
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()>;
+    /// Per flag, whether any rank of a partitioned run passed true: the run loop's stop and
+    /// checkpoint decisions are taken together (collective for a partitioned stepper; one
+    /// process keeps its own flags).
+    fn agree(&self, flags: &[bool]) -> Result<Vec<bool>> {
+        Ok(flags.to_vec())
+    }
+    /// The state `(U, F)` on the rank that writes checkpoints, None on the other ranks of a
+    /// partitioned run (collective there); [`Stepper::state`] for one process.
+    fn gathered_state(&self) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+        self.state().map(Some)
+    }
 }
 
 /// Wraps a stepper and fails like a lost device once step `at` is reached: for testing the
@@ -56,5 +67,11 @@ impl Stepper for FaultAt {
     }
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
         self.inner.set_state(u, f)
+    }
+    fn agree(&self, flags: &[bool]) -> Result<Vec<bool>> {
+        self.inner.agree(flags)
+    }
+    fn gathered_state(&self) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+        self.inner.gathered_state()
     }
 }

@@ -191,7 +191,9 @@ pub fn select_device(spec: Option<&str>) -> Result<DeviceInfo> {
     }
 }
 
-/// An opened device: context and an in-order profiling queue.
+/// An opened device: context and two in-order profiling queues, the main one (every
+/// command unless said otherwise) and a side one, on which a partitioned rank runs its
+/// interior kernels while the main queue packs and moves the halo ([`Lane`]).
 pub struct ClDevice {
     pub info: DeviceInfo,
     context: Context,
@@ -200,6 +202,14 @@ pub struct ClDevice {
     fill: Mutex<Option<Kernel>>,
     /// The log of every program built on this device, in build order.
     logs: Mutex<Vec<BuildLog>>,
+    side: CommandQueue,
+}
+
+/// Which of a device's two queues a command goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Main,
+    Side,
 }
 
 /// The compiler's log of one successful build (warnings, or vendor remarks; often empty).
@@ -238,20 +248,38 @@ impl ClDevice {
     pub fn open(info: DeviceInfo) -> Result<Arc<ClDevice>> {
         let device = Device::new(info.id as cl_device_id);
         let context = Context::from_device(&device).map_err(cl_err("context creation"))?;
-        let queue =
+        let make = || {
             CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
-                .map_err(cl_err("queue creation"))?;
+                .map_err(cl_err("queue creation"))
+        };
+        let (queue, side) = (make()?, make()?);
         Ok(Arc::new(ClDevice {
             info,
             context,
             queue,
             fill: Mutex::new(None),
             logs: Mutex::new(Vec::new()),
+            side,
         }))
     }
 
+    /// Waits until both queues are empty.
     pub fn finish(&self) -> Result<()> {
-        self.queue.finish().map_err(cl_err("finish"))
+        self.queue.finish().map_err(cl_err("finish"))?;
+        self.side.finish().map_err(cl_err("finish"))
+    }
+
+    /// Submits the side queue's commands to the device (they start without waiting for a
+    /// blocking call on that queue).
+    pub fn flush_side(&self) -> Result<()> {
+        self.side.flush().map_err(cl_err("flush"))
+    }
+
+    fn queue_of(&self, lane: Lane) -> &CommandQueue {
+        match lane {
+            Lane::Main => &self.queue,
+            Lane::Side => &self.side,
+        }
     }
 
     /// Allocates `n` elements, zeroed: OpenCL leaves a new buffer's contents undefined.
@@ -360,6 +388,19 @@ impl ClDevice {
             start = end;
         }
         Ok(b)
+    }
+
+    /// Reads the first `out.len()` elements of `b` into `out` (blocking, main queue: it
+    /// waits for the main queue's earlier commands only).
+    pub fn read_into<T>(&self, b: &Buffer<T>, out: &mut [T], what: &str) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking read of out.len() elements into `out`, which is exclusively
+        // borrowed for the call; callers pass a buffer of at least that many elements.
+        unsafe { self.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, out, &[]) }
+            .map_err(cl_err(what))?;
+        Ok(())
     }
 
     pub fn read<T: Default + Clone>(&self, b: &Buffer<T>, n: usize, what: &str) -> Result<Vec<T>> {
@@ -517,6 +558,11 @@ impl ClDevice {
             triad4: k("triad4")?,
             loss_rows: k("loss_rows")?,
             loss_scatter: k("loss_scatter")?,
+            primal_tet_idx: k("primal_tet_idx")?,
+            circulation_idx: k("circulation_idx")?,
+            vertex_block_v_idx: k("vertex_block_v_idx")?,
+            gather: k("gather")?,
+            scatter: k("scatter")?,
             _program: program,
         })
     }
@@ -545,6 +591,11 @@ pub struct Kernels {
     pub triad4: Kernel,
     pub(crate) loss_rows: Kernel,
     pub(crate) loss_scatter: Kernel,
+    pub(crate) primal_tet_idx: Kernel,
+    pub(crate) circulation_idx: Kernel,
+    pub(crate) vertex_block_v_idx: Kernel,
+    pub(crate) gather: Kernel,
+    pub(crate) scatter: Kernel,
     _program: Program,
 }
 
@@ -563,7 +614,8 @@ pub enum Arg<'a, T> {
     Local(usize),
 }
 
-/// Enqueues `kernel` over `n` work-items (rounded up to the work-group size `local`).
+/// Enqueues `kernel` over `n` work-items (rounded up to the work-group size `local`) on the
+/// main queue.
 pub fn launch<T: Real>(
     dev: &ClDevice,
     kernel: &Kernel,
@@ -571,7 +623,23 @@ pub fn launch<T: Real>(
     local: usize,
     args: &[Arg<T>],
 ) -> Result<Event> {
+    launch_on(dev, Lane::Main, kernel, n, local, args, &[])
+}
+
+/// [`launch`] on the queue `lane`, after the events `wait` (of either queue) complete.
+pub fn launch_on<T: Real>(
+    dev: &ClDevice,
+    lane: Lane,
+    kernel: &Kernel,
+    n: usize,
+    local: usize,
+    args: &[Arg<T>],
+    wait: &[&Event],
+) -> Result<Event> {
     let mut ek = ExecuteKernel::new(kernel);
+    for e in wait {
+        ek.set_wait_event(e);
+    }
     // SAFETY: each argument matches the kernel's parameter list in cl/*.cl in order and
     // type (scalars by value of the declared width; buffers of the declared element type,
     // except fill_u32, which takes any buffer as 32-bit words and is launched over at most
@@ -592,7 +660,7 @@ pub fn launch<T: Real>(
         }
         ek.set_global_work_size(round_up(n, local))
             .set_local_work_size(local)
-            .enqueue_nd_range(&dev.queue)
+            .enqueue_nd_range(dev.queue_of(lane))
     }
     .map_err(|e| Error::OpenCl {
         what: format!("kernel {}", kernel.function_name().unwrap_or_default()),
@@ -1239,7 +1307,6 @@ impl<T: Real> ClStepper<T> {
     /// product), on the current operators divided by Δt² (so the result is for unit Δt).
     /// Uses the same seeded start vector as [`crate::solver::spectral_radius`].
     pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
-        self.dga.require_masses("power iteration")?;
         if self.loss.is_some() {
             return Err(Error::config(
                 "power iteration",
@@ -1252,13 +1319,27 @@ impl<T: Real> ClStepper<T> {
         for &h in &self.dga.meps.h {
             x0[h as usize] = T::of(rng.sym());
         }
+        self.power_iteration(iters, &x0, &mut NoHalo)
+    }
+
+    /// The power iteration of [`Self::spectral_radius`] from the start vector `x0` (U
+    /// layout), with `halo` completing ghost values and summing over ranks (a partitioned
+    /// rank: its operators hold its own rows only, so its dot products are its share).
+    pub fn power_iteration(
+        &mut self,
+        iters: usize,
+        x0: &[T],
+        halo: &mut dyn PowerHalo<T>,
+    ) -> Result<f64> {
+        self.dga.require_masses("power iteration")?;
         let dga = self.dga.clone();
         let mbuf =
             self.dev
                 .upload_with(dga.meps.data.len(), "Meps blocks (power iteration)", |i| {
                     T::of(dga.meps.data[i])
                 })?;
-        let x = self.dev.upload(&x0, "power iteration vector")?;
+        let x = self.dev.upload(x0, "power iteration vector")?;
+        halo.exchange(self, &x, Field::U)?;
         let kx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
         let mx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
         // Up to 256 work-groups; fewer when fewer already give every element its own
@@ -1293,14 +1374,17 @@ impl<T: Real> ClStepper<T> {
             self.dev.fill_zero(&mut self.f, 4 * self.t)?;
             self.dev.fill_zero(&mut kxb, self.nh)?; // the block kernel accumulates
             self.launch_primal(&x, &self.f)?;
+            halo.exchange(self, &self.f, Field::F)?;
             self.launch_circulation(&self.f)?;
             self.launch_vertex_blocks(&kxb)?; // kxb = -dt² K x
             vb_h(&mbuf, &kxb, &mx)?;
             let num = self.dot(&x, &mx, self.nh, &partial, groups)?;
             vb_h(&mbuf, &x, &mx)?;
             let den = self.dot(&x, &mx, self.nh, &partial, groups)?;
+            let nrm2 = self.dot(&kxb, &kxb, self.nh, &partial, groups)?;
+            let [num, den, nrm2] = halo.sum([num, den, nrm2])?;
             lambda = -num / den / (self.dt * self.dt);
-            let nrm = self.dot(&kxb, &kxb, self.nh, &partial, groups)?.sqrt();
+            let nrm = nrm2.sqrt();
             if nrm == 0.0 {
                 break;
             }
@@ -1316,13 +1400,14 @@ impl<T: Real> ClStepper<T> {
                     Arg::Buf(&x),
                 ],
             )?;
+            halo.exchange(self, &x, Field::U)?;
         }
         self.set_state(&saved.0, &saved.1)?;
         Ok(lambda)
     }
 
     /// `(U, F_old, F_new)` in host layouts, with `F_new = F_old - P U` computed on the device.
-    fn state_with_next(&mut self) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
+    pub fn state_with_next(&mut self) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
         let u = self.dev.read(&self.u, self.nh, "U")?;
         let f = self.dev.read(&self.f, 4 * self.t, "F")?;
         self.primal_update()?;
@@ -1338,6 +1423,286 @@ impl<T: Real> ClStepper<T> {
             h
         };
         Ok((u, host(&f), host(&fnew)))
+    }
+}
+
+/// A subset of a stepper's tets, edges or free half-edge slots (or, for halo packing, of
+/// the slots of a field) for index-subset launches: the ids on the device, or all of them
+/// (no index list: the plain kernel runs).
+pub struct Subset {
+    idx: Option<Buffer<u32>>,
+    n: usize,
+}
+
+impl Subset {
+    pub fn len(&self) -> usize {
+        self.n
+    }
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}
+
+/// Which state vector a halo hook works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// Half-edge values (`U`, `2e + s`).
+    U,
+    /// Half dual-edge values (`F`, device slot `k T + n`).
+    F,
+}
+
+/// What a distributed power iteration needs from its transport
+/// ([`ClStepper::power_iteration`]).
+pub trait PowerHalo<T: Real> {
+    /// Brings the ghost values of `b` (a vector of layout `field` of stepper `s`) up to date.
+    fn exchange(&mut self, s: &ClStepper<T>, b: &Buffer<T>, field: Field) -> Result<()>;
+    /// Global sums of the per-rank partial sums.
+    fn sum(&mut self, x: [f64; 3]) -> Result<[f64; 3]>;
+}
+
+/// One device holds the whole problem: nothing to exchange, nothing to add.
+pub struct NoHalo;
+
+impl<T: Real> PowerHalo<T> for NoHalo {
+    fn exchange(&mut self, _: &ClStepper<T>, _: &Buffer<T>, _: Field) -> Result<()> {
+        Ok(())
+    }
+    fn sum(&mut self, x: [f64; 3]) -> Result<[f64; 3]> {
+        Ok(x)
+    }
+}
+
+/// Index-subset launches for a partitioned rank (`crate::partition`): the same kernels on a
+/// selection of entities, on either queue, after given events. A subset launch does the
+/// same arithmetic as the whole launch for each entity it covers; the primal update uses the
+/// per-tet mapping and the dual update the factored form with the vertex-major blocks.
+impl<T: Real> ClStepper<T> {
+    /// A subset of `total` entities: `ids` uploaded, or no list when `ids` is `0..total`.
+    pub fn subset(&self, ids: &[u32], total: usize, what: &str) -> Result<Subset> {
+        if ids.len() == total && ids.iter().enumerate().all(|(i, &x)| x as usize == i) {
+            return Ok(Subset {
+                idx: None,
+                n: total,
+            });
+        }
+        self.indices(ids, what)
+    }
+
+    /// An explicit index list (for packing halos).
+    pub fn indices(&self, ids: &[u32], what: &str) -> Result<Subset> {
+        Ok(Subset {
+            idx: Some(self.dev.upload(ids, what)?),
+            n: ids.len(),
+        })
+    }
+
+    /// Tets, edges and free half-edge slots of the local mesh.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        (self.t, self.ne, self.nfree)
+    }
+
+    /// The device buffers of `U` and `F`.
+    pub fn state_buffers(&self) -> (&Buffer<T>, &Buffer<T>) {
+        (&self.u, &self.f)
+    }
+
+    /// `F -= P U` on the tets of `s`.
+    pub fn primal_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
+        let t = self.t as u32;
+        let (p, pe, u, f) = (&self.p, &self.pe, &self.u, &self.f);
+        match &s.idx {
+            None => launch_on(
+                &self.dev,
+                lane,
+                &self.k.primal_tet,
+                self.t,
+                LOCAL,
+                &[
+                    Arg::U32(t),
+                    Arg::Buf(p),
+                    Arg::BufU32(pe),
+                    Arg::Buf(u),
+                    Arg::Buf(f),
+                ],
+                wait,
+            ),
+            Some(i) => launch_on(
+                &self.dev,
+                lane,
+                &self.k.primal_tet_idx,
+                s.n,
+                LOCAL,
+                &[
+                    Arg::U32(t),
+                    Arg::U32(s.n as u32),
+                    Arg::BufU32(i),
+                    Arg::Buf(p),
+                    Arg::BufU32(pe),
+                    Arg::Buf(u),
+                    Arg::Buf(f),
+                ],
+                wait,
+            ),
+        }
+    }
+
+    /// Circulations of the edges of `s`.
+    pub fn circulation_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
+        let tail = [
+            Arg::BufU32(&self.circ_ptr),
+            Arg::BufU32(&self.circ),
+            Arg::Buf(&self.f),
+            Arg::Buf(&self.c),
+        ];
+        let (kernel, head) = match &s.idx {
+            None => (&self.k.circulation, vec![Arg::U32(self.ne as u32)]),
+            Some(i) => (
+                &self.k.circulation_idx,
+                vec![Arg::U32(s.n as u32), Arg::BufU32(i)],
+            ),
+        };
+        let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
+        launch_on(&self.dev, lane, kernel, s.n, LOCAL, &args, wait)
+    }
+
+    /// `U += B c` on the free half-edge slots of `s` (positions in `vh`, vertex-major).
+    pub fn vertex_blocks_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
+        let tail = [
+            Arg::BufU32(&self.slot_vertex),
+            Arg::BufU32(&self.vptr),
+            Arg::BufU64(&self.boff),
+            Arg::BufU32(&self.vh),
+            Arg::Buf(&self.block),
+            Arg::Buf(&self.c),
+            Arg::Buf(&self.u),
+        ];
+        let (kernel, head) = match &s.idx {
+            None => (&self.k.vertex_block_v, vec![Arg::U32(self.nfree as u32)]),
+            Some(i) => (
+                &self.k.vertex_block_v_idx,
+                vec![Arg::U32(s.n as u32), Arg::BufU32(i)],
+            ),
+        };
+        let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
+        launch_on(&self.dev, lane, kernel, s.n, LOCAL, &args, wait)
+    }
+
+    /// `U[idx] -= w((k + 1/2) Δt) g` for a source pattern held by the caller (`g` with Δt
+    /// folded in); nothing without a waveform or an empty pattern.
+    #[allow(clippy::too_many_arguments)]
+    pub fn source_on(
+        &self,
+        idx: &Buffer<u32>,
+        g: &Buffer<T>,
+        n: usize,
+        k: usize,
+        lane: Lane,
+        wait: &[&Event],
+    ) -> Result<Option<Event>> {
+        let Some(w) = self.wave.filter(|_| n > 0) else {
+            return Ok(None);
+        };
+        let t = (k as f64 + 0.5) * self.dt;
+        launch_on(
+            &self.dev,
+            lane,
+            &self.k.source,
+            n,
+            LOCAL.min(64),
+            &[
+                Arg::U32(n as u32),
+                Arg::BufU32(idx),
+                Arg::Buf(g),
+                Arg::Buf(&self.u),
+                Arg::Real(T::of(t)),
+                Arg::Real(T::of(w.t0)),
+                Arg::Real(T::of(w.tau)),
+            ],
+            wait,
+        )
+        .map(Some)
+    }
+
+    /// `dst[i] = src[s[i]]` (packing the values a neighbour needs).
+    pub fn gather(
+        &self,
+        src: &Buffer<T>,
+        s: &Subset,
+        dst: &Buffer<T>,
+        lane: Lane,
+        wait: &[&Event],
+    ) -> Result<Event> {
+        self.pack(&self.k.gather, src, s, dst, lane, wait)
+    }
+
+    /// `dst[s[i]] = src[i]` (putting received ghost values in place).
+    pub fn scatter(
+        &self,
+        src: &Buffer<T>,
+        s: &Subset,
+        dst: &Buffer<T>,
+        lane: Lane,
+        wait: &[&Event],
+    ) -> Result<Event> {
+        self.pack(&self.k.scatter, src, s, dst, lane, wait)
+    }
+
+    fn pack(
+        &self,
+        kernel: &Kernel,
+        src: &Buffer<T>,
+        s: &Subset,
+        dst: &Buffer<T>,
+        lane: Lane,
+        wait: &[&Event],
+    ) -> Result<Event> {
+        let Some(i) = &s.idx else {
+            return Err(Error::config(
+                "halo list",
+                s.n,
+                "packing needs an explicit index list (ClStepper::indices)",
+            ));
+        };
+        launch_on(
+            &self.dev,
+            lane,
+            kernel,
+            s.n,
+            LOCAL,
+            &[
+                Arg::U32(s.n as u32),
+                Arg::BufU32(i),
+                Arg::Buf(src),
+                Arg::Buf(dst),
+            ],
+            wait,
+        )
+    }
+
+    /// The probe kernel writing slot `j` of the sample buffer (main queue), after `wait`;
+    /// nothing without probes.
+    pub fn sample_probes(&self, j: usize, wait: &[&Event]) -> Result<Option<Event>> {
+        if self.np == 0 {
+            return Ok(None);
+        }
+        launch_on(
+            &self.dev,
+            Lane::Main,
+            &self.k.probe,
+            self.np,
+            LOCAL.min(64),
+            &[
+                Arg::U32(self.np as u32),
+                Arg::U32(j as u32),
+                Arg::BufU32(&self.probe_slots),
+                Arg::Buf(&self.probe_w),
+                Arg::Buf(&self.u),
+                Arg::Buf(&self.samples),
+            ],
+            wait,
+        )
+        .map(Some)
     }
 }
 
@@ -1391,22 +1756,7 @@ impl<T: Real> DeviceSampling<T> for ClStepper<T> {
     }
     fn step_and_sample(&mut self, k: usize, j: usize) -> Result<()> {
         self.step(k)?;
-        if self.np > 0 {
-            launch(
-                &self.dev,
-                &self.k.probe,
-                self.np,
-                LOCAL.min(64),
-                &[
-                    Arg::U32(self.np as u32),
-                    Arg::U32(j as u32),
-                    Arg::BufU32(&self.probe_slots),
-                    Arg::Buf(&self.probe_w),
-                    Arg::Buf(&self.u),
-                    Arg::Buf(&self.samples),
-                ],
-            )?;
-        }
+        self.sample_probes(j, &[])?;
         Ok(())
     }
 }

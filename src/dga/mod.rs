@@ -165,7 +165,9 @@ impl Dga {
     /// Whether the mass matrices themselves (not only their inverses) are kept; they are
     /// needed for the energy and the power iteration's Rayleigh quotient.
     pub fn has_masses(&self) -> bool {
-        !self.mmu.is_empty() && self.meps.data.len() == self.meps_inv.data.len()
+        // a rank's empty part has no masses to keep
+        self.n_tets == 0
+            || (!self.mmu.is_empty() && self.meps.data.len() == self.meps_inv.data.len())
     }
 
     /// Fails with a clear error when the masses were not kept (lean assembly); `what` names

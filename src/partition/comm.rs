@@ -57,6 +57,28 @@ pub trait Comm {
     fn any(&self, flag: bool) -> Result<bool> {
         Ok(self.sum(&[flag as u8 as f64])?[0] > 0.0)
     }
+    /// Every rank's `mine` on rank `root` (indexed by rank; None on the other ranks).
+    fn gather_to(&self, root: usize, mine: &[f64]) -> Result<Option<Vec<Vec<f64>>>> {
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+        if self.rank() != root {
+            self.send_words(root, &bits(mine))?;
+            return Ok(None);
+        }
+        (0..self.size())
+            .map(|r| {
+                if r == root {
+                    Ok(mine.to_vec())
+                } else {
+                    Ok(self
+                        .recv_words(r)?
+                        .into_iter()
+                        .map(f64::from_bits)
+                        .collect())
+                }
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
     /// Rank `root`'s words on every rank.
     fn broadcast_words(&self, root: usize, words: Vec<u64>) -> Result<Vec<u64>> {
         if self.rank() == root {
@@ -67,6 +89,47 @@ pub trait Comm {
         } else {
             self.recv_words(root)
         }
+    }
+}
+
+/// A borrowed transport is a transport (the driver lends one to a stepper it builds);
+/// every method, provided ones included, is the borrowed one's.
+impl<C: Comm + ?Sized> Comm for &C {
+    fn rank(&self) -> usize {
+        (**self).rank()
+    }
+    fn size(&self) -> usize {
+        (**self).size()
+    }
+    fn exchange(
+        &self,
+        peers: &[usize],
+        send: &[Vec<f64>],
+        recv: &mut [Vec<f64>],
+        overlap: &mut dyn FnMut(),
+    ) -> Result<()> {
+        (**self).exchange(peers, send, recv, overlap)
+    }
+    fn all_gather(&self, mine: &[f64]) -> Result<Vec<Vec<f64>>> {
+        (**self).all_gather(mine)
+    }
+    fn send_words(&self, to: usize, words: &[u64]) -> Result<()> {
+        (**self).send_words(to, words)
+    }
+    fn recv_words(&self, from: usize) -> Result<Vec<u64>> {
+        (**self).recv_words(from)
+    }
+    fn sum(&self, xs: &[f64]) -> Result<Vec<f64>> {
+        (**self).sum(xs)
+    }
+    fn any(&self, flag: bool) -> Result<bool> {
+        (**self).any(flag)
+    }
+    fn gather_to(&self, root: usize, mine: &[f64]) -> Result<Option<Vec<Vec<f64>>>> {
+        (**self).gather_to(root, mine)
+    }
+    fn broadcast_words(&self, root: usize, words: Vec<u64>) -> Result<Vec<u64>> {
+        (**self).broadcast_words(root, words)
     }
 }
 

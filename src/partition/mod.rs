@@ -36,12 +36,14 @@
 //! measured times and the extrapolation.
 
 pub mod comm;
+pub mod device;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod part;
 pub mod stepper;
 
 pub use comm::{Comm, LocalComm};
+pub use device::ClPartStepper;
 pub use part::{Halo, Part};
 pub use stepper::PartStepper;
 
@@ -200,6 +202,47 @@ impl Partition {
         }
         let tet_part: Vec<u32> = part.iter().map(|&p| p as u32).collect();
         Ok(Self::from_tet_parts(mesh, topo, tet_part, weights, n_parts))
+    }
+
+    /// Slabs: `n_parts` parts of (as nearly as possible) equal tet counts, cut across the x
+    /// axis at tet centroids (ties broken by tet index). No graph partitioner: for boxes and
+    /// other elongated meshes too large for METIS's time or memory on rank 0 (a box cut in
+    /// P slabs has the smallest possible interface for P ≤ the cells along x; on other
+    /// shapes METIS's cut is smaller). Unit weights.
+    pub fn slabs(mesh: &Mesh, topo: &Topology, n_parts: usize) -> Result<Partition> {
+        use rayon::prelude::*;
+        if n_parts == 0 || n_parts > mesh.n_tets().max(1) {
+            return Err(Error::config(
+                "partition",
+                n_parts,
+                format!("cannot cut {} tets into that many slabs", mesh.n_tets()),
+            ));
+        }
+        let mut order: Vec<(f64, u32)> = (0..mesh.n_tets())
+            .into_par_iter()
+            .map(|n| {
+                (
+                    mesh.tets[n]
+                        .iter()
+                        .map(|&v| mesh.nodes[v as usize][0])
+                        .sum(),
+                    n as u32,
+                )
+            })
+            .collect();
+        order.par_sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let t = order.len();
+        let mut tet_part = vec![0u32; t];
+        for (i, &(_, n)) in order.iter().enumerate() {
+            tet_part[n as usize] = (i * n_parts / t) as u32;
+        }
+        Ok(Self::from_tet_parts(
+            mesh,
+            topo,
+            tet_part,
+            vec![1; t],
+            n_parts,
+        ))
     }
 
     /// A partition from given tet parts (for tests and other partitioners).
@@ -395,6 +438,16 @@ pub fn distribute<C: Comm>(
     comm: &C,
     global: Option<(&Mesh, &Topology, &crate::problem::Media, &[bool])>,
 ) -> Result<(Part, Option<Stats>)> {
+    distribute_with(comm, global, false)
+}
+
+/// [`distribute`] with METIS (`slabs` false) or [`Partition::slabs`] (true; rank 0's choice
+/// counts).
+pub fn distribute_with<C: Comm>(
+    comm: &C,
+    global: Option<(&Mesh, &Topology, &crate::problem::Media, &[bool])>,
+    slabs: bool,
+) -> Result<(Part, Option<Stats>)> {
     let np = comm.size();
     if comm.rank() == 0 {
         let Some((mesh, topo, mat, fixed)) = global else {
@@ -410,6 +463,8 @@ pub fn distribute<C: Comm>(
                 np,
                 "conducting materials (sigma) are not supported in partitioned runs yet",
             ))
+        } else if slabs {
+            Partition::slabs(mesh, topo, np)
         } else {
             Partition::metis(mesh, topo, None, np)
         };

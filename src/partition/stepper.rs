@@ -319,11 +319,7 @@ pub struct PartStepper<T: Real, C: Comm> {
     /// `(local half, g, phase)`: this rank's share of the source pattern.
     source: Vec<(u32, T, u8)>,
     wave: Option<Waveform>,
-    /// Probes whose tet this rank owns, with local slots.
-    probes: Vec<Probe>,
-    /// Per global probe: (owning rank, index among that rank's probes).
-    probe_owner: Vec<(usize, usize)>,
-    owned_per_rank: Vec<usize>,
+    probes: ProbeShare,
 }
 
 impl<T: Real, C: Comm> PartStepper<T, C> {
@@ -341,77 +337,15 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
     ) -> Result<Self> {
         let ops = Operators::<T>::new(&dga, dt, false);
         let lay = Layout::new(&part, &dga);
-        let mut pattern = Vec::new();
-        let mut has_edge = false;
-        if let Some((s, _)) = source
-            && let Some(lt) = part.local_tet(s.tet)
-        {
-            let g = TetGeom::new(&part.mesh, lt);
-            let mut j = vec![0.0; dga.n_half()];
-            for l in 0..6 {
-                let e = part.topo.tet_edges[lt][l] as usize;
-                if !part.free_edge[e] {
-                    continue;
-                }
-                has_edge = true;
-                let je = dot(s.dir, g.dual_face_area(l));
-                j[2 * e] = je;
-                j[2 * e + 1] = je;
-            }
-            let mut gv = vec![0.0; dga.n_half()];
-            dga.meps_inv.apply_add(&j, &mut gv);
-            pattern = gv
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| **x != 0.0)
-                .map(|(h, &x)| (h as u32, T::of(x * dt), lay.half[h]))
-                .collect();
-        }
-        if let Some((s, _)) = source
-            && !comm.any(has_edge)?
-        {
-            return Err(Error::config(
-                "source point",
-                format!("{:?}", s.point),
-                "its tetrahedron has no interior edge: move the source away from the wall",
-            ));
-        }
-        let mut mine = Vec::new();
-        let mut owned = Vec::new();
-        for (i, p) in probes.iter().enumerate() {
-            if let Some(lt) = part.local_tet(p.tet)
-                && part.own_tet[lt]
-            {
-                let mut q = p.clone();
-                for s in q.slots.iter_mut() {
-                    *s = part.local_half(*s as usize).ok_or_else(|| Error::Comm {
-                        what: format!("probe {i} on rank {}", part.rank),
-                        msg: "a half-edge of the probe's tet is not local".into(),
-                    })? as u32;
-                }
-                q.tet = lt;
-                mine.push(i as f64);
-                owned.push(q);
-            }
-        }
-        let all = comm.all_gather(&mine)?;
-        let mut probe_owner = vec![(usize::MAX, 0); probes.len()];
-        for (r, list) in all.iter().enumerate() {
-            for (q, &i) in list.iter().enumerate() {
-                probe_owner[i as usize] = (r, q);
-            }
-        }
-        if let Some(i) = probe_owner.iter().position(|o| o.0 == usize::MAX) {
-            return Err(Error::Comm {
-                what: format!("probe {i}"),
-                msg: "no rank owns its tetrahedron".into(),
-            });
-        }
+        let pattern = source_pattern(&comm, &part, &dga, source.map(|s| s.0))?
+            .into_iter()
+            .map(|(h, x)| (h, T::of(x * dt), lay.half[h as usize]))
+            .collect();
+        let probes = ProbeShare::new(&comm, &part, probes)?;
         Ok(PartStepper {
             u: vec![T::zero(); ops.n_half()],
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
-            owned_per_rank: all.iter().map(|l| l.len()).collect(),
             comm,
             part,
             dga,
@@ -419,8 +353,7 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
             lay,
             source: pattern,
             wave: source.map(|(_, w)| w),
-            probes: owned,
-            probe_owner,
+            probes,
         })
     }
 
@@ -430,9 +363,7 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
     }
     /// Global indices of the probes this rank records.
     pub fn owned_probes(&self) -> Vec<usize> {
-        (0..self.probe_owner.len())
-            .filter(|&i| self.probe_owner[i].0 == self.comm.rank())
-            .collect()
+        self.probes.owned(self.comm.rank())
     }
     /// Whether this rank holds part of the source pattern.
     pub fn has_source(&self) -> bool {
@@ -484,49 +415,329 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
     pub fn local_energy(&self) -> f64 {
         let mut fnew = self.f.clone();
         primal_sel(&self.ops, &self.lay.tet, ANY, &self.u, &mut fnew);
-        let u64v: Vec<f64> = self.u.iter().map(|x| x.f64()).collect();
-        let we = 0.5 * self.dga.meps.quad(&u64v);
-        let (own, mmu, f) = (&self.part.own_tet, &self.dga.mmu, &self.f);
-        let wm: Vec<f64> = (0..self.dga.n_tets)
-            .into_par_iter()
-            .map(|n| {
-                if !own[n] {
-                    return 0.0;
-                }
-                let m = &mmu[n];
-                let mut s = 0.0;
-                for r in 0..4 {
-                    for c in 0..4 {
-                        s += f[4 * n + r].f64() * m[r * 4 + c] * fnew[4 * n + c].f64();
-                    }
-                }
-                s
-            })
-            .collect();
-        we + 0.5 * wm.iter().sum::<f64>()
+        owned_energy(&self.part, &self.dga, &self.u, &self.f, &fnew)
     }
 
     /// Owned values with their global positions: `(F: (global slot, value), U: ...)`.
     pub fn owned_state(&self) -> (Indexed, Indexed) {
-        let part = &self.part;
-        let mut fs = Vec::new();
-        for (n, &o) in part.own_tet.iter().enumerate() {
-            if o {
-                let g = part.tet_global[n] as usize;
-                fs.extend((0..4).map(|k| (4 * g + k, self.f[4 * n + k].f64())));
+        owned_values(&self.part, &self.dga, &self.u, &self.f)
+    }
+
+    /// Replaces the state by local vectors (this rank's slots, ghosts included).
+    pub fn set_local_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        if u.len() != self.u.len() || f.len() != self.f.len() {
+            return Err(Error::config(
+                "state",
+                format!("{}+{}", u.len(), f.len()),
+                "length does not match the local mesh",
+            ));
+        }
+        self.u.iter_mut().zip(u).for_each(|(a, &b)| *a = T::of(b));
+        self.f.iter_mut().zip(f).for_each(|(a, &b)| *a = T::of(b));
+        Ok(())
+    }
+}
+
+/// This rank's share of the energy `W = ½ UᵀMeps U + ½ F_oldᵀ Mmu F_new` (design note §9):
+/// its vertices' `½ UᵀMeps_v U` and its tets' `½ F_oldᵀ Mmu_n F_new`, from local vectors in
+/// host layouts (`F[4n + k]`).
+pub fn owned_energy<T: Real>(part: &Part, dga: &Dga, u: &[T], f: &[T], fnew: &[T]) -> f64 {
+    let u64v: Vec<f64> = u.iter().map(|x| x.f64()).collect();
+    let we = 0.5 * dga.meps.quad(&u64v);
+    let (own, mmu) = (&part.own_tet, &dga.mmu);
+    let wm: Vec<f64> = (0..dga.n_tets)
+        .into_par_iter()
+        .map(|n| {
+            if !own[n] {
+                return 0.0;
+            }
+            let m = &mmu[n];
+            let mut s = 0.0;
+            for r in 0..4 {
+                for c in 0..4 {
+                    s += f[4 * n + r].f64() * m[r * 4 + c] * fnew[4 * n + c].f64();
+                }
+            }
+            s
+        })
+        .collect();
+    we + 0.5 * wm.iter().sum::<f64>()
+}
+
+/// The owned values of local vectors (host layouts) with their global positions:
+/// `(F: (global slot 4n + k, value), U: (global slot 2e + s, value))`.
+pub fn owned_values<T: Real>(part: &Part, dga: &Dga, u: &[T], f: &[T]) -> (Indexed, Indexed) {
+    let mut fs = Vec::new();
+    for (n, &o) in part.own_tet.iter().enumerate() {
+        if o {
+            let g = part.tet_global[n] as usize;
+            fs.extend((0..4).map(|k| (4 * g + k, f[4 * n + k].f64())));
+        }
+    }
+    let us = dga
+        .meps
+        .h
+        .iter()
+        .map(|&h| {
+            let g = 2 * part.edge_global[(h >> 1) as usize] as usize + (h & 1) as usize;
+            (g, u[h as usize].f64())
+        })
+        .collect();
+    (fs, us)
+}
+
+/// The global state `(U, F)` from every rank's owned values: on every rank (`root` None,
+/// all-gather) or on `root` only (the others get None). Collective.
+pub fn gather_state<C: Comm>(
+    comm: &C,
+    part: &Part,
+    owned: (Indexed, Indexed),
+    root: Option<usize>,
+) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+    let (fs, us) = owned;
+    let g = part.global;
+    let mut out = (vec![0.0; 2 * g.n_edges], vec![0.0; 4 * g.n_tets]);
+    let mut have = false;
+    for (dst, mine) in [(&mut out.1, fs), (&mut out.0, us)] {
+        let all = match root {
+            None => Some(comm.all_gather(&flatten(&mine))?),
+            Some(r) => comm.gather_to(r, &flatten(&mine))?,
+        };
+        if let Some(all) = all {
+            have = true;
+            for v in all {
+                for p in v.chunks(2) {
+                    dst[p[0] as usize] = p[1];
+                }
             }
         }
-        let us = self
-            .dga
-            .meps
-            .h
+    }
+    Ok(have.then_some(out))
+}
+
+/// This rank's local `(U, F)` (ghosts included) from the global state held by rank 0 alone
+/// (`global` on rank 0, None elsewhere): every rank sends rank 0 its local-to-global maps and
+/// gets its values back. Collective.
+pub fn scatter_state<C: Comm>(
+    comm: &C,
+    part: &Part,
+    global: Option<(&[f64], &[f64])>,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let pick = |tets: &[u32], edges: &[u32], u: &[f64], f: &[f64]| -> Result<Vec<u64>> {
+        let mut w = Vec::with_capacity(4 * tets.len() + 2 * edges.len());
+        for &e in edges {
+            for b in 0..2 {
+                let x = u.get(2 * e as usize + b).ok_or_else(|| Error::Comm {
+                    what: "scattering the state".into(),
+                    msg: format!("edge {e} is beyond the global state"),
+                })?;
+                w.push(x.to_bits());
+            }
+        }
+        for &n in tets {
+            for k in 0..4 {
+                let x = f.get(4 * n as usize + k).ok_or_else(|| Error::Comm {
+                    what: "scattering the state".into(),
+                    msg: format!("tet {n} is beyond the global state"),
+                })?;
+                w.push(x.to_bits());
+            }
+        }
+        Ok(w)
+    };
+    let words = if comm.rank() == 0 {
+        let Some((u, f)) = global else {
+            return Err(Error::Comm {
+                what: "scattering the state".into(),
+                msg: "rank 0 holds no state".into(),
+            });
+        };
+        for r in 1..comm.size() {
+            let maps = comm.recv_words(r)?;
+            let ne = maps.first().copied().unwrap_or(0) as usize;
+            if maps.len() < 1 + ne {
+                return Err(Error::Comm {
+                    what: format!("maps of rank {r}"),
+                    msg: "malformed message".into(),
+                });
+            }
+            let edges: Vec<u32> = maps[1..1 + ne].iter().map(|&x| x as u32).collect();
+            let tets: Vec<u32> = maps[1 + ne..].iter().map(|&x| x as u32).collect();
+            comm.send_words(r, &pick(&tets, &edges, u, f)?)?;
+        }
+        pick(&part.tet_global, &part.edge_global, u, f)?
+    } else {
+        let mut maps = vec![part.edge_global.len() as u64];
+        maps.extend(part.edge_global.iter().map(|&x| x as u64));
+        maps.extend(part.tet_global.iter().map(|&x| x as u64));
+        comm.send_words(0, &maps)?;
+        comm.recv_words(0)?
+    };
+    let nu = 2 * part.edge_global.len();
+    if words.len() != nu + 4 * part.tet_global.len() {
+        return Err(Error::Comm {
+            what: "scattering the state".into(),
+            msg: format!("rank {} got {} values", comm.rank(), words.len()),
+        });
+    }
+    let v: Vec<f64> = words.into_iter().map(f64::from_bits).collect();
+    Ok((v[..nu].to_vec(), v[nu..].to_vec()))
+}
+
+/// A rank's local `(U, F)` (host layouts, ghosts included) taken from global vectors.
+pub fn local_of_global(part: &Part, u: &[f64], f: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
+    let g = part.global;
+    if u.len() != 2 * g.n_edges || f.len() != 4 * g.n_tets {
+        return Err(Error::config(
+            "state",
+            format!("{}+{}", u.len(), f.len()),
+            "length does not match the global mesh",
+        ));
+    }
+    let mut lu = vec![0.0; 2 * part.edge_global.len()];
+    let mut lf = vec![0.0; 4 * part.tet_global.len()];
+    for (n, &tg) in part.tet_global.iter().enumerate() {
+        lf[4 * n..4 * n + 4].copy_from_slice(&f[4 * tg as usize..4 * tg as usize + 4]);
+    }
+    for (e, &eg) in part.edge_global.iter().enumerate() {
+        lu[2 * e..2 * e + 2].copy_from_slice(&u[2 * eg as usize..2 * eg as usize + 2]);
+    }
+    Ok((lu, lf))
+}
+
+/// This rank's share of the source pattern at unit Δt, `Meps⁻¹ j` on its owned free
+/// half-edges (local slots, non-zero entries): the global source's `tet` (a global tet
+/// index) and `dir` are used, and the rank computes the pattern from its own blocks. Fails
+/// (on every rank) when the source tet has no free edge. Collective.
+pub fn source_pattern<C: Comm>(
+    comm: &C,
+    part: &Part,
+    dga: &Dga,
+    source: Option<&Source>,
+) -> Result<Vec<(u32, f64)>> {
+    let mut pattern = Vec::new();
+    let mut has_edge = false;
+    if let Some(s) = source
+        && let Some(lt) = part.local_tet(s.tet)
+    {
+        let g = TetGeom::new(&part.mesh, lt);
+        let mut j = vec![0.0; dga.n_half()];
+        for l in 0..6 {
+            let e = part.topo.tet_edges[lt][l] as usize;
+            if !part.free_edge[e] {
+                continue;
+            }
+            has_edge = true;
+            let je = dot(s.dir, g.dual_face_area(l));
+            j[2 * e] = je;
+            j[2 * e + 1] = je;
+        }
+        let mut gv = vec![0.0; dga.n_half()];
+        dga.meps_inv.apply_add(&j, &mut gv);
+        pattern = gv
             .iter()
-            .map(|&h| {
-                let g = 2 * part.edge_global[(h >> 1) as usize] as usize + (h & 1) as usize;
-                (g, self.u[h as usize].f64())
-            })
+            .enumerate()
+            .filter(|(_, x)| **x != 0.0)
+            .map(|(h, &x)| (h as u32, x))
             .collect();
-        (fs, us)
+    }
+    if let Some(s) = source
+        && !comm.any(has_edge)?
+    {
+        return Err(Error::config(
+            "source point",
+            format!("{:?}", s.point),
+            "its tetrahedron has no interior edge: move the source away from the wall",
+        ));
+    }
+    Ok(pattern)
+}
+
+/// Which rank records which probe: each probe is recorded by the rank owning its tet, and
+/// the samples are gathered so that every rank sees every probe.
+#[derive(Clone, Debug)]
+pub struct ProbeShare {
+    /// Probes whose tet this rank owns, with local slots and tets.
+    pub local: Vec<Probe>,
+    /// Per global probe: (owning rank, index among that rank's probes).
+    owner: Vec<(usize, usize)>,
+    per_rank: Vec<usize>,
+}
+
+impl ProbeShare {
+    /// From the global probes (built on the global mesh). Collective.
+    pub fn new<C: Comm>(comm: &C, part: &Part, probes: &[Probe]) -> Result<Self> {
+        let mut mine = Vec::new();
+        let mut local = Vec::new();
+        for (i, p) in probes.iter().enumerate() {
+            if let Some(lt) = part.local_tet(p.tet)
+                && part.own_tet[lt]
+            {
+                let mut q = p.clone();
+                for s in q.slots.iter_mut() {
+                    *s = part.local_half(*s as usize).ok_or_else(|| Error::Comm {
+                        what: format!("probe {i} on rank {}", part.rank),
+                        msg: "a half-edge of the probe's tet is not local".into(),
+                    })? as u32;
+                }
+                q.tet = lt;
+                mine.push(i as f64);
+                local.push(q);
+            }
+        }
+        let all = comm.all_gather(&mine)?;
+        let mut owner = vec![(usize::MAX, 0); probes.len()];
+        for (r, list) in all.iter().enumerate() {
+            for (q, &i) in list.iter().enumerate() {
+                owner[i as usize] = (r, q);
+            }
+        }
+        if let Some(i) = owner.iter().position(|o| o.0 == usize::MAX) {
+            return Err(Error::Comm {
+                what: format!("probe {i}"),
+                msg: "no rank owns its tetrahedron".into(),
+            });
+        }
+        Ok(ProbeShare {
+            local,
+            owner,
+            per_rank: all.iter().map(|l| l.len()).collect(),
+        })
+    }
+
+    /// Global indices of the probes rank `rank` records.
+    pub fn owned(&self, rank: usize) -> Vec<usize> {
+        (0..self.owner.len())
+            .filter(|&i| self.owner[i].0 == rank)
+            .collect()
+    }
+
+    /// Appends to `samples` the `n` steps of every probe, in global order, from every
+    /// rank's `local` samples (`n` steps of its own probes). Collective.
+    pub fn merge<C: Comm>(
+        &self,
+        comm: &C,
+        local: &[f64],
+        n: usize,
+        samples: &mut Vec<f64>,
+    ) -> Result<()> {
+        let all = comm.all_gather(local)?;
+        for (r, v) in all.iter().enumerate() {
+            if v.len() != n * 3 * self.per_rank[r] {
+                return Err(Error::Comm {
+                    what: format!("probe samples of rank {r}"),
+                    msg: format!("{} values for {n} steps", v.len()),
+                });
+            }
+        }
+        for k in 0..n {
+            for &(r, q) in &self.owner {
+                let m = self.per_rank[r];
+                let at = (k * m + q) * 3;
+                samples.extend_from_slice(&all[r][at..at + 3]);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -546,26 +757,18 @@ impl<T: Real, C: Comm> Stepper for PartStepper<T, C> {
         )
     }
     fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
-        let mut local = Vec::with_capacity(n * 3 * self.probes.len());
+        let mut local = Vec::with_capacity(n * 3 * self.probes.local.len());
         for k in first..first + n {
             let a = self
                 .wave
                 .map(|w| w.at((k as f64 + 0.5) * self.ops.dt))
                 .unwrap_or(0.0);
             self.step(a)?;
-            for p in &self.probes {
+            for p in &self.probes.local {
                 local.extend_from_slice(&p.sample(&self.u));
             }
         }
-        let all = self.comm.all_gather(&local)?;
-        for k in 0..n {
-            for &(r, q) in &self.probe_owner {
-                let m = self.owned_per_rank[r];
-                let at = (k * m + q) * 3;
-                samples.extend_from_slice(&all[r][at..at + 3]);
-            }
-        }
-        Ok(())
+        self.probes.merge(&self.comm, &local, n, samples)
     }
     fn energy(&mut self) -> Result<f64> {
         // Decided together: a rank with no tets has no masses and must not stop alone.
@@ -580,38 +783,25 @@ impl<T: Real, C: Comm> Stepper for PartStepper<T, C> {
         Ok(self.comm.sum(&[self.local_energy()])?[0])
     }
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
-        let (fs, us) = self.owned_state();
-        let g = self.part.global;
-        let mut u = vec![0.0; 2 * g.n_edges];
-        let mut f = vec![0.0; 4 * g.n_tets];
-        for (dst, mine) in [(&mut f, fs), (&mut u, us)] {
-            for v in self.comm.all_gather(&flatten(&mine))? {
-                for p in v.chunks(2) {
-                    dst[p[0] as usize] = p[1];
-                }
-            }
-        }
-        Ok((u, f))
+        gather_state(&self.comm, &self.part, self.owned_state(), None)?.ok_or_else(|| Error::Comm {
+            what: "gathering the state".into(),
+            msg: "nothing gathered".into(),
+        })
     }
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
-        let g = self.part.global;
-        if u.len() != 2 * g.n_edges || f.len() != 4 * g.n_tets {
-            return Err(Error::config(
-                "state",
-                format!("{}+{}", u.len(), f.len()),
-                "length does not match the global mesh",
-            ));
-        }
-        for (n, &tg) in self.part.tet_global.iter().enumerate() {
-            for k in 0..4 {
-                self.f[4 * n + k] = T::of(f[4 * tg as usize + k]);
-            }
-        }
-        for (e, &eg) in self.part.edge_global.iter().enumerate() {
-            for b in 0..2 {
-                self.u[2 * e + b] = T::of(u[2 * eg as usize + b]);
-            }
-        }
-        Ok(())
+        let (lu, lf) = local_of_global(&self.part, u, f)?;
+        self.set_local_state(&lu, &lf)
     }
+    fn agree(&self, flags: &[bool]) -> Result<Vec<bool>> {
+        agree(&self.comm, flags)
+    }
+    fn gathered_state(&self) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+        gather_state(&self.comm, &self.part, self.owned_state(), Some(0))
+    }
+}
+
+/// Per flag, whether any rank passed true (the same answer on every rank). Collective.
+pub fn agree<C: Comm>(comm: &C, flags: &[bool]) -> Result<Vec<bool>> {
+    let x: Vec<f64> = flags.iter().map(|&b| b as u8 as f64).collect();
+    Ok(comm.sum(&x)?.iter().map(|&s| s > 0.0).collect())
 }

@@ -10,6 +10,8 @@ pub(crate) mod build;
 pub mod checkpoint;
 pub mod config;
 pub mod modeshape;
+#[cfg(feature = "partition")]
+pub mod partitioned;
 pub mod plan;
 pub mod resonator;
 pub mod run;

@@ -109,7 +109,7 @@ pub fn run(cfg: &Config, progress: &mut dyn FnMut(usize, usize)) -> Result<Reson
 }
 
 /// The error of a run that stopped early, after writing the probe data recorded so far.
-fn stopped(
+pub(crate) fn stopped(
     cause: Error,
     record: &Record,
     checkpointed: Option<usize>,
@@ -158,6 +158,12 @@ fn restore(
         path: path.clone(),
         why,
     };
+    #[cfg(feature = "partition")]
+    if let Some(q) = super::partitioned::checkpoint_ranks(ck.fingerprint, fp).filter(|&q| q > 1) {
+        return Err(bad(format!(
+            "it was written by a run on {q} ranks; resume it with `mpirun -np {q} dgatd resonator --resume ...`"
+        )));
+    }
     if ck.fingerprint != fp {
         return Err(bad(format!(
             "it was written by a different run (configuration or mesh fingerprint {:016x}, this run {fp:016x})",

@@ -216,6 +216,14 @@ pub fn run_controlled(
             .unwrap_or(false);
         let due = (ctl.every_steps > 0 && done % ctl.every_steps == 0 && done > last_ck.0)
             || ctl.every.map(|d| last_ck.1.elapsed() >= d).unwrap_or(false);
+        // the ranks of a partitioned run stop and checkpoint together
+        let (interrupted, due) = match stepper.agree(&[interrupted, due]) {
+            Ok(v) => (v[0], v[1]),
+            Err(e) => {
+                stop = Some(e);
+                break;
+            }
+        };
         if (interrupted || due)
             && done < steps
             && let Some(ck) = ctl.checkpoint.as_mut()

@@ -1,0 +1,180 @@
+//! `mpirun -np P dgatd resonator …` (feature `mpi`): when the program was started by an MPI
+//! launcher with more than one rank, the resonator job runs partitioned, one rank per part
+//! ([`dgatd::solver::partitioned`]). One rank (or no launcher) takes the ordinary path.
+//!
+//! Rank 0 reads the flags, `--config` or `--resume` (the checkpoint), validates the plan,
+//! prepares and locks the output folder and sends the configuration (its TOML text, the
+//! form checkpoints store) to the other ranks, which parse the same plan from it. Rank 0
+//! alone prints, writes the outputs and reads and writes the checkpoint. Device: the node's
+//! (node rank)-th GPU unless `--device` is given; `--backend cpu` runs the CPU stepper on
+//! every rank.
+
+use super::*;
+use dgatd::partition::Comm;
+use dgatd::partition::mpi::MpiComm;
+use dgatd::solver::config::Origin;
+use dgatd::solver::partitioned;
+
+/// The rank count the MPI launcher announced (OpenMPI, MPICH/PMI), if any.
+pub(crate) fn launched_ranks() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok()?.parse().ok())
+}
+
+/// The partitioned resonator command when launched on several ranks, else None (the
+/// ordinary path).
+pub(super) fn command(args: &ResonatorArgs) -> Option<Result<()>> {
+    if launched_ranks()? <= 1 {
+        return None;
+    }
+    Some(run(args))
+}
+
+/// What rank 0 decides before the run.
+struct Prepared {
+    cfg: Config,
+    origin: Option<Origin>,
+    out: PathBuf,
+    resume: Option<Checkpoint>,
+}
+
+fn prepare(args: &ResonatorArgs) -> Result<Prepared> {
+    let (mut cfg, origin, out, resume) = match &args.resume {
+        Some(dir) => {
+            let (cfg, origin, ck) = resumed(args, dir)?;
+            let out = args.out.clone().unwrap_or_else(|| dir.clone());
+            (cfg, Some(origin), out, Some(ck))
+        }
+        None => {
+            let (cfg, origin) = match &args.config {
+                Some(p) => {
+                    let (c, o) = Config::read(p)?;
+                    (c, Some(o))
+                }
+                None => (Config::default(), None),
+            };
+            let out = args.out.clone().unwrap_or_else(|| "out".into());
+            (cfg, origin, out, None)
+        }
+    };
+    args.overlay(&mut cfg)?;
+    Ok(Prepared {
+        cfg,
+        origin,
+        out,
+        resume,
+    })
+}
+
+fn words_of(s: &str) -> Vec<u64> {
+    s.bytes().map(u64::from).collect()
+}
+
+fn string_of(w: &[u64]) -> Result<String> {
+    String::from_utf8(w.iter().map(|&x| x as u8).collect()).map_err(|_| Error::Comm {
+        what: "receiving the configuration".into(),
+        msg: "not UTF-8".into(),
+    })
+}
+
+fn run(args: &ResonatorArgs) -> Result<()> {
+    let universe = mpi::initialize().ok_or_else(|| Error::Comm {
+        what: "starting MPI".into(),
+        msg: "MPI could not be initialised (or was already)".into(),
+    })?;
+    let comm = MpiComm::new(universe.world());
+    let node_rank = comm.node_rank();
+    let root = comm.rank() == 0;
+    install_interrupt_handler();
+    // rank 0 reads and checks everything the run needs; the others get the configuration
+    let mut lock = None;
+    let (plan, prepared) = if root {
+        let p = prepare(args).and_then(|p| {
+            let plan = Plan::new(&p.cfg, p.origin.clone())?;
+            let (dir, stale) = dgatd::report::outdir::OutputDir::prepare(&p.out)?;
+            if let Some(n) = stale {
+                eprintln!("note: {n}");
+            }
+            lock = Some(dir);
+            Ok((plan, p))
+        });
+        let text = match &p {
+            Ok((plan, _)) => plan.config.to_toml().map(|t| t.to_string()),
+            Err(_) => Ok(String::new()),
+        };
+        let mut w = vec![(p.is_ok() && text.is_ok()) as u64];
+        w.extend(words_of(text.as_deref().unwrap_or("")));
+        comm.broadcast_words(0, w)?;
+        text?;
+        let (plan, p) = p?;
+        (plan, Some(p))
+    } else {
+        let w = comm.broadcast_words(0, vec![])?;
+        if w.first() != Some(&1) {
+            // rank 0 prints the reason
+            drop(comm);
+            drop(universe);
+            std::process::exit(1);
+        }
+        let origin = Origin {
+            path: "rank 0's configuration".into(),
+            text: string_of(&w[1..])?,
+        };
+        let cfg = Config::parse(&origin)?;
+        (Plan::new(&cfg, Some(origin))?, None)
+    };
+    let mut opts = RunOptions {
+        interrupt: Some(&INTERRUPT),
+        on_phase: Some(&set_phase),
+        ..Default::default()
+    };
+    let out = prepared.as_ref().map(|p| p.out.clone());
+    if let Some(p) = prepared {
+        opts.out = Some(p.out);
+        opts.resume = p.resume;
+    }
+    let progress = Progress::new(args.quiet || !root);
+    let status = |m: &str| progress.status(m);
+    if root {
+        opts.on_status = Some(&status);
+    }
+    let r = partitioned::run_partitioned(&comm, node_rank, &plan, &mut opts, &mut |d, t| {
+        progress.steps(d, t)
+    });
+    progress.finish();
+    let run = match r {
+        Ok(run) => run,
+        // the other ranks' errors are rank 0's (it prints them) or their own
+        Err(e) if !root => {
+            if !matches!(e, Error::Comm { .. }) && !e.is_interrupted() {
+                eprintln!("error on rank {}: {e}", comm.rank());
+            }
+            drop(comm);
+            drop(universe);
+            std::process::exit(if e.is_interrupted() { 130 } else { 1 });
+        }
+        Err(e) => return Err(e),
+    };
+    let (Some(r), Some(out)) = (run.result, out) else {
+        return Ok(());
+    };
+    for n in &r.notices {
+        eprintln!("note: {n}");
+    }
+    eprintln!(
+        "note: halo exchange: {} values per time step over all ranks ({} in f64)",
+        run.halo_values_per_step,
+        indicatif::HumanBytes(8 * run.halo_values_per_step)
+    );
+    let mut files = dgatd::report::write_resonator(&out, &r)?;
+    files.extend(super::super::plots::spectrum_plot(&out, &r)?);
+    let ck = out.join(checkpoint::FILE);
+    if ck.exists() {
+        std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
+    }
+    print_summary(&r, &plan);
+    outln!("wrote {}", dgatd::report::path_list(&files));
+    drop(lock);
+    Ok(())
+}

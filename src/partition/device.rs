@@ -1,0 +1,587 @@
+//! The partitioned OpenCL stepper: one rank's part on one OpenCL device, exchanging halos
+//! with its neighbours through a [`Comm`] (design note §14).
+//!
+//! The local operators are uploaded by [`ClStepper`] in its own layouts (`F[k T + n]`,
+//! vertex-major blocks); this stepper adds index lists and launches the same kernels on
+//! subsets of the local tets, edges and free half-edge slots (`cl/dgatd.cl`, `*_idx`).
+//! OpenCL has no device-aware MPI, so a halo goes device → host → transport → host →
+//! device, and only the values that cross the cut travel, packed in one buffer per
+//! neighbour. Per half step, with the device's two in-order queues (main and side):
+//!
+//! 1. main: the interface kernels (the primal update of the tets whose `F` a neighbour
+//!    needs; or the circulations, vertex blocks and source at the vertices with a half a
+//!    neighbour needs), then the `gather` kernel packing the sent values into one
+//!    contiguous device buffer;
+//! 2. side: the interior kernels (the rest of the rank's tets or vertices), submitted at
+//!    once;
+//! 3. host, while the side queue computes: blocking read of the packed values (main waits
+//!    for step 1 only), non-blocking exchange with every neighbour ([`Comm::exchange`]),
+//!    blocking write of the received values, then `scatter` into the ghost slots on main.
+//!
+//! Each queue's first command of a half step waits for the other queue's last command of
+//! the previous one (profiling events), so the two queues never touch the same values at
+//! the same time: interface and interior sets are disjoint, packing reads interface values
+//! only and the ghost slots are read by neither queue during the half step that writes them.
+//!
+//! Each entity gets the arithmetic of the single-device [`ClStepper`] (the same kernels'
+//! bodies on the same local operators, which equal the global rows; module doc of
+//! [`crate::partition`]), so the partitioned device run equals the single-device run up to
+//! the device's own round-off choices (contraction, summation order inside a kernel), and
+//! the CPU runs to round-off (tested against both, `tests/partition_cl.rs`).
+//!
+//! Halo values travel as f64 through the transport (exact for f32 runs), as `T` over PCIe.
+
+use super::stepper::{
+    INTERFACE, INTERIOR, Layout, ProbeShare, agree, gather_state, local_of_global, owned_energy,
+    owned_values, source_pattern,
+};
+use super::{Comm, Part};
+use crate::backend::Stepper;
+use crate::backend::opencl::{
+    ClDevice, ClStepper, DeviceSampling, Field, Lane, PowerHalo, Subset, advance_sampled,
+};
+use crate::dga::Dga;
+use crate::dga::excitation::{Probe, Source};
+use crate::dga::operators::DualForm;
+use crate::problem::Waveform;
+use crate::util::Rng;
+use crate::{Error, Real, Result};
+use opencl3::event::Event;
+use opencl3::memory::Buffer;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Time spent on halos since the last [`ClPartStepper::take_timing`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HaloTiming {
+    /// Host wall time in the halo path: waiting for the packed values (device → host), the
+    /// transport's exchange, and writing the received values (host → device).
+    pub comm_s: f64,
+    /// Of which the transport's exchange alone.
+    pub mpi_s: f64,
+    /// Halo exchanges (two per step).
+    pub exchanges: usize,
+}
+
+/// Device index lists and staging buffers of one rank's halo.
+struct DevHalo<T: Real> {
+    peers: Vec<usize>,
+    /// Device slots sent and received, concatenated over neighbours in `peers` order.
+    f_send: Subset,
+    f_recv: Subset,
+    u_send: Subset,
+    u_recv: Subset,
+    /// Values per neighbour: (F sent, F received, U sent, U received).
+    counts: Vec<[usize; 4]>,
+    dsend: Buffer<T>,
+    drecv: Buffer<T>,
+    hsend: Vec<T>,
+    hrecv: Vec<T>,
+    send: Vec<Vec<f64>>,
+    recv: Vec<Vec<f64>>,
+    timing: HaloTiming,
+}
+
+impl<T: Real> DevHalo<T> {
+    fn new(cl: &ClStepper<T>, dev: &ClDevice, part: &Part) -> Result<Self> {
+        let t = part.mesh.n_tets();
+        let fslots = |tets: &[u32]| -> Vec<u32> {
+            tets.iter()
+                .flat_map(|&n| (0..4).map(move |k| (k * t + n as usize) as u32))
+                .collect()
+        };
+        let (mut fs, mut fr, mut us, mut ur) = (vec![], vec![], vec![], vec![]);
+        let mut counts = Vec::new();
+        for h in &part.halos {
+            fs.extend(fslots(&h.send_tets));
+            fr.extend(fslots(&h.recv_tets));
+            us.extend_from_slice(&h.send_halves);
+            ur.extend_from_slice(&h.recv_halves);
+            counts.push([
+                4 * h.send_tets.len(),
+                4 * h.recv_tets.len(),
+                h.send_halves.len(),
+                h.recv_halves.len(),
+            ]);
+        }
+        let ns = fs.len().max(us.len());
+        let nr = fr.len().max(ur.len());
+        let np = part.halos.len();
+        Ok(DevHalo {
+            peers: part.halos.iter().map(|h| h.peer).collect(),
+            f_send: cl.indices(&fs, "halo F send list")?,
+            f_recv: cl.indices(&fr, "halo F receive list")?,
+            u_send: cl.indices(&us, "halo U send list")?,
+            u_recv: cl.indices(&ur, "halo U receive list")?,
+            counts,
+            dsend: dev.alloc(ns, "halo send buffer")?,
+            drecv: dev.alloc(nr, "halo receive buffer")?,
+            hsend: vec![T::zero(); ns],
+            hrecv: vec![T::zero(); nr],
+            send: vec![Vec::new(); np],
+            recv: vec![Vec::new(); np],
+            timing: HaloTiming::default(),
+        })
+    }
+
+    fn lists(&self, field: Field) -> (&Subset, &Subset, usize, usize) {
+        match field {
+            Field::F => (&self.f_send, &self.f_recv, 0, 1),
+            Field::U => (&self.u_send, &self.u_recv, 2, 3),
+        }
+    }
+
+    /// Packs the sent values of `buf` on the main queue (after `wait`).
+    fn pack(
+        &self,
+        cl: &ClStepper<T>,
+        buf: &Buffer<T>,
+        field: Field,
+        wait: &[&Event],
+    ) -> Result<Option<Event>> {
+        let (send, ..) = self.lists(field);
+        if send.is_empty() {
+            return Ok(None);
+        }
+        cl.gather(buf, send, &self.dsend, Lane::Main, wait)
+            .map(Some)
+    }
+
+    /// Reads the packed values, exchanges them, writes the received ones and scatters them
+    /// into `buf` on the main queue; returns the scatter's event.
+    fn complete<C: Comm>(
+        &mut self,
+        cl: &ClStepper<T>,
+        comm: &C,
+        buf: &Buffer<T>,
+        field: Field,
+    ) -> Result<Option<Event>> {
+        let t0 = Instant::now();
+        let (si, ri) = match field {
+            Field::F => (0, 1),
+            Field::U => (2, 3),
+        };
+        let ns: usize = self.counts.iter().map(|c| c[si]).sum();
+        let nr: usize = self.counts.iter().map(|c| c[ri]).sum();
+        let dev = cl.device();
+        dev.read_into(
+            &self.dsend,
+            &mut self.hsend[..ns],
+            "halo values (device to host)",
+        )?;
+        let mut at = 0;
+        for (c, s) in self.counts.iter().zip(self.send.iter_mut()) {
+            s.clear();
+            s.extend(self.hsend[at..at + c[si]].iter().map(|x| x.f64()));
+            at += c[si];
+        }
+        for (c, r) in self.counts.iter().zip(self.recv.iter_mut()) {
+            r.resize(c[ri], 0.0);
+        }
+        let t1 = Instant::now();
+        comm.exchange(&self.peers, &self.send, &mut self.recv, &mut || {})?;
+        let t2 = Instant::now();
+        let mut at = 0;
+        for r in &self.recv {
+            for (d, &x) in self.hrecv[at..at + r.len()].iter_mut().zip(r) {
+                *d = T::of(x);
+            }
+            at += r.len();
+        }
+        let ev = if nr > 0 {
+            dev.write(
+                &mut self.drecv,
+                &self.hrecv[..nr],
+                "halo values (host to device)",
+            )?;
+            let (_, recv, ..) = self.lists(field);
+            Some(cl.scatter(&self.drecv, recv, buf, Lane::Main, &[])?)
+        } else {
+            None
+        };
+        self.timing.comm_s += t0.elapsed().as_secs_f64();
+        self.timing.mpi_s += (t2 - t1).as_secs_f64();
+        self.timing.exchanges += 1;
+        Ok(ev)
+    }
+
+    /// Pack, exchange and unpack with nothing to overlap.
+    fn exchange<C: Comm>(
+        &mut self,
+        cl: &ClStepper<T>,
+        comm: &C,
+        buf: &Buffer<T>,
+        field: Field,
+    ) -> Result<()> {
+        self.pack(cl, buf, field, &[])?;
+        self.complete(cl, comm, buf, field)?;
+        Ok(())
+    }
+}
+
+/// The interface ([0]) and interior ([1]) subsets of a rank's tets, edges and free
+/// half-edge slots (vertex-major positions), from the phase masks of [`Layout`].
+struct Phases {
+    tets: [Subset; 2],
+    edges: [Subset; 2],
+    slots: [Subset; 2],
+}
+
+impl Phases {
+    fn new<T: Real>(cl: &ClStepper<T>, lay: &Layout, dga: &Dga) -> Result<Self> {
+        let pick = |mask: &[u8], p: u8| -> Vec<u32> {
+            (0..mask.len() as u32)
+                .filter(|&i| mask[i as usize] == p)
+                .collect()
+        };
+        let slot_phase: Vec<u8> = dga.meps.h.iter().map(|&h| lay.half[h as usize]).collect();
+        let (t, e, f) = cl.counts();
+        let two = |mask: &[u8], n: usize, what: &str| -> Result<[Subset; 2]> {
+            Ok([
+                cl.subset(&pick(mask, INTERFACE), n, what)?,
+                cl.subset(&pick(mask, INTERIOR), n, what)?,
+            ])
+        };
+        Ok(Phases {
+            tets: two(&lay.tet, t, "tet phases")?,
+            edges: two(&lay.edge, e, "edge phases")?,
+            slots: two(&slot_phase, f, "slot phases")?,
+        })
+    }
+}
+
+/// One rank of a partitioned run on an OpenCL device. Implements [`Stepper`] with global
+/// semantics, like [`super::PartStepper`]: `advance` appends every probe's samples
+/// (gathered from their owners) on every rank, `energy` is the global energy,
+/// `state`/`set_state` take the global vectors. All methods are collective.
+pub struct ClPartStepper<T: Real, C: Comm> {
+    comm: C,
+    part: Arc<Part>,
+    dga: Arc<Dga>,
+    cl: ClStepper<T>,
+    phases: Phases,
+    halo: DevHalo<T>,
+    /// Unit-Δt source share `(local half, g, phase)`, and on the device (Δt folded in) the
+    /// interface ([0]) and interior ([1]) parts: indices, values, count.
+    pattern: Vec<(u32, f64, u8)>,
+    src: Vec<(Buffer<u32>, Buffer<T>, usize)>,
+    probes: ProbeShare,
+    /// The events of the last step (and its probe sampling).
+    events: Events,
+}
+
+/// The events of one step on both queues, and which are each queue's last.
+#[derive(Default)]
+struct Events {
+    all: Vec<Event>,
+    last_main: Option<usize>,
+    last_side: Option<usize>,
+}
+
+impl Events {
+    fn main(&mut self, e: Event) -> usize {
+        self.all.push(e);
+        self.last_main = Some(self.all.len() - 1);
+        self.all.len() - 1
+    }
+    fn side(&mut self, e: Event) -> usize {
+        self.all.push(e);
+        self.last_side = Some(self.all.len() - 1);
+        self.all.len() - 1
+    }
+    fn main_wait(&self) -> Vec<&Event> {
+        self.last_main.map(|i| &self.all[i]).into_iter().collect()
+    }
+    fn side_wait(&self) -> Vec<&Event> {
+        self.last_side.map(|i| &self.all[i]).into_iter().collect()
+    }
+    fn main_wait_owned(&self) -> Option<usize> {
+        self.last_main
+    }
+}
+
+impl<T: Real, C: Comm> ClPartStepper<T, C> {
+    /// A stepper at unit Δt (call [`Self::set_time_step`] before stepping) from a zero
+    /// state. `source` is the global source (its global `tet` and `dir` are used) and
+    /// `probes` the global probes; each rank builds its own share. Collective.
+    pub fn new(
+        comm: C,
+        part: Arc<Part>,
+        dga: Arc<Dga>,
+        dev: Arc<ClDevice>,
+        source: Option<&Source>,
+        probes: &[Probe],
+    ) -> Result<Self> {
+        let probes = ProbeShare::new(&comm, &part, probes)?;
+        let lay = Layout::new(&part, &dga);
+        let pattern = source_pattern(&comm, &part, &dga, source)?
+            .into_iter()
+            .map(|(h, g)| (h, g, lay.half[h as usize]))
+            .collect();
+        let cl = ClStepper::<T>::new(
+            dev.clone(),
+            dga.clone(),
+            DualForm::Factored,
+            None,
+            &probes.local,
+        )?;
+        let phases = Phases::new(&cl, &lay, &dga)?;
+        let halo = DevHalo::new(&cl, &dev, &part)?;
+        Ok(ClPartStepper {
+            comm,
+            part,
+            dga,
+            cl,
+            phases,
+            halo,
+            pattern,
+            src: Vec::new(),
+            probes,
+            events: Events::default(),
+        })
+    }
+
+    /// The transport.
+    pub fn comm(&self) -> &C {
+        &self.comm
+    }
+    /// This rank's part.
+    pub fn part(&self) -> &Arc<Part> {
+        &self.part
+    }
+    /// Global indices of the probes this rank records.
+    pub fn owned_probes(&self) -> Vec<usize> {
+        self.probes.owned(self.comm.rank())
+    }
+    /// Whether this rank holds part of the source pattern.
+    pub fn has_source(&self) -> bool {
+        !self.pattern.is_empty()
+    }
+    /// The device stepper of the local operators.
+    pub fn device_stepper(&self) -> &ClStepper<T> {
+        &self.cl
+    }
+    /// Halo values this rank sends per step (F and U together).
+    pub fn halo_values_sent(&self) -> usize {
+        self.halo.counts.iter().map(|c| c[0] + c[2]).sum()
+    }
+    /// The halo timing so far, reset to zero.
+    pub fn take_timing(&mut self) -> HaloTiming {
+        std::mem::take(&mut self.halo.timing)
+    }
+    /// The events of the last step (both queues, profiling enabled).
+    pub fn last_step_events(&self) -> &[Event] {
+        &self.events.all
+    }
+
+    /// Rescales the operators from the current Δt to `dt` (metres of light travel), sets
+    /// the source waveform and uploads this rank's share of the source pattern (`Δt Meps⁻¹ j`).
+    pub fn set_time_step(&mut self, dt: f64, wave: Option<Waveform>) -> Result<()> {
+        self.cl.set_time_step(dt, wave)?;
+        let dev = self.cl.device().clone();
+        self.src.clear();
+        for phase in [INTERFACE, INTERIOR] {
+            let (idx, g): (Vec<u32>, Vec<T>) = self
+                .pattern
+                .iter()
+                .filter(|p| p.2 == phase)
+                .map(|&(h, x, _)| (h, T::of(x * dt)))
+                .unzip();
+            self.src.push((
+                dev.upload(&idx, "source indices")?,
+                dev.upload(&g, "source pattern")?,
+                idx.len(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Power-iteration estimate of ρ(K) over all ranks (no margin) on the devices, at unit
+    /// Δt, the distributed form of [`ClStepper::spectral_radius`]: the same start vector as
+    /// the single-process iteration (the seeded generator jumped to each free half's global
+    /// position), global dot products. Call before [`Self::set_time_step`]. Collective.
+    pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
+        const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15; // SplitMix64's increment (util::Rng)
+        let mut x0 = vec![T::zero(); self.dga.n_half()];
+        for v in 0..self.dga.meps.n_vertices() {
+            let off = self.part.free_offset[v];
+            for (i, &h) in self.dga.meps.halves(v).iter().enumerate() {
+                let k = off + i as u64;
+                x0[h as usize] = T::of(Rng::new(seed.wrapping_add(k.wrapping_mul(GAMMA))).sym());
+            }
+        }
+        self.cl.device().finish()?;
+        let ClPartStepper { cl, halo, comm, .. } = self;
+        cl.power_iteration(iters, &x0, &mut Hooks { halo, comm })
+    }
+
+    /// One leapfrog step number `k` (source at `(k + 1/2) Δt`), overlapping each halo
+    /// exchange with the interior part of its half step. Collective.
+    pub fn step(&mut self, k: usize) -> Result<()> {
+        if self.src.len() != 2 {
+            return Err(Error::config(
+                "time step",
+                "unset",
+                "ClPartStepper::set_time_step must be called before stepping",
+            ));
+        }
+        let ClPartStepper {
+            comm,
+            cl,
+            phases: ph,
+            halo,
+            src,
+            events,
+            ..
+        } = self;
+        let prev = std::mem::take(events);
+        let mut ev = Events::default();
+        let (ubuf, fbuf) = cl.state_buffers();
+        let dev = cl.device().clone();
+        // Faraday: F -= P U, interface tets first.
+        ev.main(cl.primal_on(&ph.tets[0], Lane::Main, &prev.side_wait())?);
+        if let Some(e) = halo.pack(cl, fbuf, Field::F, &[])? {
+            ev.main(e);
+        }
+        let primal_in = ev.side(cl.primal_on(&ph.tets[1], Lane::Side, &prev.main_wait())?);
+        dev.flush_side()?;
+        if let Some(e) = halo.complete(cl, comm, fbuf, Field::F)? {
+            ev.main(e);
+        }
+        // the interior circulations read interface tets' F and the ghosts (main, above)
+        let after_f = ev.main_wait_owned();
+        // Ampère: circulations, vertex blocks and source, interface vertices first.
+        let circ_if =
+            ev.main(cl.circulation_on(&ph.edges[0], Lane::Main, &[&ev.all[primal_in]])?);
+        ev.main(cl.vertex_blocks_on(&ph.slots[0], Lane::Main, &[])?);
+        if let Some(e) = cl.source_on(&src[0].0, &src[0].1, src[0].2, k, Lane::Main, &[])? {
+            ev.main(e);
+        }
+        if let Some(e) = halo.pack(cl, ubuf, Field::U, &[])? {
+            ev.main(e);
+        }
+        let w: Vec<&Event> = after_f.iter().map(|&i| &ev.all[i]).collect();
+        let e = cl.circulation_on(&ph.edges[1], Lane::Side, &w)?;
+        ev.side(e);
+        // the interior vertices' blocks read circulations of interface edges
+        let e = cl.vertex_blocks_on(&ph.slots[1], Lane::Side, &[&ev.all[circ_if]])?;
+        ev.side(e);
+        if let Some(e) = cl.source_on(&src[1].0, &src[1].1, src[1].2, k, Lane::Side, &[])? {
+            ev.side(e);
+        }
+        dev.flush_side()?;
+        if let Some(e) = halo.complete(cl, comm, ubuf, Field::U)? {
+            ev.main(e);
+        }
+        drop(prev);
+        *events = ev;
+        Ok(())
+    }
+
+    /// Replaces the state by local vectors (this rank's slots, ghosts included; host
+    /// layouts).
+    pub fn set_local_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        self.cl.device().finish()?;
+        self.events = Events::default();
+        self.cl.set_state(u, f)
+    }
+
+    /// This rank's share of the energy.
+    pub fn local_energy(&mut self) -> Result<f64> {
+        self.cl.device().finish()?;
+        let (u, f, fnew) = self.cl.state_with_next()?;
+        Ok(owned_energy(&self.part, &self.dga, &u, &f, &fnew))
+    }
+
+    fn local_state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        self.cl.device().finish()?;
+        self.cl.state()
+    }
+}
+
+/// The halo and sums of the distributed power iteration.
+struct Hooks<'a, T: Real, C: Comm> {
+    halo: &'a mut DevHalo<T>,
+    comm: &'a C,
+}
+
+impl<T: Real, C: Comm> PowerHalo<T> for Hooks<'_, T, C> {
+    fn exchange(&mut self, s: &ClStepper<T>, b: &Buffer<T>, field: Field) -> Result<()> {
+        self.halo.exchange(s, self.comm, b, field)?;
+        // the next kernels read the ghosts on the main queue, in order after the scatter
+        Ok(())
+    }
+    fn sum(&mut self, x: [f64; 3]) -> Result<[f64; 3]> {
+        let s = self.comm.sum(&x)?;
+        Ok([s[0], s[1], s[2]])
+    }
+}
+
+impl<T: Real, C: Comm> DeviceSampling<T> for ClPartStepper<T, C> {
+    fn device(&self) -> &ClDevice {
+        self.cl.device()
+    }
+    fn n_probes(&self) -> usize {
+        self.probes.local.len()
+    }
+    fn sample_buffer(&self) -> &Buffer<T> {
+        DeviceSampling::sample_buffer(&self.cl)
+    }
+    fn step_and_sample(&mut self, k: usize, j: usize) -> Result<()> {
+        self.step(k)?;
+        let wait = self.events.side_wait();
+        if let Some(e) = self.cl.sample_probes(j, &wait)? {
+            self.events.main(e);
+        }
+        Ok(())
+    }
+}
+
+impl<T: Real, C: Comm> Stepper for ClPartStepper<T, C> {
+    fn name(&self) -> String {
+        let d = &self.cl.device().info;
+        format!(
+            "opencl {} / {} x {} ranks",
+            d.platform,
+            d.name,
+            self.comm.size()
+        )
+    }
+    fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
+        let mut local = Vec::with_capacity(n * 3 * self.probes.local.len());
+        advance_sampled(self, first, n, &mut local)?;
+        self.probes.merge(&self.comm, &local, n, samples)
+    }
+    fn energy(&mut self) -> Result<f64> {
+        let lean = self.dga.n_tets > 0 && !self.dga.has_masses();
+        if self.comm.any(lean)? {
+            return Err(Error::config(
+                "energy",
+                "lean",
+                "the operators were assembled without mass matrices",
+            ));
+        }
+        let w = self.local_energy()?;
+        Ok(self.comm.sum(&[w])?[0])
+    }
+    fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        let (u, f) = self.local_state()?;
+        let owned = owned_values(&self.part, &self.dga, &u, &f);
+        gather_state(&self.comm, &self.part, owned, None)?.ok_or_else(|| Error::Comm {
+            what: "gathering the state".into(),
+            msg: "nothing gathered".into(),
+        })
+    }
+    fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        let (lu, lf) = local_of_global(&self.part, u, f)?;
+        self.set_local_state(&lu, &lf)
+    }
+    fn agree(&self, flags: &[bool]) -> Result<Vec<bool>> {
+        agree(&self.comm, flags)
+    }
+    fn gathered_state(&self) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+        let (u, f) = self.local_state()?;
+        let owned = owned_values(&self.part, &self.dga, &u, &f);
+        gather_state(&self.comm, &self.part, owned, Some(0))
+    }
+}

@@ -1,0 +1,721 @@
+//! The resonator job on P ranks (feature `partition`; under MPI with the `mpi` feature, or
+//! with [`crate::partition::LocalComm`] threads in tests): the same plan → build → run →
+//! analyse path as [`super::resonator::run_with`], split between the ranks.
+//!
+//! - **Rank 0** reads or generates the mesh, resolves the problem onto it (materials,
+//!   walls), places the source and probes exactly as the single-process build does
+//!   ([`super::build`]), partitions with METIS and sends every rank its part
+//!   ([`crate::partition::distribute`]); the other ranks never hold the global mesh.
+//! - **Every rank** assembles its local operators, takes part in the distributed power
+//!   iteration for Δt (the same start vector as one process; global sums in rank order, so
+//!   Δt is the same on every rank and the same for every run with the same P), and steps
+//!   its part (CPU [`crate::partition::PartStepper`] or OpenCL
+//!   [`crate::partition::ClPartStepper`]), exchanging halos.
+//! - **Global quantities by collectives**: energy and the blow-up guard (global sums),
+//!   probes (recorded by the owner of the probe's tet and gathered on every rank), the
+//!   interrupt and checkpoint triggers (`Stepper::agree`: any rank's flag stops or saves
+//!   all of them).
+//! - **Checkpoints** are gathered on rank 0 and written there in the single-process format
+//!   (the global `U`, `F` in global numbering, checksummed and atomic). The fingerprint of a
+//!   P-rank run mixes in P ([`ranks_fingerprint`]): a resume with another rank count is
+//!   refused with a message naming the rank count the checkpoint needs; with the same P the
+//!   resumed run is bit for bit the uninterrupted one.
+//! - **Outputs** (probe record, analysis) are made on rank 0 only.
+//!
+//! Partitioner: METIS k-way; with the environment variable `DGATD_PARTITION=slab` (read
+//! on rank 0), [`crate::partition::Partition::slabs`] instead (x slabs of equal tet count:
+//! for boxes too large for METIS's time on rank 0).
+//!
+//! Devices: with an OpenCL backend and no `device` in the plan, rank r takes the
+//! (node rank)-th GPU of its node (modulo their number; the default device when there is
+//! no GPU); a given `device` applies to every rank. If any rank has no usable device, all
+//! ranks use the CPU backend (Δt must come from the same power iteration on every rank).
+//! The DG method, mode shapes and fault injection need one process.
+
+use super::analyse;
+use super::build;
+use super::checkpoint::{self, Checkpoint};
+use super::config::Method;
+use super::plan::{BackendSpec, Length, Plan};
+use super::resonator::{self, Phase, ResonatorResult, RunOptions};
+use super::run::{Resume, RunControl, RunSoFar};
+use super::timestep::RHO_MARGIN;
+use crate::backend::Stepper;
+use crate::backend::opencl::{self, ClDevice, DeviceInfo};
+use crate::dga::Dga;
+use crate::dga::excitation::{Probe, Source};
+use crate::mesh::Topology;
+use crate::partition::{
+    ClPartStepper, Comm, PartStepper, Stats, broadcast_setup, distribute_with, stepper,
+};
+use crate::problem::{Media, Walls, Waveform, default_point};
+use crate::real::Precision;
+use crate::util::{Rng, V3};
+use crate::{C0, Error, Real, Result};
+use std::sync::Arc;
+
+/// The fingerprint of a run on `ranks` ranks: the single-process fingerprint for one rank,
+/// else that fingerprint hashed with P (a checkpoint is resumed by the same P only).
+pub fn ranks_fingerprint(fp: u64, ranks: usize) -> u64 {
+    if ranks <= 1 {
+        fp
+    } else {
+        crate::util::fnv1a64(format!("{fp:016x}|ranks {ranks}").as_bytes())
+    }
+}
+
+/// The rank count a checkpoint fingerprint was written for, given the run's one-process
+/// fingerprint (searched up to 4096 ranks), or None if it belongs to another run.
+pub fn checkpoint_ranks(ck_fingerprint: u64, fp: u64) -> Option<usize> {
+    (1..=4096).find(|&p| ranks_fingerprint(fp, p) == ck_fingerprint)
+}
+
+/// What a partitioned run reports besides the [`ResonatorResult`] (rank 0).
+pub struct PartitionedRun {
+    /// The result (rank 0 only).
+    pub result: Option<ResonatorResult>,
+    /// METIS partition statistics (rank 0 only).
+    pub stats: Option<Stats>,
+    /// Halo values this rank sends per time step (U and F), summed over the ranks.
+    pub halo_values_per_step: u64,
+}
+
+/// Rank 0's view of the global problem.
+struct Global {
+    mesh: crate::mesh::Mesh,
+    mesh_hash: Option<u64>,
+    n_edges: usize,
+    source: Source,
+    probes: Vec<Probe>,
+    probe_points: Vec<V3>,
+    wave: Waveform,
+    notices: Vec<String>,
+}
+
+fn rank0_failed(what: &str) -> Error {
+    Error::Comm {
+        what: what.into(),
+        msg: "rank 0 failed (its error is printed by rank 0)".into(),
+    }
+}
+
+/// Reads, checks and resolves the problem on rank 0 (as [`build::build`] does).
+fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
+    let (mesh, mesh_hash) = build::load_mesh(plan)?;
+    let topo = Topology::build(&mesh)?;
+    let notices = crate::mesh::check::check(&mesh, &topo)?;
+    let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
+    let walls =
+        Walls::resolve(&mesh, &topo, &plan.problem.boundaries).map_err(|e| plan.locate(e))?;
+    let fixed = walls.fixed_edges(&topo);
+    let (lo, hi) = mesh.bbox();
+    let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
+    let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(C0 / extent));
+    let mut rng = Rng::new(plan.seed);
+    let sp = plan
+        .problem
+        .source
+        .unwrap_or_else(|| default_point(&mesh, [0.81, 0.67, 0.47], &mut rng));
+    let probe_points: Vec<V3> = if plan.problem.probes.is_empty() {
+        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]
+            .iter()
+            .map(|&f| default_point(&mesh, f, &mut rng))
+            .collect()
+    } else {
+        plan.problem.probes.clone()
+    };
+    let source = Source::located(&mesh, sp, plan.problem.source_dir)?;
+    let probes = probe_points
+        .iter()
+        .map(|&p| Probe::new(&mesh, &topo, p))
+        .collect::<Result<Vec<_>>>()?;
+    let g = Global {
+        n_edges: topo.n_edges(),
+        mesh,
+        mesh_hash,
+        source,
+        probes,
+        probe_points,
+        wave,
+        notices,
+    };
+    Ok((g, topo, media, fixed))
+}
+
+/// The OpenCL device of this rank (None: the CPU backend), before the ranks agree.
+fn rank_device(plan: &Plan, node_rank: usize) -> Result<Option<DeviceInfo>> {
+    let usable = |d: &DeviceInfo| plan.precision == Precision::F32 || d.fp64;
+    let by_node_rank = || -> Result<Option<DeviceInfo>> {
+        let all = opencl::list_devices()?;
+        let gpus: Vec<&DeviceInfo> = all.iter().filter(|d| d.is_gpu()).collect();
+        Ok(if gpus.is_empty() {
+            opencl::select_device(None).ok()
+        } else {
+            Some(gpus[node_rank % gpus.len()].clone())
+        })
+    };
+    Ok(match &plan.backend {
+        BackendSpec::Cpu => None,
+        BackendSpec::Opencl(Some(spec)) => Some(opencl::select_device(Some(spec))?),
+        BackendSpec::Opencl(None) => Some(
+            by_node_rank()?
+                .ok_or_else(|| Error::NoOpenCl("no OpenCL device for this rank".into()))?,
+        ),
+        BackendSpec::Auto => by_node_rank().unwrap_or(None).filter(usable),
+    })
+}
+
+/// Words for [`Resume`] (rank 0 → every rank).
+fn resume_words(r: &Resume) -> Vec<u64> {
+    let (done, samples, energy, reference) = r;
+    let mut w = vec![
+        *done as u64,
+        samples.len() as u64,
+        energy.len() as u64,
+        reference.is_some() as u64,
+        reference.unwrap_or(0.0).to_bits(),
+    ];
+    w.extend(samples.iter().map(|x| x.to_bits()));
+    for (k, e) in energy {
+        w.push(*k as u64);
+        w.push(e.to_bits());
+    }
+    w
+}
+
+fn resume_of_words(w: &[u64]) -> Result<Resume> {
+    let bad = || Error::Comm {
+        what: "receiving the resumed run".into(),
+        msg: "malformed message".into(),
+    };
+    if w.len() < 5 {
+        return Err(bad());
+    }
+    let (ns, ne) = (w[1] as usize, w[2] as usize);
+    if w.len() != 5 + ns + 2 * ne {
+        return Err(bad());
+    }
+    let samples = w[5..5 + ns].iter().map(|&x| f64::from_bits(x)).collect();
+    let energy = w[5 + ns..]
+        .chunks(2)
+        .map(|p| (p[0] as usize, f64::from_bits(p[1])))
+        .collect();
+    let reference = (w[3] == 1).then(|| f64::from_bits(w[4]));
+    Ok((w[0] as usize, samples, energy, reference))
+}
+
+/// A rank's stepper behind the [`Stepper`] trait, with what the driver needs of it.
+trait RankStepper: Stepper {
+    fn set_local(&mut self, u: &[f64], f: &[f64]) -> Result<()>;
+    fn halo_values(&self) -> usize;
+}
+
+impl<T: Real, C: Comm> RankStepper for PartStepper<T, C> {
+    fn set_local(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        self.set_local_state(u, f)
+    }
+    fn halo_values(&self) -> usize {
+        self.part
+            .halos
+            .iter()
+            .map(|h| 4 * h.send_tets.len() + h.send_halves.len())
+            .sum()
+    }
+}
+
+impl<T: Real, C: Comm> RankStepper for ClPartStepper<T, C> {
+    fn set_local(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        self.set_local_state(u, f)
+    }
+    fn halo_values(&self) -> usize {
+        self.halo_values_sent()
+    }
+}
+
+/// Builds this rank's stepper: `(stepper, Δt, ρ with margin)`. Collective.
+#[allow(clippy::too_many_arguments)]
+fn rank_stepper<'c, C: Comm>(
+    comm: &'c C,
+    plan: &Plan,
+    part: Arc<crate::partition::Part>,
+    dga: Arc<Dga>,
+    dev: Option<Arc<ClDevice>>,
+    source: &Source,
+    probes: &[Probe],
+    wave: Waveform,
+) -> Result<(Box<dyn RankStepper + 'c>, f64, f64)> {
+    let dt_of = |rho: f64| -> f64 {
+        match plan.dt_s {
+            Some(s) => s * C0,
+            None => plan.cfl * 2.0 / rho.sqrt(),
+        }
+    };
+    let check_dt = |dt: f64, rho: f64| -> Result<()> {
+        if let Some(s) = plan.dt_s {
+            let bound = 2.0 / (rho / RHO_MARGIN).sqrt();
+            if dt > bound {
+                return Err(Error::config(
+                    "dt",
+                    s,
+                    format!(
+                        "above the stability bound {:.6e} s of this mesh (power iteration)",
+                        bound / C0
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    };
+    let f64s = plan.precision == Precision::F64;
+    macro_rules! cpu {
+        ($t:ty) => {{
+            let rho = stepper::spectral_radius(comm, &part, &dga, 60, 0x5eed)? * RHO_MARGIN;
+            let dt = dt_of(rho);
+            check_dt(dt, rho)?;
+            let s = PartStepper::<$t, &C>::new(comm, part, dga, dt, Some((source, wave)), probes)?;
+            let b: Box<dyn RankStepper + 'c> = Box::new(s);
+            (b, dt, rho)
+        }};
+    }
+    macro_rules! device {
+        ($t:ty, $dev:expr) => {{
+            let mut s = ClPartStepper::<$t, &C>::new(comm, part, dga, $dev, Some(source), probes)?;
+            let rho = s.spectral_radius(60, 0x5eed)? * RHO_MARGIN;
+            let dt = dt_of(rho);
+            check_dt(dt, rho)?;
+            s.set_time_step(dt, Some(wave))?;
+            let b: Box<dyn RankStepper + 'c> = Box::new(s);
+            (b, dt, rho)
+        }};
+    }
+    let (s, dt, rho) = match dev {
+        None if f64s => cpu!(f64),
+        None => cpu!(f32),
+        Some(d) if f64s => device!(f64, d),
+        Some(d) => device!(f32, d),
+    };
+    Ok((s, dt, if plan.dt_s.is_some() { 0.0 } else { rho }))
+}
+
+/// Runs the resonator job of `plan` on `comm.size()` ranks; every rank calls it with the
+/// same plan. `node_rank` is this rank's position among the ranks of its node (device
+/// choice). `opts.out`, `opts.resume`, `opts.on_status` and `progress` matter on rank 0
+/// only (the checkpoint is read and written there); `opts.interrupt` on every rank (any
+/// rank's interrupt stops all of them at the same step). Rank 0 gets the result.
+/// Collective.
+pub fn run_partitioned<C: Comm>(
+    comm: &C,
+    node_rank: usize,
+    plan: &Plan,
+    opts: &mut RunOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<PartitionedRun> {
+    let np = comm.size();
+    let root = comm.rank() == 0;
+    if plan.method != Method::Dga {
+        return Err(Error::config(
+            "method",
+            plan.method.name(),
+            "a run on several ranks supports the DGA method only (run DG in one process)",
+        ));
+    }
+    if plan.mode_shapes > 0 {
+        return Err(Error::config(
+            "mode-shapes",
+            plan.mode_shapes,
+            "mode shapes need one process (run without mpirun, or --mode-shapes 0)",
+        ));
+    }
+    let phase = |p: Phase| {
+        if let Some(f) = opts.on_phase {
+            f(p)
+        }
+    };
+    let status = |m: &str| {
+        if root && let Some(f) = opts.on_status {
+            f(m)
+        }
+    };
+    phase(Phase::Setup);
+    let t0 = std::time::Instant::now();
+    status("rank 0: reading the mesh, partitioning it");
+    // Rank 0 sets up the global problem; the others learn whether it succeeded.
+    let global = if root {
+        let g = global_setup(plan);
+        comm.broadcast_words(0, vec![g.is_ok() as u64])?;
+        Some(g?)
+    } else {
+        if comm.broadcast_words(0, vec![])?.first() != Some(&1) {
+            return Err(rank0_failed("setting up the problem"));
+        }
+        None
+    };
+    let (src, probes) = broadcast_setup(
+        comm,
+        global
+            .as_ref()
+            .map(|g| (Some(&g.0.source), g.0.probes.as_slice())),
+    )?;
+    let slabs = std::env::var("DGATD_PARTITION").as_deref() == Ok("slab");
+    let (part, stats) = distribute_with(
+        comm,
+        global
+            .as_ref()
+            .map(|(g, topo, media, fixed)| (&g.mesh, topo, media, fixed.as_slice())),
+        slabs,
+    )?;
+    // rank 0 keeps the mesh (outputs) but not the topology
+    let mut global = global.map(|(g, ..)| g);
+    let src = src.ok_or_else(|| rank0_failed("receiving the source"))?;
+    let wave_bits = comm.broadcast_words(
+        0,
+        global
+            .as_ref()
+            .map(|g| vec![g.wave.f_peak_hz().to_bits()])
+            .unwrap_or_default(),
+    )?;
+    let wave = Waveform::gaussian_derivative(f64::from_bits(
+        *wave_bits
+            .first()
+            .ok_or_else(|| rank0_failed("receiving the waveform"))?,
+    ));
+    let n_probes = probes.len();
+    status(&format!("assembling the local operators of {} ranks", np));
+    let part = Arc::new(part);
+    let dga = Arc::new(part.assemble()?);
+    // device choice: all ranks on devices, or all on the CPU backend
+    let info = rank_device(plan, node_rank);
+    let fails = comm.any(info.is_err())?;
+    let info = match info {
+        Err(e) => return Err(e),
+        Ok(_) if fails => return Err(rank0_failed("choosing a device on another rank")),
+        Ok(i) => i,
+    };
+    let dev = match info {
+        Some(i) => ClDevice::open(i).ok(),
+        None => None,
+    };
+    let all_devices = !comm.any(dev.is_none())?;
+    let dev = if all_devices { dev } else { None };
+    if let (false, BackendSpec::Opencl(_)) = (all_devices, &plan.backend) {
+        return Err(Error::NoOpenCl(
+            "a rank could not open its OpenCL device (--backend opencl)".into(),
+        ));
+    }
+    status("time step by the distributed power iteration");
+    let (mut st, dt, rho) = rank_stepper(
+        comm,
+        plan,
+        part.clone(),
+        dga.clone(),
+        dev,
+        &src,
+        &probes,
+        wave,
+    )?;
+    let dt_s = dt / C0;
+    let steps = match plan.length {
+        Length::Steps(s) => s,
+        Length::Time(t) => {
+            if t < dt_s {
+                return Err(Error::config(
+                    "time",
+                    t,
+                    format!("shorter than one time step ({dt_s:.4e} s)"),
+                ));
+            }
+            (t / dt_s).ceil() as usize
+        }
+    };
+    let fmax_hz = plan.fmax_hz.unwrap_or(2.2 * wave.f_peak_hz());
+    let nyquist = 0.5 / dt_s;
+    if !(fmax_hz > 0.0 && fmax_hz < nyquist) {
+        return Err(Error::config(
+            "fmax",
+            fmax_hz,
+            format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)"),
+        ));
+    }
+    let counts = dga.counts();
+    let summed = comm.sum(&[
+        counts.tets as f64,
+        counts.edges as f64,
+        counts.vertices as f64,
+        counts.free_half as f64,
+        counts.circ as f64,
+        counts.block as f64,
+        st.halo_values() as f64,
+    ])?;
+    let setup_s = t0.elapsed().as_secs_f64();
+    // fingerprint and resume (rank 0 checks, every rank restores its share)
+    let fp1 = global
+        .as_ref()
+        .map(|g| resonator::fingerprint(&plan.config, g.mesh_hash, g.mesh.n_tets()))
+        .unwrap_or(0);
+    let fp = ranks_fingerprint(fp1, np);
+    let ck_path = opts
+        .out
+        .as_deref()
+        .unwrap_or(std::path::Path::new(""))
+        .join(checkpoint::FILE);
+    let resumed = if root {
+        let checked = opts
+            .resume
+            .take()
+            .map(|ck| check_checkpoint(ck, fp1, np, dt, steps, n_probes, &ck_path))
+            .transpose();
+        let w = match &checked {
+            Ok(Some((r, ..))) => {
+                let mut w = vec![1];
+                w.extend(resume_words(r));
+                w
+            }
+            Ok(None) => vec![0],
+            Err(_) => vec![2],
+        };
+        comm.broadcast_words(0, w)?;
+        match checked? {
+            Some((r, u, f)) => {
+                let (lu, lf) = stepper::scatter_state(comm, &part, Some((&u, &f)))?;
+                drop((u, f));
+                st.set_local(&lu, &lf)?;
+                progress(r.0, steps);
+                Some(r)
+            }
+            None => None,
+        }
+    } else {
+        let w = comm.broadcast_words(0, vec![])?;
+        match w.first() {
+            Some(1) => {
+                let r = resume_of_words(&w[1..])?;
+                let (u, f) = stepper::scatter_state(comm, &part, None)?;
+                st.set_local(&u, &f)?;
+                Some(r)
+            }
+            Some(0) => None,
+            _ => return Err(rank0_failed("checking the checkpoint")),
+        }
+    };
+    let config_toml = plan.config.to_toml()?.to_string();
+    let out_dir = if root { opts.out.clone() } else { None };
+    if let Some(dir) = &out_dir {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let out_name = out_dir
+        .as_deref()
+        .map(|d| {
+            std::fs::canonicalize(d)
+                .unwrap_or_else(|_| d.to_path_buf())
+                .display()
+                .to_string()
+        })
+        .unwrap_or_default();
+    // rank 0 alone has the folder; all ranks must know whether checkpoints are written
+    let writes = comm.any(root && opts.out.is_some())?;
+    // collective: gathers on rank 0, which writes; every rank learns whether it worked
+    let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| -> Result<()> {
+        if !writes {
+            return Ok(());
+        }
+        let state = st.gathered_state()?;
+        let r = match (&out_dir, state) {
+            (Some(dir), Some((u, f))) => Checkpoint {
+                fingerprint: fp,
+                done: so_far.done,
+                dt_bits: dt.to_bits(),
+                reference: so_far.reference,
+                config: config_toml.clone(),
+                out: out_name.clone(),
+                u,
+                f,
+                samples: so_far.samples.to_vec(),
+                energy: so_far.energy.to_vec(),
+            }
+            .write(dir)
+            .map(|_| ()),
+            _ => Ok(()),
+        };
+        if st.agree(&[r.is_err()])?[0] {
+            return Err(r
+                .err()
+                .unwrap_or_else(|| rank0_failed("writing the checkpoint")));
+        }
+        r
+    };
+    let mut ctl = RunControl {
+        checks: 50,
+        resume: resumed,
+        checkpoint: Some(&mut write_ck),
+        every_steps: plan.checkpoint_steps,
+        every: plan.checkpoint_every,
+        interrupt: opts.interrupt,
+    };
+    phase(Phase::Stepping);
+    let outcome = super::run_controlled(
+        st.as_mut(),
+        dt,
+        steps,
+        Some(wave.end()),
+        n_probes,
+        &mut ctl,
+        &mut |d| {
+            if root {
+                progress(d, steps)
+            }
+        },
+    );
+    drop(ctl);
+    let record = outcome.record;
+    if let Some(cause) = outcome.stop {
+        return Err(if root {
+            resonator::stopped(cause, &record, outcome.checkpointed, opts.out.as_deref())
+        } else {
+            cause
+        });
+    }
+    phase(Phase::Analysis);
+    // a long run leaves a final checkpoint (collective), as in one process
+    let long = plan.checkpoint_steps > 0
+        || plan
+            .checkpoint_every
+            .is_some_and(|e| record.wall_s >= e.as_secs_f64());
+    let long = st.agree(&[long])?[0];
+    if long && outcome.checkpointed != Some(steps) {
+        let so_far = RunSoFar {
+            done: steps,
+            samples: &record.samples,
+            energy: &record.energy,
+            reference: outcome.reference,
+        };
+        write_ck(&so_far, st.as_ref() as &dyn Stepper)?;
+    }
+    let halo_values_per_step = summed[6] as u64;
+    let backend = st.name();
+    drop(st);
+    let Some(g) = global.take() else {
+        return Ok(PartitionedRun {
+            result: None,
+            stats: None,
+            halo_values_per_step,
+        });
+    };
+    let probe_csv = match &opts.out {
+        Some(dir) => Some(record.write_probe_csv(dir)?),
+        None => None,
+    };
+    status(&format!(
+        "extracting resonances from {} probe signals of {} samples",
+        3 * n_probes,
+        record.steps
+    ));
+    let pulse_end = (wave.end() / dt).ceil() as usize;
+    let analysis = analyse::analyse(plan, &g.mesh, &record, pulse_end, wave.f_peak_hz(), fmax_hz);
+    let model_counts = crate::cost::DgaCounts {
+        tets: summed[0] as usize,
+        edges: summed[1] as usize,
+        vertices: summed[2] as usize,
+        free_half: summed[3] as usize,
+        circ: summed[4] as usize,
+        block: summed[5] as usize,
+    };
+    let (model_bytes, model_flops) = crate::cost::dga_step(&model_counts, plan.precision.bytes());
+    let mut notices = g.notices;
+    if let Some(s) = &stats {
+        notices.push(stats_line(s));
+    }
+    let result = ResonatorResult {
+        probe_csv,
+        config: plan.config.clone(),
+        dofs: 4 * part.global.n_tets + part.global.n_free_half,
+        method: plan.method,
+        mode_shapes: vec![],
+        model_bytes_per_step: model_bytes,
+        model_flops_per_step: model_flops,
+        n_edges: g.n_edges,
+        n_free_half: part.global.n_free_half,
+        dt_s,
+        rho,
+        mesh_hash: g.mesh_hash,
+        source: g.source,
+        probe_points: g.probe_points,
+        waveform: wave,
+        record,
+        analysis,
+        fmax_hz,
+        setup_s,
+        backend,
+        notices,
+        mesh: g.mesh,
+    };
+    Ok(PartitionedRun {
+        result: Some(result),
+        stats,
+        halo_values_per_step,
+    })
+}
+
+/// One line of partition statistics for the user.
+pub fn stats_line(s: &Stats) -> String {
+    format!(
+        "partition: {} ranks, imbalance {:.3} (max/mean work), {} cut faces, interface {:.1}% of a rank's tets at most, halo {} values = {} per step (f64), at most {} neighbours",
+        s.n_parts,
+        s.imbalance,
+        s.cut_faces,
+        100.0 * s.max_interface_fraction,
+        s.halo_values,
+        indicatif::HumanBytes(s.halo_bytes_f64),
+        s.max_neighbours
+    )
+}
+
+/// Checks a checkpoint against this P-rank run (rank 0); returns the resume point and the
+/// global state.
+#[allow(clippy::too_many_arguments)]
+fn check_checkpoint(
+    ck: Checkpoint,
+    fp1: u64,
+    np: usize,
+    dt: f64,
+    steps: usize,
+    n_probes: usize,
+    path: &std::path::Path,
+) -> Result<(Resume, Vec<f64>, Vec<f64>)> {
+    let bad = |why: String| Error::Checkpoint {
+        path: path.to_path_buf(),
+        why,
+    };
+    if ck.fingerprint != ranks_fingerprint(fp1, np) {
+        return Err(bad(match checkpoint_ranks(ck.fingerprint, fp1) {
+            Some(q) => format!(
+                "it was written by a run on {q} rank{} and this run has {np}; resume it with the same number of ranks ({})",
+                if q == 1 { "" } else { "s" },
+                if q == 1 {
+                    "without mpirun".to_string()
+                } else {
+                    format!("mpirun -np {q}")
+                }
+            ),
+            None => format!(
+                "it was written by a different run (configuration or mesh fingerprint {:016x}, this run {:016x})",
+                ck.fingerprint,
+                ranks_fingerprint(fp1, np)
+            ),
+        }));
+    }
+    if ck.dt_bits != dt.to_bits() {
+        return Err(bad(format!(
+            "its time step {:e} m differs from this run's {:e} m (another backend or device?)",
+            f64::from_bits(ck.dt_bits),
+            dt
+        )));
+    }
+    if ck.done > steps || ck.samples.len() != ck.done * 3 * n_probes {
+        return Err(bad(format!(
+            "it holds {} steps and {} samples, inconsistent with this run ({steps} steps, {n_probes} probes)",
+            ck.done,
+            ck.samples.len()
+        )));
+    }
+    Ok(((ck.done, ck.samples, ck.energy, ck.reference), ck.u, ck.f))
+}

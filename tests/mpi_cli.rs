@@ -1,0 +1,307 @@
+//! `mpirun -np P dgatd resonator …` on the program itself (feature `mpi`): the partitioned
+//! run's outputs against the one-process run of the same flags.
+//!
+//! Bounds: `probe.csv` holds 13 significant digits, so two runs that agree to round-off
+//! differ there by at most ~1e-12 relative. The CPU partitioned time loop is bit for bit the
+//! one-process loop (module doc of `dgatd::partition`) and Δt comes from the distributed
+//! power iteration, whose global sums are added in another order (ρ, hence Δt, agree to
+//! ~1e-15): bound 1e-10 on the 2-norm of the whole record (measured: 0 at 13 digits). PoCL
+//! ranks differ from the CPU by contraction and summation order inside kernels (a few ulps
+//! per step): the same 1e-10 in f64 (measured ~4e-14). Mode lists: the same number of modes,
+//! frequencies within 1e-5 relative (harminv on a short record amplifies the record's
+//! round-off: measured 5e-7 between CPU and PoCL).
+//!
+//! Skips (saying so) without mpirun, fails then if `DGATD_REQUIRE_MPI=1`; the PoCL case
+//! skips without an OpenCL device unless `DGATD_REQUIRE_OPENCL=1`.
+//! Run: `cargo test --release --features mpi --test mpi_cli`.
+#![cfg(feature = "mpi")]
+
+use dgatd::util::Rng;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dgatd");
+
+fn have_mpirun() -> bool {
+    let found = Command::new("mpirun").arg("--version").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var("DGATD_REQUIRE_MPI").as_deref() != Ok("1"),
+            "DGATD_REQUIRE_MPI=1 but mpirun was not found (apt-get install openmpi-bin libopenmpi-dev)"
+        );
+        eprintln!("\n*** SKIPPED: mpirun not found; the MPI command-line test did not run ***\n");
+    }
+    found
+}
+
+fn mpirun(np: usize) -> Command {
+    let mut cmd = Command::new("mpirun");
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    if root {
+        cmd.arg("--allow-run-as-root");
+    }
+    cmd.args(["--oversubscribe", "-np", &np.to_string(), BIN]);
+    cmd.env("RAYON_NUM_THREADS", "1");
+    cmd
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dgatd-mpicli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn log(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The flags of a small resonator run on a box of seeded random size, with `n_probes`
+/// probes at seeded random points.
+fn flags(seed: u64, n_probes: usize, steps: usize) -> Vec<String> {
+    let mut r = Rng::new(seed);
+    let mut u = |a: f64, b: f64| a + (b - a) * 0.5 * (r.sym() + 1.0);
+    let n: Vec<usize> = (0..3).map(|_| u(4.0, 8.0) as usize).collect();
+    let l: Vec<f64> = (0..3).map(|_| u(0.5, 1.2)).collect();
+    let mut f = vec![
+        "resonator".to_string(),
+        "--box".into(),
+        format!("{},{},{}:{},{},{}", n[0], n[1], n[2], l[0], l[1], l[2]),
+        "--steps".into(),
+        steps.to_string(),
+        "--quiet".into(),
+        "--cavity".into(),
+        "none".into(),
+    ];
+    for _ in 0..n_probes {
+        let p: Vec<f64> = (0..3).map(|c| l[c] * u(0.1, 0.9)).collect();
+        f.push("--probe".into());
+        f.push(format!("{},{},{}", p[0], p[1], p[2]));
+    }
+    f
+}
+
+fn probe_record(dir: &Path) -> Vec<f64> {
+    let t = std::fs::read_to_string(dir.join("probe.csv")).unwrap();
+    t.lines()
+        .skip(1)
+        .flat_map(|l| l.split(',').skip(1).map(|x| x.parse::<f64>().unwrap()))
+        .collect()
+}
+
+fn modes(dir: &Path) -> Vec<f64> {
+    let t = std::fs::read_to_string(dir.join("modes.csv")).unwrap();
+    t.lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().parse::<f64>().unwrap())
+        .collect()
+}
+
+fn rel(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let n = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let d = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
+    assert!(n > 0.0, "all-zero record");
+    d / n
+}
+
+fn run_one(args: &[String], out: &Path) {
+    let o = Command::new(BIN)
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "one process failed:\n{}", log(&o));
+}
+
+fn run_np(np: usize, args: &[String], out: &Path) -> String {
+    let o = mpirun(np)
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    let l = log(&o);
+    assert!(o.status.success(), "mpirun -np {np} failed:\n{l}");
+    l
+}
+
+fn compare(one: &Path, many: &Path, what: &str) {
+    let e = rel(&probe_record(one), &probe_record(many));
+    eprintln!("{what}: probe record relative difference {e:e}");
+    assert!(e < 1e-10, "{what}: {e:e}");
+    let (a, b) = (modes(one), modes(many));
+    assert!(!a.is_empty(), "{what}: no modes");
+    assert_eq!(a.len(), b.len(), "{what}: mode lists {a:?} vs {b:?}");
+    for (x, y) in a.iter().zip(&b) {
+        assert!(((x - y) / x).abs() < 1e-5, "{what}: {x} vs {y}");
+    }
+}
+
+#[test]
+fn resonator_on_2_and_3_cpu_ranks_equals_one_process() {
+    if !have_mpirun() {
+        return;
+    }
+    // three probes on 2 ranks; one probe on 3 ranks (two ranks own no probe)
+    for (np, seed, probes) in [(2, 11, 3), (3, 12, 1)] {
+        let mut args = flags(seed, probes, 600);
+        args.extend(["--backend".into(), "cpu".into()]);
+        let (one, many) = (tmp(&format!("cpu1-{np}")), tmp(&format!("cpu{np}")));
+        run_one(&args, &one);
+        let l = run_np(np, &args, &many);
+        assert!(l.contains(&format!("partition: {np} ranks")), "{l}");
+        assert!(l.contains(&format!("x {np} ranks")), "{l}");
+        compare(&one, &many, &format!("cpu, {np} ranks, {probes} probes"));
+        for d in [one, many] {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+#[test]
+fn resonator_on_2_pocl_ranks_equals_one_cpu_process() {
+    if !have_mpirun() {
+        return;
+    }
+    let ok = Command::new(BIN)
+        .args(["devices"])
+        .output()
+        .map(|o| o.status.success() && !String::from_utf8_lossy(&o.stdout).trim().is_empty())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var("DGATD_REQUIRE_OPENCL").as_deref() != Ok("1"),
+            "DGATD_REQUIRE_OPENCL=1 but no OpenCL device"
+        );
+        eprintln!("\n*** SKIPPED: no OpenCL device for the PoCL ranks ***\n");
+        return;
+    }
+    let args = flags(21, 2, 500);
+    let mut cpu = args.clone();
+    cpu.extend(["--backend".into(), "cpu".into()]);
+    let mut cl = args;
+    cl.extend(["--backend".into(), "opencl".into()]);
+    let (one, many) = (tmp("pocl1"), tmp("pocl2"));
+    run_one(&cpu, &one);
+    let l = run_np(2, &cl, &many);
+    assert!(l.contains("opencl") && l.contains("x 2 ranks"), "{l}");
+    compare(&one, &many, "PoCL, 2 ranks");
+    for d in [one, many] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn interrupted_3_rank_run_resumes_bit_for_bit_and_refuses_2_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let steps = 3000;
+    let mut args = flags(31, 2, steps);
+    args.extend([
+        "--backend".into(),
+        "cpu".into(),
+        "--checkpoint-steps".into(),
+        "250".into(),
+    ]);
+    // the uninterrupted run
+    let full = tmp("full");
+    run_np(3, &args, &full);
+    // the interrupted one: SIGINT to one rank once a checkpoint exists; all ranks stop at
+    // the same step (the flag is agreed), rank 0 saves
+    let cut = tmp("cut");
+    let mut child = mpirun(3)
+        .args(&args)
+        .arg("--out")
+        .arg(&cut)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !cut.join("checkpoint.bin").exists() {
+        assert!(t0.elapsed().as_secs() < 300, "no checkpoint after 300 s");
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let ranks = Command::new("pgrep")
+        .args(["-P", &child.id().to_string()])
+        .output()
+        .unwrap();
+    let pids: Vec<String> = String::from_utf8_lossy(&ranks.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let signalled = match pids.last() {
+        Some(p) => Command::new("kill")
+            .args(["-INT", p])
+            .status()
+            .is_ok_and(|s| s.success()),
+        None => false,
+    };
+    let o = child.wait_with_output().unwrap();
+    if !signalled || o.status.success() {
+        eprintln!(
+            "\n*** the run ended before it could be interrupted; the interrupt part did not run ***\n"
+        );
+    } else {
+        let l = log(&o);
+        assert!(l.contains("interrupt"), "{l}");
+        assert!(cut.join("checkpoint.bin").exists(), "{l}");
+        // another rank count is refused, naming the one needed
+        let o2 = mpirun(2)
+            .args(["resonator", "--resume"])
+            .arg(&cut)
+            .output()
+            .unwrap();
+        let l2 = log(&o2);
+        assert!(!o2.status.success(), "{l2}");
+        assert!(
+            l2.contains("3 ranks") && l2.contains("mpirun -np 3"),
+            "{l2}"
+        );
+        // and one process too
+        let o1 = Command::new(BIN)
+            .args(["resonator", "--resume"])
+            .arg(&cut)
+            .output()
+            .unwrap();
+        let l1 = log(&o1);
+        assert!(!o1.status.success() && l1.contains("3 ranks"), "{l1}");
+        // the same rank count continues, bit for bit
+        let o3 = mpirun(3)
+            .args(["resonator", "--resume"])
+            .arg(&cut)
+            .output()
+            .unwrap();
+        assert!(o3.status.success(), "{}", log(&o3));
+        let (a, b) = (
+            std::fs::read_to_string(full.join("probe.csv")).unwrap(),
+            std::fs::read_to_string(cut.join("probe.csv")).unwrap(),
+        );
+        assert!(
+            a == b,
+            "resumed probe.csv differs from the uninterrupted run"
+        );
+        assert_eq!(a.lines().count(), steps + 1);
+    }
+    for d in [full, cut] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
