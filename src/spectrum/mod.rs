@@ -10,6 +10,7 @@
 //! - [`analytic`]: PEC cylinder and box resonances, with Bessel zeros computed here.
 
 pub mod analytic;
+pub mod extract;
 pub mod harminv;
 
 use rustfft::{FftPlanner, num_complex::Complex};
@@ -84,6 +85,10 @@ pub struct Peak {
     /// Number of probe signals (components) in which the mode was found (0: the FFT's
     /// combined spectrum).
     pub n_signals: usize,
+    /// [`extract`] only: cosine amplitude and phase (rad, at the signals' first sample) of
+    /// the line in each input signal, in input order (empty otherwise).
+    pub amplitudes: Vec<f64>,
+    pub phases: Vec<f64>,
 }
 
 /// Peaks in `[fmin, fmax]` whose prominence is at least `min_prominence` times the largest
@@ -149,6 +154,8 @@ pub fn find_peaks(s: &Spectrum, fmin: f64, fmax: f64, min_prominence: f64) -> Ve
             phase: None,
             error: None,
             n_signals: 0,
+            amplitudes: vec![],
+            phases: vec![],
         });
     }
     out
