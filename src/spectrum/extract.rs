@@ -21,9 +21,10 @@
 //!    above `max(1e-13 σ_1, 8 σ_noise)` (`σ_noise`: the singular value at 90% of the list);
 //!    poles = eigenvalues of `W_1⁺ W_2` (the top-`m` right singular vectors without their
 //!    last / first row); complex amplitudes per component by least squares.
-//! 3. The fit is repeated with a second pencil parameter (`L = Nd/2`, then `2Nd/5`); a pole's
-//!    error is the distance `|Δs|` (1/s) to the nearest pole of the second fit. Noise poles
-//!    move between the fits; poles of the signal do not.
+//! 3. The fit is repeated with a second pencil parameter (`L_1 = Nd min(C/(C+1), 0.8)` for C
+//!    signals, then `L_2 = 0.9 L_1`: close enough that both fits can hold as many poles); a
+//!    pole's error is the distance `|Δs|` (1/s) to the nearest pole of the second fit. Noise
+//!    poles move between the fits; poles of the signal do not.
 //!
 //! A line is reported when (in this order; [`Rejection`] names the first test it fails):
 //! - its two fits agree to `max_bin_error` Fourier bins: `|Δs| T / (2π) <= max_bin_error`
@@ -119,6 +120,9 @@ pub struct Extraction {
     /// was too short or silent).
     pub windows: usize,
     pub samples_per_window: usize,
+    /// Windows whose pencils were filled to three quarters of their capacity even with the
+    /// largest window tried: lines there may be missed (too many lines for the record).
+    pub saturated_windows: usize,
     /// Record length `N Δt`, s.
     pub record_s: f64,
 }
@@ -148,9 +152,6 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
     if !(scale > 0.0) {
         return Ok(empty);
     }
-    let Some(plan) = Plan::new(n, dt_s, s.fmin_hz, s.fmax_hz) else {
-        return Ok(empty);
-    };
     // Spectra of the scaled signals (division, not a reciprocal: denormal scales are fine).
     let mut planner = FftPlanner::<f64>::new();
     let fwd = planner.plan_fft_forward(n);
@@ -162,13 +163,38 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
             b
         })
         .collect();
-    let inv = planner.plan_fft_inverse(plan.b);
-    let raw: Vec<Vec<Line>> = plan
-        .windows
-        .par_iter()
-        .enumerate()
-        .map(|(iw, w)| fit_window(&plan, iw, w, &spectra, inv.as_ref(), s.max_bin_error))
-        .collect();
+    // Windows of about ND_MAX decimated samples; where a window holds about as many lines
+    // as its pencil can fit (dense spectra, short records), the plan is redone with twice,
+    // then four times as many samples per window (wider windows: filters take less of the
+    // record and each pencil fits more poles).
+    let mut result = None;
+    for nd_max in [ND_MAX, 2 * ND_MAX, 4 * ND_MAX] {
+        let Some(plan) = Plan::new(n, dt_s, s.fmin_hz, s.fmax_hz, nd_max) else {
+            break;
+        };
+        if let Some((ref p, _, _)) = result
+            && plan_eq(p, &plan)
+        {
+            break;
+        }
+        let inv = planner.plan_fft_inverse(plan.b);
+        let raw: Vec<(Vec<Line>, bool)> = plan
+            .windows
+            .par_iter()
+            .enumerate()
+            .map(|(iw, w)| fit_window(&plan, iw, w, &spectra, inv.as_ref(), s.max_bin_error))
+            .collect();
+        let saturated = raw.iter().filter(|r| r.1).count();
+        let done = saturated == 0;
+        result = Some((plan, raw, saturated));
+        if done {
+            break;
+        }
+    }
+    let Some((plan, raw, saturated)) = result else {
+        return Ok(empty);
+    };
+    let raw: Vec<Vec<Line>> = raw.into_iter().map(|r| r.0).collect();
     let mut lines: Vec<Line> = raw.into_iter().flatten().collect();
     lines.sort_by(|a, b| a.f.total_cmp(&b.f));
     // The keep bands of neighbouring windows overlap slightly so that no line falls between
@@ -190,6 +216,7 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
         record_s,
         windows: plan.windows.len(),
         samples_per_window: plan.nd(),
+        saturated_windows: saturated,
         ..Default::default()
     };
     let mut kept: Vec<Peak> = Vec::new();
@@ -236,6 +263,10 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
             .count();
     }
     Ok(out)
+}
+
+fn plan_eq(a: &Plan, b: &Plan) -> bool {
+    a.b == b.b && a.windows.len() == b.windows.len() && a.m_lo == b.m_lo && a.m_hi == b.m_hi
 }
 
 fn check(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<()> {
@@ -365,7 +396,7 @@ impl Plan {
     /// `κ/2 + μ` on either side of the centre (μ = κ/10) and stops beyond a transition of
     /// width `τ = κ` (wider for short records, so that the filter takes at most half the
     /// record).
-    fn new(n: usize, dt: f64, fmin: f64, fmax: f64) -> Option<Plan> {
+    fn new(n: usize, dt: f64, fmin: f64, fmax: f64, nd_max: usize) -> Option<Plan> {
         let (nu_lo, nu_hi) = (fmin * dt, fmax * dt);
         let band = nu_hi - nu_lo;
         // Kaiser: taps - 1 = (A - 7.95) / (2.285 · 2π τ); β = 0.1102 (A - 8.7).
@@ -390,7 +421,7 @@ impl Plan {
             }
             let nd = m_hi + 1 - m_lo;
             choice = Some((nw, kappa, tau, mu, hl, b, m_lo, m_hi));
-            if nd <= ND_MAX {
+            if nd <= nd_max {
                 break;
             }
         }
@@ -481,8 +512,10 @@ fn decimate(plan: &Plan, w: &Window, x: &[C64], inv: &dyn rustfft::Fft<f64>) -> 
         .collect()
 }
 
-/// Poles of the stacked Hankel matrices of `ys` with pencil parameter `l`.
-fn pencil_poles(ys: &[Vec<C64>], l: usize) -> Option<Vec<C64>> {
+/// Poles of the stacked Hankel matrices of `ys` with pencil parameter `l`, and whether the
+/// order reached three quarters of the pencil's capacity `l - 1` (the window holds about as
+/// many lines as it can fit: a longer decimated record is needed).
+fn pencil_poles(ys: &[Vec<C64>], l: usize) -> Option<(Vec<C64>, bool)> {
     let nd = ys[0].len();
     if l < 2 || l + 2 > nd {
         return None;
@@ -507,9 +540,10 @@ fn pencil_poles(ys: &[Vec<C64>], l: usize) -> Option<Vec<C64>> {
     let abs = ABS_FLOOR * ((c * rows) as f64 * (l + 1) as f64).sqrt();
     let thr = (1e-13 * s1).max(8.0 * floor).max(abs);
     if !(s1 > thr) {
-        return Some(vec![]);
+        return Some((vec![], false));
     }
     let m = sv.iter().filter(|&&v| v > thr).count().clamp(1, l - 1);
+    let saturated = 4 * m >= 3 * (l - 1);
     // Columns of conj(V_m) contain the vectors [1, z, ..., z^L] of the poles.
     let w = vt.rows(0, m).transpose();
     let w1 = w.rows(0, l).into_owned();
@@ -518,11 +552,11 @@ fn pencil_poles(ys: &[Vec<C64>], l: usize) -> Option<Vec<C64>> {
     let phi = qr.r().solve_upper_triangular(&(qr.q().adjoint() * w2))?;
     let schur = nalgebra::linalg::Schur::try_new(phi, 1e-15, 200 * m + 1000)?;
     let z: Vec<C64> = schur.eigenvalues()?.iter().cloned().collect();
-    Some(
-        z.into_iter()
-            .filter(|z| z.norm() > 0.0 && z.is_finite())
-            .collect(),
-    )
+    let z = z
+        .into_iter()
+        .filter(|z| z.norm() > 0.0 && z.is_finite())
+        .collect();
+    Some((z, saturated))
 }
 
 /// Least-squares complex amplitudes of the poles `z` in every signal, referred to sample 0.
@@ -565,7 +599,7 @@ fn fit_window(
     spectra: &[Vec<C64>],
     inv: &dyn rustfft::Fft<f64>,
     max_bin_error: f64,
-) -> Vec<Line> {
+) -> (Vec<Line>, bool) {
     let ys: Vec<Vec<C64>> = spectra.iter().map(|x| decimate(plan, w, x, inv)).collect();
     let nd = ys[0].len();
     let dtd = plan.n as f64 * plan.dt / plan.b as f64;
@@ -575,10 +609,12 @@ fn fit_window(
     // Pencil parameters: with C signals stacked, C (Nd - L) rows must exceed L columns.
     let c = ys.len() as f64;
     let l1 = (nd as f64 * (c / (c + 1.0)).min(0.8)).round() as usize;
-    let l2 = (0.8 * l1 as f64).round() as usize;
-    let (Some(z1), Some(z2)) = (pencil_poles(&ys, l1), pencil_poles(&ys, l2)) else {
-        return vec![];
+    let l2 = (0.9 * l1 as f64).round() as usize;
+    let (Some((z1, sat1)), Some((z2, sat2))) = (pencil_poles(&ys, l1), pencil_poles(&ys, l2))
+    else {
+        return (vec![], false);
     };
+    let saturated = sat1 || sat2;
     let s2: Vec<C64> = z2.iter().map(|&z| to_s(z)).collect();
     // Every pole of the first fit with its distance to the second fit.
     let poles: Vec<(C64, C64, f64)> = z1
@@ -604,7 +640,7 @@ fn fit_window(
         .collect();
     let zb: Vec<C64> = basis.iter().map(|&i| poles[i].0).collect();
     let Some(amps) = amplitudes(&ys, &zb) else {
-        return vec![];
+        return (vec![], saturated);
     };
     let mut out = Vec::new();
     for (bi, &i) in basis.iter().enumerate() {
@@ -625,7 +661,7 @@ fn fit_window(
             amps: a,
         });
     }
-    out
+    (out, saturated)
 }
 
 #[cfg(test)]
@@ -860,7 +896,7 @@ mod tests {
         // 20000 samples: the band is cut into many windows; put lines at and near the
         // boundaries of the plan.
         let n = 20000;
-        let plan = Plan::new(n, DT, 50e6, 330e6).unwrap();
+        let plan = Plan::new(n, DT, 50e6, 330e6, ND_MAX).unwrap();
         assert!(plan.windows.len() > 4);
         let edges: Vec<f64> = plan.windows[1..4]
             .iter()
