@@ -6,9 +6,10 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dgatd::backend::cpu;
+use dgatd::dga::Dga;
 use dgatd::dga::operators::Operators;
-use dgatd::dga::{Dga, Materials};
 use dgatd::mesh::{Topology, generate::box_mesh};
+use dgatd::problem::Media;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -22,7 +23,7 @@ fn preprocessing(c: &mut Criterion) {
             b.iter(|| black_box(Topology::build(&m).unwrap()))
         });
         let t = Topology::build(&m).unwrap();
-        let mat = Materials::vacuum(m.n_tets());
+        let mat = Media::vacuum(m.n_tets());
         g.bench_function(format!("assemble_{}tets", m.n_tets()), |b| {
             b.iter(|| black_box(Dga::assemble(&m, &t, &mat).unwrap()))
         });
@@ -30,10 +31,28 @@ fn preprocessing(c: &mut Criterion) {
     g.finish();
 }
 
+/// The seed's CSR dual `Δt Meps⁻¹ C̃`: the hand-written per-vertex parallel builder of the
+/// time loop against the same matrix as sprs triplet assembly and sparse products.
+fn csr_assembly(c: &mut Criterion) {
+    let mut g = c.benchmark_group("csr_dual_assembly");
+    g.sample_size(10).measurement_time(Duration::from_secs(8));
+    let m = box_mesh([26, 26, 26], [1.0, 1.0, 1.0]);
+    let t = Topology::build(&m).unwrap();
+    let d = Dga::assemble(&m, &t, &Media::vacuum(m.n_tets())).unwrap();
+    g.throughput(Throughput::Elements(m.n_tets() as u64));
+    g.bench_function(format!("hand_{}tets", m.n_tets()), |b| {
+        b.iter(|| black_box(dgatd::dga::operators::build_csr(&d, 1e-3)))
+    });
+    g.bench_function(format!("sprs_{}tets", m.n_tets()), |b| {
+        b.iter(|| black_box(dgatd::dga::sparse::dual_matrix(&d, 1e-3)))
+    });
+    g.finish();
+}
+
 fn kernels(c: &mut Criterion) {
     let m = box_mesh([30, 30, 30], [1.0, 1.0, 1.0]);
     let t = Topology::build(&m).unwrap();
-    let d = Dga::assemble(&m, &t, &Materials::vacuum(m.n_tets())).unwrap();
+    let d = Dga::assemble(&m, &t, &Media::vacuum(m.n_tets())).unwrap();
     let mut g = c.benchmark_group(format!("step_{}tets", m.n_tets()));
     g.sample_size(20).measurement_time(Duration::from_secs(4));
     let dofs = (d.n_dual() + d.n_free_half()) as u64;
@@ -82,5 +101,11 @@ fn spectrum(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, preprocessing, kernels, spectrum);
+criterion_group! {
+    name = benches;
+    // no plots: criterion's plotting backend needs system fonts (the embedded font serves
+    // dgatd's own plots only)
+    config = Criterion::default().without_plots();
+    targets = preprocessing, csr_assembly, kernels, spectrum
+}
 criterion_main!(benches);

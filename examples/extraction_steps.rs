@@ -3,13 +3,15 @@
 //! 0.1% of their converged values (a 20 000-step harmonic-inversion run). Writes
 //! results/extraction/steps.csv. Run: cargo run --release --example extraction_steps
 
-use dgatd::solver::resonator::{self, Extract, MeshSpec, ResonatorConfig};
+use dgatd::solver::config::{BackendKind, Config, Extract};
+use dgatd::solver::resonator;
 
 fn seed_modes(r: &resonator::ResonatorResult) -> Vec<Option<f64>> {
     ["TM010", "TM110", "TM210", "TM020"]
         .iter()
         .map(|n| {
-            r.matched
+            r.analysis
+                .matched
                 .iter()
                 .find(|m| m.mode.name == *n)
                 .and_then(|m| m.peak.as_ref().map(|p| p.1))
@@ -19,10 +21,10 @@ fn seed_modes(r: &resonator::ResonatorResult) -> Vec<Option<f64>> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let run = |steps: usize, extract: Extract| {
-        let cfg = ResonatorConfig {
-            mesh: MeshSpec::Bundled("coarse".into()),
-            backend: resonator::BackendSpec::Cpu,
-            steps: Some(steps),
+        let cfg = Config {
+            mesh: Some("bundled:coarse".into()),
+            backend: BackendKind::Cpu,
+            steps: Some(steps as u64),
             extract,
             ..Default::default()
         };

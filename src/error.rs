@@ -39,6 +39,22 @@ pub enum Error {
         value: String,
         why: String,
     },
+    /// A material or boundary names a physical group the mesh does not have.
+    #[error("{what} group {key:?}: no such group in {mesh} (known: {known})")]
+    UnknownGroup {
+        what: &'static str,
+        key: String,
+        mesh: String,
+        known: String,
+    },
+    /// A configuration file is malformed: an unknown key, a wrong type, a bad value.
+    #[error("{path}: line {line}: key `{key}`: {msg}")]
+    ConfigFile {
+        path: String,
+        line: usize,
+        key: String,
+        msg: String,
+    },
     /// The simulation became unstable.
     #[error("{0}")]
     Unstable(String),
@@ -60,6 +76,10 @@ pub enum Error {
     /// The user interrupted the run (Ctrl-C / SIGINT).
     #[error("interrupted at step {step} of {steps}")]
     Interrupted { step: usize, steps: usize },
+    /// Communication between ranks failed (domain decomposition, `crate::partition`); `what`
+    /// names the operation and the ranks involved.
+    #[error("rank communication ({what}): {msg}")]
+    Comm { what: String, msg: String },
     /// A run stopped before its end (`cause`); `saved` says what was written and how to go on.
     #[error("{cause}\n{saved}")]
     Stopped { cause: Box<Error>, saved: String },

@@ -3,34 +3,49 @@
 //!
 //! The method follows Cicuttin, Codecasa, Kapidani, Specogna, Trevisan, "GPU accelerated
 //! time-domain discrete geometric approach method for Maxwell's equations on tetrahedral
-//! grids" (IEEE Trans. Magn.); the scheme is written out in `shared/design/dgatd.md`.
+//! grids" (IEEE Trans. Magn.); the scheme is written out in the design note
+//! `shared/design/dgatd.md` (cited below by section, e.g. "design note §8"), and every
+//! module states the equations it implements.
 //!
 //! Units: lengths in metres; internally time is measured in metres of light travel
 //! (c = 1, so `eps = eps_r`, `mu = mu_r`); every time and frequency a user sees is in
 //! seconds and hertz, converted with [`C0`].
 //!
-//! Module map (each follows the maths):
-//! - [`mesh`]: reading Gmsh files, validation, topology, generators (box, 1:8 refinement);
+//! Module map (each follows the maths; lower modules never import higher ones):
+//! - [`mesh`]: reading Gmsh files, validation, topology, shapes, generators (box, 1:8
+//!   refinement);
 //! - [`complex`]: the barycentric dual geometry (hexahedra, dual edges and faces);
-//! - [`dga`]: fractioned degrees of freedom, local mass matrices, incidence, operators;
-//! - [`backend`]: the CPU reference time stepper;
-//! - [`solver`]: leapfrog driver, time step, sources, probes, energy;
-//! - [`spectrum`]: FFT, peak detection, leapfrog correction, analytic cavity modes;
-//! - [`cli`]: the command-line front end used by `main.rs`.
+//! - [`problem`]: materials, boundaries, source, probes and waveform as data, resolved onto
+//!   a mesh;
+//! - [`dga`]: fractioned degrees of freedom, local mass matrices, incidence, operators,
+//!   sources and probes; [`dg`]: the nodal DG comparison path;
+//! - [`cost`]: one model of bytes, flops and memory;
+//! - [`backend`]: the CPU reference time stepper and the OpenCL backend;
+//! - [`spectrum`]: FFT, harmonic inversion, leapfrog correction, analytic cavity modes;
+//! - `partition` (feature `partition`; MPI transport with feature `mpi`): METIS domain
+//!   decomposition, per-rank operators and halo exchange;
+//! - [`solver`]: configuration → plan → build → run → analyse;
+//! - [`report`]: the output files of a run.
+//!
+//! The command line, `bench` and `compare` are the application (`src/app/`, in the binary).
+//!
+//! The surface most users need is re-exported here: [`Config`], [`Plan`], [`run`],
+//! [`ResonatorResult`], [`Mesh`], [`Problem`], [`Error`].
 
 // Index loops mirror the formulas (i, j, k over local entities) and are kept on purpose;
 // `!(x > y)` comparisons are deliberate: they also reject NaN.
 #![allow(clippy::needless_range_loop, clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod backend;
-pub mod bench;
-pub mod cli;
-pub mod compare;
 pub mod complex;
+pub mod cost;
 pub mod dg;
 pub mod dga;
 pub mod error;
 pub mod mesh;
+#[cfg(feature = "partition")]
+pub mod partition;
+pub mod problem;
 pub mod real;
 pub mod report;
 pub mod solver;
@@ -38,7 +53,12 @@ pub mod spectrum;
 pub mod util;
 
 pub use error::{Error, Result};
-pub use real::Real;
+pub use mesh::Mesh;
+pub use problem::Problem;
+pub use real::{Precision, Real};
+pub use solver::config::Config;
+pub use solver::plan::Plan;
+pub use solver::resonator::{ResonatorResult, run};
 
 /// Speed of light in vacuum, m/s (exact, SI).
 pub const C0: f64 = 299_792_458.0;

@@ -1,5 +1,5 @@
 //! Small helpers: a seeded RNG for reproducible tests and default probe placement, a
-//! file hash for `run.toml`, and 3-vector arithmetic.
+//! file hash for `run.toml`, atomic file writes, and 3-vector arithmetic.
 
 /// SplitMix64: a tiny, well-mixed, seeded generator (Steele, Lea, Flood 2014).
 #[derive(Clone, Debug)]
@@ -36,19 +36,62 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
-/// A byte count for messages: `"1.50 GiB"`, `"12.0 MiB"`, `"640 B"`.
-pub fn human_bytes(b: u64) -> String {
-    const U: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if b < 1024 {
-        return format!("{b} B");
+/// Writes `bytes` to `path` through a temporary file in the same directory, a sync and a
+/// rename, so an interrupted write never leaves a truncated file behind. The temporary
+/// file is removed when the write fails.
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    let r = (|| {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        injected_write_fault(path)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    if let Err(e) = r {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(crate::Error::io(&tmp, e));
     }
-    let mut x = b as f64 / 1024.0;
-    let mut k = 0;
-    while x >= 1024.0 && k < 3 {
-        x /= 1024.0;
-        k += 1;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::Error::io(path, e)
+    })
+}
+
+/// The complex numbers of the whole crate (`num_complex::Complex<f64>`, as nalgebra and
+/// rustfft both use it): one path for every complex value.
+pub type C64 = nalgebra::Complex<f64>;
+
+/// For testing the failure paths: with `DGATD_FAULT_WRITE=NAME` in the environment, writing
+/// a file of that name fails like a full disk (ENOSPC).
+pub fn injected_write_fault(path: &std::path::Path) -> std::io::Result<()> {
+    match std::env::var_os("DGATD_FAULT_WRITE") {
+        Some(name) if path.file_name() == Some(name.as_os_str()) => Err(std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            "No space left on device (injected)",
+        )),
+        _ => Ok(()),
     }
-    format!("{x:.2} {}", U[k])
+}
+
+/// Refuses to start writing `need` bytes into `dir` when its file system has less
+/// available (`what` says what the bytes are for).
+pub fn check_space(dir: &std::path::Path, need: u64, what: &str) -> crate::Result<()> {
+    let avail = fs4::available_space(dir).map_err(|e| crate::Error::io(dir, e))?;
+    if need > avail {
+        return Err(crate::Error::Output {
+            path: dir.to_path_buf(),
+            msg: format!(
+                "{what} need about {}, but only {} is free there; free space or choose another --out",
+                indicatif::HumanBytes(need),
+                indicatif::HumanBytes(avail)
+            ),
+        });
+    }
+    Ok(())
 }
 
 pub type V3 = [f64; 3];

@@ -135,19 +135,25 @@ fn long_runs_stay_bounded() {
 /// record, on the CPU backend; no leapfrog correction for DG.
 #[test]
 fn resonator_pipeline_runs_dg() {
-    use dgatd::solver::resonator::{self, BackendSpec, MeshSpec, Method, ResonatorConfig};
-    let cfg = ResonatorConfig {
-        mesh: MeshSpec::Bundled("coarse".into()),
-        time_s: 1e-7,
-        backend: BackendSpec::Cpu,
+    use dgatd::solver::config::{BackendKind, Config, Method};
+    use dgatd::solver::resonator;
+    let cfg = Config {
+        mesh: Some("bundled:coarse".into()),
+        time: Some(1e-7),
+        backend: BackendKind::Cpu,
         method: Method::Dg,
         order: 1,
         flux: Flux::Upwind,
-        ..ResonatorConfig::default()
+        ..Config::default()
     };
     let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();
     assert_eq!(r.dofs, 6 * 4 * r.mesh.n_tets());
-    let m = r.matched.iter().find(|m| m.mode.name == "TM010").unwrap();
+    let m = r
+        .analysis
+        .matched
+        .iter()
+        .find(|m| m.mode.name == "TM010")
+        .unwrap();
     let (p, f) = m.peak.as_ref().expect("TM010 found");
     assert_eq!(*f, p.f_hz, "DG frequencies are not corrected");
     let e = (f - m.mode.f_hz) / m.mode.f_hz;

@@ -5,9 +5,12 @@
 mod common;
 use common::*;
 use dgatd::backend::cpu::CpuStepper;
+use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::solver::resonator::{self, Extract, MeshSpec, ResonatorConfig};
-use dgatd::solver::{self, Probe, Source, Waveform};
+use dgatd::problem::Waveform;
+use dgatd::solver;
+use dgatd::solver::config::{BackendKind, Config, Extract};
+use dgatd::solver::resonator;
 use dgatd::spectrum::{harminv, leapfrog_correction};
 use dgatd::{C0, backend::Stepper};
 use nalgebra::DMatrix;
@@ -57,7 +60,7 @@ fn corrected_frequencies_equal_the_eigenvalues_of_k() {
     let (dt, _) = solver::time_step(&d, 0.9).unwrap();
     let dt_s = dt / C0;
     let w = Waveform::gaussian_derivative(fk[5]);
-    let src = Source::new(&m, &t, &d, dt, [0.37, 0.29, 0.23], [0.3, 0.5, 0.8]).unwrap();
+    let src = Source::new(&m, &t, &d, [0.37, 0.29, 0.23], [0.3, 0.5, 0.8]).unwrap();
     let probes = vec![
         Probe::new(&m, &t, [0.61, 0.47, 0.33]).unwrap(),
         Probe::new(&m, &t, [0.22, 0.58, 0.41]).unwrap(),
@@ -107,10 +110,11 @@ fn corrected_frequencies_equal_the_eigenvalues_of_k() {
 fn coarse_3000() -> &'static resonator::ResonatorResult {
     static RUN: OnceLock<resonator::ResonatorResult> = OnceLock::new();
     RUN.get_or_init(|| {
-        let cfg = ResonatorConfig {
-            mesh: MeshSpec::Bundled("coarse".into()),
+        let cfg = Config {
+            mesh: Some("bundled:coarse".into()),
             steps: Some(3000),
             extract: Extract::Harminv,
+            backend: BackendKind::Cpu,
             ..Default::default()
         };
         resonator::run(&cfg, &mut |_, _| {}).unwrap()
@@ -122,7 +126,12 @@ fn short_coarse_run_separates_the_four_seed_resonances() {
     let r = coarse_3000();
     let mut found = Vec::new();
     for name in ["TM010", "TM110", "TM210", "TM020"] {
-        let m = r.matched.iter().find(|m| m.mode.name == name).unwrap();
+        let m = r
+            .analysis
+            .matched
+            .iter()
+            .find(|m| m.mode.name == name)
+            .unwrap();
         let (_, fc) = m
             .peak
             .as_ref()
@@ -144,6 +153,7 @@ fn tm010_mode_shape_is_the_bessel_profile() {
     // TM010 of the cylinder: E = E_z ẑ with E_z ∝ J0(2.405 ρ / R), uniform in z.
     let r = coarse_3000();
     let tm010 = r
+        .analysis
         .matched
         .iter()
         .find(|m| m.mode.name == "TM010")
@@ -158,7 +168,7 @@ fn tm010_mode_shape_is_the_bessel_profile() {
         dgatd::dga::Dga::assemble(
             &r.mesh,
             &topo,
-            &dgatd::dga::Materials::vacuum(r.mesh.n_tets()),
+            &dgatd::problem::Media::vacuum(r.mesh.n_tets()),
         )
         .unwrap(),
     );
@@ -170,7 +180,7 @@ fn tm010_mode_shape_is_the_bessel_profile() {
         &r.source,
         r.waveform,
         r.record.steps,
-        r.analysis_start,
+        r.analysis.start,
         &[("TM010".into(), tm010)],
     )
     .unwrap();
@@ -203,20 +213,26 @@ fn tm010_mode_shape_is_the_bessel_profile() {
 
 #[test]
 fn pec_sphere_resonances_match_spherical_bessel_zeros() {
-    let cfg = ResonatorConfig {
-        mesh: MeshSpec::File(mesh_path("sphere.msh")),
+    let cfg = Config {
+        mesh: Some(mesh_path("sphere.msh").display().to_string()),
+        backend: BackendKind::Cpu,
         ..Default::default()
     };
     let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();
     assert!(
         matches!(
-            r.cavity,
+            r.analysis.cavity,
             Some(dgatd::spectrum::analytic::Cavity::Sphere { .. })
         ),
         "sphere not recognised"
     );
     for (name, tol) in [("TM11", 0.01), ("TM21", 0.02), ("TE11", 0.03)] {
-        let m = r.matched.iter().find(|m| m.mode.name == name).unwrap();
+        let m = r
+            .analysis
+            .matched
+            .iter()
+            .find(|m| m.mode.name == name)
+            .unwrap();
         let (_, fc) = m
             .peak
             .as_ref()

@@ -29,7 +29,103 @@ const CASES: &[(&str, &[&str])] = &[
     ("bad_number.msh", &["line 7", "bad node line"]),
     ("truncated.msh", &["truncated"]),
     ("truncated_binary.msh", &["truncated"]),
+    // second round (issue 13)
+    (
+        "folded.msh",
+        &["tetrahedra 1 and 2 are folded over each other"],
+    ),
+    (
+        "duplicate_node_tag.msh",
+        &["line 10", "node tag 2 is defined twice"],
+    ),
+    (
+        "nonmanifold_edge.msh",
+        &["non-manifold edge", "touch only along the edge"],
+    ),
+    (
+        "nonmanifold_vertex.msh",
+        &["non-manifold vertex", "touch only at this point"],
+    ),
+    (
+        "overflow.msh",
+        &["tetrahedron 1 has coordinates out of range"],
+    ),
+    (
+        "negative_node.msh",
+        &["line 13", "element 1 refers to node -1"],
+    ),
+    (
+        "byteswapped_binary.msh",
+        &["looks byte-swapped", "with the other byte order it is 2"],
+    ),
 ];
+
+/// Meshes accepted with a warning that says what will happen.
+const WARNINGS: &[(&str, &[&str])] = &[
+    (
+        "crack.msh",
+        &[
+            "3 pairs of distinct nodes share a position",
+            "conducting sheet",
+        ],
+    ),
+    ("disconnected.msh", &["2 disconnected parts", "not excited"]),
+];
+
+#[test]
+fn accepted_with_a_warning() {
+    for (name, expect) in WARNINGS {
+        let m = dgatd::mesh::gmsh::read(&path(name)).unwrap();
+        let t = dgatd::mesh::Topology::build(&m).unwrap();
+        let w = dgatd::mesh::check::check(&m, &t).unwrap().join("\n");
+        for e in *expect {
+            assert!(w.contains(e), "{name}: expected {e:?} in {w:?}");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_dgatd"))
+            .arg("mesh-info")
+            .arg(path(name))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {stderr}");
+        assert!(stderr.contains("warning:"), "{name}: {stderr}");
+    }
+    // the bundled meshes and a byte-order mark raise nothing
+    for p in ["meshes/cylinder_coarse.msh", "tests/data/bom.msh"] {
+        let m =
+            dgatd::mesh::gmsh::read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)).unwrap();
+        let t = dgatd::mesh::Topology::build(&m).unwrap();
+        assert!(dgatd::mesh::check::check(&m, &t).unwrap().is_empty(), "{p}");
+    }
+}
+
+/// A device or a pipe is refused before it is read (reading /dev/zero never ends; a FIFO
+/// with no writer blocks forever).
+#[cfg(unix)]
+#[test]
+fn non_regular_files_are_refused_without_reading() {
+    let fifo = std::env::temp_dir().join(format!("dgatd-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .map(|s| s.success());
+    let mut targets = vec![PathBuf::from("/dev/zero")];
+    if made.unwrap_or(false) {
+        targets.push(fifo.clone());
+    }
+    for p in targets {
+        let e = dgatd::mesh::gmsh::read(&p).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let out = Command::new(env!("CARGO_BIN_EXE_dgatd"))
+            .arg("mesh-info")
+            .arg(&p)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+    }
+    let _ = std::fs::remove_file(&fifo);
+}
 
 fn path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -40,7 +136,10 @@ fn path(name: &str) -> PathBuf {
 fn check_lib(name: &str, expect: &[&str]) -> dgatd::Error {
     let p = path(name);
     let err = dgatd::mesh::gmsh::read(&p)
-        .and_then(|m| dgatd::mesh::Topology::build(&m).map(|_| ()))
+        .and_then(|m| {
+            let t = dgatd::mesh::Topology::build(&m)?;
+            dgatd::mesh::check::check(&m, &t).map(|_| ())
+        })
         .expect_err(&format!("{name} must be refused"));
     let msg = err.to_string();
     assert!(
@@ -82,7 +181,7 @@ fn cli_refuses_bad_values_naming_them() {
     let cases: &[(&[&str], &str)] = &[
         (&["--cfl", "1.5"], "invalid cfl = 1.5"),
         (&["--cfl", "NaN"], "invalid cfl = NaN"),
-        (&["--steps", "-5"], "invalid steps = -5"),
+        (&["--steps", "-5"], "invalid value '-5' for '--steps"),
         (&["--time", "-1e-6"], "invalid time = -0.000001"),
         (&["--precision", "f16"], "f16"),
         (&["--dual", "coo"], "coo"),
@@ -91,11 +190,11 @@ fn cli_refuses_bad_values_naming_them() {
         (&["--probe", "1,2"], "invalid probe = 1,2"),
         (
             &["--material", "copper=2"],
-            "invalid material group = copper",
+            "material group \"copper\": no such group",
         ),
         (&["--mesh", "/nonexistent/x.msh"], "/nonexistent/x.msh"),
         (&["--cfl", "0"], "invalid cfl = 0"),
-        (&["--steps", "0"], "invalid steps = 0"),
+        (&["--steps", "0"], "invalid value '0' for '--steps"),
         (&["--steps", "NaN"], "'NaN'"),
         (&["--f-peak", "-1"], "invalid f-peak = -1"),
         (&["--fmax", "1e12"], "invalid fmax = 1000000000000"),
@@ -107,7 +206,15 @@ fn cli_refuses_bad_values_naming_them() {
             &["--checkpoint-minutes", "-1"],
             "invalid checkpoint-minutes = -1",
         ),
-        (&["--method", "dg", "--order", "0"], "invalid order = 0"),
+        (
+            &["--method", "dg", "--order", "0"],
+            "invalid value '0' for '--order",
+        ),
+        (&["--material", "1=2", "--material", "1=3"], "given twice"),
+        (&["--boundary", "top=pmc"], "boundary group \"top\""),
+        (&["--boundary", "1=wet"], "invalid boundary = wet"),
+        (&["--dt", "1e-6"], "above the stability bound"),
+        (&["--dt", "-1"], "invalid dt = -1"),
         (
             &["--method", "dg", "--precision", "f32", "--backend", "cpu"],
             "f32",

@@ -13,10 +13,13 @@ use common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{self, CpuStepper};
 use dgatd::backend::opencl::{
-    BlockVariant, ClDevice, ClStepper, CsrVariant, PrimalVariant, list_devices, select_device,
+    BlockVariant, ClDevice, ClStepper, CsrVariant, PrimalVariant, Variants, list_devices,
+    select_device,
 };
+use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::solver::{self, Probe, Source, Waveform};
+use dgatd::problem::Waveform;
+use dgatd::solver;
 use std::sync::Arc;
 
 fn device() -> Option<Arc<ClDevice>> {
@@ -52,7 +55,10 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
     let (u0, f0) = random_state(&d, 91);
     // primal, both variants
     for v in [PrimalVariant::Tet, PrimalVariant::Row] {
-        s.primal = v;
+        s.set_variants(Variants {
+            primal: v,
+            ..Variants::default()
+        });
         s.set_state(&u0, &f0).unwrap();
         s.primal_update().unwrap();
         let (_, fd) = s.state().unwrap();
@@ -79,9 +85,12 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
         (DualForm::Csr, CsrVariant::Scalar, BlockVariant::Vertex),
         (DualForm::Csr, CsrVariant::Vector, BlockVariant::Vertex),
     ] {
-        s.dual = form;
-        s.csr_variant = var;
-        s.block_variant = bv;
+        s.set_dual(form).unwrap();
+        s.set_variants(Variants {
+            csr: var,
+            block: bv,
+            ..Variants::default()
+        });
         s.set_state(&u0, &f0).unwrap();
         s.dual_update().unwrap();
         let (ud, _) = s.state().unwrap();
@@ -152,12 +161,12 @@ fn whole_run<T: dgatd::Real>(
         Probe::new(&m, &t, [0.4, -0.5, 0.3]).unwrap(),
     ];
     // CPU reference
-    let src = Source::new(&m, &t, &d, dt, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
+    let src = Source::new(&m, &t, &d, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
     let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
     let mut c = CpuStepper::new(d.clone(), ops, dual, Some((&src, w)), probes.clone()).unwrap();
     let rc = solver::run(&mut c, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
     // Device: unit pattern, rescaled on the device.
-    let src1 = Source::new(&m, &t, &d, 1.0, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
+    let src1 = Source::new(&m, &t, &d, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
     let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, Some(&src1), &probes).unwrap();
     g.set_time_step(dt, Some(w)).unwrap();
     let rg = solver::run(&mut g, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
@@ -207,7 +216,7 @@ fn device_runs_are_repeatable_and_resume_exactly() {
         let (dt, _) = solver::time_step(&d, 0.95).unwrap();
         let w = Waveform::gaussian_derivative(150e6);
         let probes = vec![Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap()];
-        let src1 = Source::new(&m, &t, &d, 1.0, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
+        let src1 = Source::new(&m, &t, &d, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
         let mk = || {
             let mut g = ClStepper::<T>::new(
                 dev.clone(),

@@ -10,7 +10,9 @@ use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::dga::operators::{DualForm, Operators};
 use dgatd::solver::checkpoint::Checkpoint;
-use dgatd::solver::resonator::{self, BackendSpec, MeshSpec, ResonatorConfig, RunOptions};
+use dgatd::solver::config::{BackendKind, Config};
+use dgatd::solver::plan::Plan;
+use dgatd::solver::resonator::{self, RunOptions};
 use dgatd::solver::{self, RunControl};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,13 +24,25 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-fn cfg(steps: usize) -> ResonatorConfig {
-    ResonatorConfig {
-        mesh: MeshSpec::Bundled("coarse".into()),
-        steps: Some(steps),
-        backend: BackendSpec::Cpu,
-        ..ResonatorConfig::default()
+fn cfg(steps: usize) -> Config {
+    Config {
+        mesh: Some("bundled:coarse".into()),
+        steps: Some(steps as u64),
+        backend: BackendKind::Cpu,
+        ..Config::default()
     }
+}
+
+/// The plan of `c` with checkpoints every `every` steps.
+fn plan(c: &Config, every: u64) -> Plan {
+    Plan::new(
+        &Config {
+            checkpoint_steps: every,
+            ..c.clone()
+        },
+        None,
+    )
+    .unwrap()
 }
 
 fn bits(v: &[f64]) -> Vec<u64> {
@@ -45,11 +59,10 @@ fn device_failure_keeps_the_data_and_resume_is_bit_identical() {
     let dir = tmp("fault");
     let mut opts = RunOptions {
         out: Some(dir.clone()),
-        checkpoint_steps: 500,
         fault_at_step: Some(1700),
         ..Default::default()
     };
-    let err = match resonator::run_with(&cfg(steps), &mut opts, &mut |_, _| {}) {
+    let err = match resonator::run_with(&plan(&cfg(steps), 500), &mut opts, &mut |_, _| {}) {
         Err(e) => e,
         Ok(_) => panic!("the injected fault did not stop the run"),
     };
@@ -81,12 +94,12 @@ fn device_failure_keeps_the_data_and_resume_is_bit_identical() {
         resume: Some(ck),
         ..Default::default()
     };
-    let resumed = resonator::run_with(&cfg(steps), &mut opts, &mut |_, _| {}).unwrap();
+    let resumed = resonator::run_with(&plan(&cfg(steps), 0), &mut opts, &mut |_, _| {}).unwrap();
     assert_eq!(resumed.record.steps, steps);
     assert_eq!(bits(&resumed.record.samples), bits(&full.record.samples));
     assert_eq!(resumed.record.energy, full.record.energy);
-    let f = |r: &resonator::ResonatorResult| r.peaks.iter().map(|p| p.f_hz).collect::<Vec<_>>();
-    assert!(!full.peaks.is_empty());
+    let f = |r: &resonator::ResonatorResult| r.peaks().iter().map(|p| p.f_hz).collect::<Vec<_>>();
+    assert!(!full.peaks().is_empty());
     assert_eq!(bits(&f(&resumed)), bits(&f(&full)));
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -98,14 +111,13 @@ fn foreign_or_corrupt_checkpoints_are_refused() {
     let dir = tmp("foreign");
     let mut opts = RunOptions {
         out: Some(dir.clone()),
-        checkpoint_steps: 100,
         fault_at_step: Some(150),
         ..Default::default()
     };
-    assert!(resonator::run_with(&cfg(400), &mut opts, &mut |_, _| {}).is_err());
+    assert!(resonator::run_with(&plan(&cfg(400), 100), &mut opts, &mut |_, _| {}).is_err());
     let ck = Checkpoint::read(&dir).unwrap();
     assert_eq!(ck.done, 100);
-    let other = ResonatorConfig {
+    let other = Config {
         cfl: 0.9,
         ..cfg(400)
     };
@@ -114,7 +126,7 @@ fn foreign_or_corrupt_checkpoints_are_refused() {
         resume: Some(ck),
         ..Default::default()
     };
-    let e = resonator::run_with(&other, &mut opts, &mut |_, _| {})
+    let e = resonator::run_with(&plan(&other, 0), &mut opts, &mut |_, _| {})
         .err()
         .expect("a foreign checkpoint must be refused")
         .to_string();
@@ -140,9 +152,10 @@ fn blow_up_stops_with_the_step_and_keeps_the_samples() {
     let d = Arc::new(d);
     let (dt, _) = solver::time_step(&d, 1.0).unwrap();
     let dt = 1.3 * dt; // beyond the limit
-    let w = solver::Waveform::gaussian_derivative(150e6);
-    let src = solver::Source::new(&m, &t, &d, dt, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
-    let probes = vec![solver::Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap()];
+    let w = dgatd::problem::Waveform::gaussian_derivative(150e6);
+    let src =
+        dgatd::dga::excitation::Source::new(&m, &t, &d, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
+    let probes = vec![dgatd::dga::excitation::Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap()];
     let ops = Arc::new(Operators::<f64>::new(&d, dt, false));
     let mut s =
         CpuStepper::new(d.clone(), ops, DualForm::Factored, Some((&src, w)), probes).unwrap();
@@ -281,7 +294,7 @@ fn cli_repeatable_interruptible_resumable() {
     }
     // a corrupt checkpoint
     let p = c.join("checkpoint.bin");
-    std::fs::write(&p, b"DGATDCK1 not really a checkpoint").unwrap();
+    std::fs::write(&p, b"DGATDCK2 not really a checkpoint").unwrap();
     let o = dgatd()
         .args(["resonator", "--resume"])
         .arg(&c)
@@ -349,7 +362,8 @@ fn stepper_state_round_trips_through_a_checkpoint() {
         done: 50,
         dt_bits: dt.to_bits(),
         reference: None,
-        args: vec![],
+        config: String::new(),
+        out: String::new(),
         u: u1.clone(),
         f: f1.clone(),
         samples: vec![],
@@ -382,20 +396,19 @@ fn device_pipeline_resumes_bit_identical() {
         eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
         return;
     }
-    let c = ResonatorConfig {
-        backend: BackendSpec::Opencl(None),
-        precision: dgatd::solver::resonator::Precision::F32,
+    let c = Config {
+        backend: BackendKind::Opencl,
+        precision: dgatd::Precision::F32,
         ..cfg(1200)
     };
     let full = resonator::run(&c, &mut |_, _| {}).unwrap();
     let dir = tmp("device");
     let mut opts = RunOptions {
         out: Some(dir.clone()),
-        checkpoint_steps: 300,
         fault_at_step: Some(700),
         ..Default::default()
     };
-    assert!(resonator::run_with(&c, &mut opts, &mut |_, _| {}).is_err());
+    assert!(resonator::run_with(&plan(&c, 300), &mut opts, &mut |_, _| {}).is_err());
     let ck = Checkpoint::read(&dir).unwrap();
     assert_eq!(ck.done, 600);
     let mut opts = RunOptions {
@@ -403,7 +416,7 @@ fn device_pipeline_resumes_bit_identical() {
         resume: Some(ck),
         ..Default::default()
     };
-    let resumed = resonator::run_with(&c, &mut opts, &mut |_, _| {}).unwrap();
+    let resumed = resonator::run_with(&plan(&c, 0), &mut opts, &mut |_, _| {}).unwrap();
     assert!(full.record.samples.iter().any(|&x| x != 0.0));
     assert_eq!(bits(&resumed.record.samples), bits(&full.record.samples));
     std::fs::remove_dir_all(&dir).ok();

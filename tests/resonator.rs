@@ -2,12 +2,14 @@
 //! the four resonances of the seed paper, and second-order spatial convergence.
 #![allow(clippy::needless_range_loop)]
 
-use dgatd::solver::resonator::{self, MeshSpec, ResonatorConfig, ResonatorResult};
+use dgatd::solver::config::{BackendKind, Config};
+use dgatd::solver::resonator::{self, ResonatorResult};
 
 fn run(mesh: &str, time_s: f64) -> ResonatorResult {
-    let cfg = ResonatorConfig {
-        mesh: MeshSpec::Bundled(mesh.into()),
-        time_s,
+    let cfg = Config {
+        mesh: Some(format!("bundled:{mesh}")),
+        time: Some(time_s),
+        backend: BackendKind::Cpu,
         ..Default::default()
     };
     resonator::run(&cfg, &mut |_, _| {}).unwrap()
@@ -15,6 +17,7 @@ fn run(mesh: &str, time_s: f64) -> ResonatorResult {
 
 fn error_of(r: &ResonatorResult, mode: &str) -> f64 {
     let m = r
+        .analysis
         .matched
         .iter()
         .find(|m| m.mode.name == mode)
@@ -39,6 +42,7 @@ fn medium_mesh_finds_the_four_seed_resonances_within_one_percent() {
     }
     // The TM210 and TM020 peaks are separate peaks.
     let f210 = r
+        .analysis
         .matched
         .iter()
         .find(|m| m.mode.name == "TM210")
@@ -48,6 +52,7 @@ fn medium_mesh_finds_the_four_seed_resonances_within_one_percent() {
         .unwrap()
         .1;
     let f020 = r
+        .analysis
         .matched
         .iter()
         .find(|m| m.mode.name == "TM020")

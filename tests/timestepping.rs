@@ -5,8 +5,10 @@ mod common;
 use common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{self, CpuStepper};
+use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::solver::{self, Probe, Source, Waveform};
+use dgatd::problem::Waveform;
+use dgatd::solver;
 use std::sync::Arc;
 
 fn stepper(d: &Arc<dgatd::dga::Dga>, dt: f64, dual: DualForm) -> CpuStepper<f64> {
@@ -161,7 +163,7 @@ fn cylinder_run<T: dgatd::Real>(dual: DualForm, steps: usize) -> (Vec<f64>, Vec<
     let (m, t, d, _) = setup(cylinder("cylinder_coarse.msh"), None);
     let d = Arc::new(d);
     let (dt, _) = solver::time_step(&d, 0.95).unwrap();
-    let src = Source::new(&m, &t, &d, dt, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
+    let src = Source::new(&m, &t, &d, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
     let probe = Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap();
     let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
     let w = Waveform::gaussian_derivative(150e6);

@@ -1,14 +1,15 @@
 //! The CPU reference backend: the leapfrog kernels in parallel with rayon, in f32 or f64.
 //!
 //! One step: `F^(n+1/2) = F^(n-1/2) - P U^n`, then
-//! `U^(n+1) = U^n + D F^(n+1/2) - w(t_(n+1/2)) g`, with `P`, `D` from
-//! [`crate::dga::operators`] and the source pattern `g = Δt Meps⁻¹ J`.
+//! `U^(n+1) = U^n + D F^(n+1/2) - w(t_(n+1/2)) Δt g`, with `P`, `D` from
+//! [`crate::dga::operators`] and the source pattern `g = Meps⁻¹ J`.
 
 use super::Stepper;
 use crate::Real;
 use crate::dga::Dga;
+use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators};
-use crate::solver::{Probe, Source, Waveform};
+use crate::problem::Waveform;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -96,11 +97,11 @@ pub fn dual_csr<T: Real>(ops: &Operators<T>, f: &[T], u: &mut [T]) {
 
 /// The CPU stepper.
 pub struct CpuStepper<T: Real> {
-    pub ops: Arc<Operators<T>>,
-    pub dga: Arc<Dga>,
-    pub dual: DualForm,
-    pub u: Vec<T>,
-    pub f: Vec<T>,
+    ops: Arc<Operators<T>>,
+    dga: Arc<Dga>,
+    dual: DualForm,
+    u: Vec<T>,
+    f: Vec<T>,
     c: Vec<T>,
     source: Vec<(u32, T)>,
     wave: Option<Waveform>,
@@ -108,7 +109,8 @@ pub struct CpuStepper<T: Real> {
 }
 
 impl<T: Real> CpuStepper<T> {
-    /// A stepper from a zero state. The source (if any) is driven by `wave`.
+    /// A stepper from a zero state. The source (if any, with its unit-Δt pattern) is
+    /// driven by `wave`.
     pub fn new(
         dga: Arc<Dga>,
         ops: Arc<Operators<T>>,
@@ -128,7 +130,12 @@ impl<T: Real> CpuStepper<T> {
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
             source: source
-                .map(|(s, _)| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).collect())
+                .map(|(s, _)| {
+                    s.pattern
+                        .iter()
+                        .map(|&(h, g)| (h, T::of(g * ops.dt)))
+                        .collect()
+                })
                 .unwrap_or_default(),
             wave: source.map(|(_, w)| w),
             ops,
@@ -136,6 +143,11 @@ impl<T: Real> CpuStepper<T> {
             dual,
             probes,
         })
+    }
+
+    /// The electric DoFs `U^n` (half-edge slots).
+    pub fn u(&self) -> &[T] {
+        &self.u
     }
 
     /// One leapfrog step with source amplitude `amp`.

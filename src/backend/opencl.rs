@@ -16,10 +16,10 @@
 
 use super::Stepper;
 use crate::dga::Dga;
+use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, build_csr};
-use crate::solver::{Probe, Source, Waveform};
+use crate::problem::Waveform;
 use crate::util::Rng;
-use crate::util::human_bytes;
 use crate::{Error, Real, Result};
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
@@ -209,8 +209,8 @@ impl ClDevice {
         if bytes > self.info.max_alloc {
             return Err(Error::DeviceMemory(format!(
                 "{what} needs {} in one buffer, above the device's maximum allocation of {} ({})",
-                human_bytes(bytes),
-                human_bytes(self.info.max_alloc),
+                indicatif::HumanBytes(bytes),
+                indicatif::HumanBytes(self.info.max_alloc),
                 self.info.name
             )));
         }
@@ -363,23 +363,25 @@ impl ClDevice {
     }
 }
 
-/// The compiled kernels of one precision.
+/// The compiled kernels of one precision. The bandwidth probes (`copy`, `triad`, and their
+/// four-per-work-item forms) are public for the bench; the operator kernels are launched
+/// through [`ClStepper`].
 pub struct Kernels {
-    pub primal_tet: Kernel,
-    pub primal_row: Kernel,
-    pub circulation: Kernel,
-    pub vertex_block: Kernel,
-    pub vertex_block_h: Kernel,
-    pub csr_scalar: Kernel,
-    pub csr_vector: Kernel,
-    pub source: Kernel,
-    pub probe: Kernel,
-    pub scale: Kernel,
-    pub dot_partial: Kernel,
-    pub axpy0: Kernel,
+    pub(crate) primal_tet: Kernel,
+    pub(crate) primal_row: Kernel,
+    pub(crate) circulation: Kernel,
+    pub(crate) vertex_block: Kernel,
+    pub(crate) vertex_block_h: Kernel,
+    pub(crate) csr_scalar: Kernel,
+    pub(crate) csr_vector: Kernel,
+    pub(crate) source: Kernel,
+    pub(crate) probe: Kernel,
+    pub(crate) scale: Kernel,
+    pub(crate) dot_partial: Kernel,
+    pub(crate) axpy0: Kernel,
     pub copy: Kernel,
     pub triad: Kernel,
-    pub vertex_block_v: Kernel,
+    pub(crate) vertex_block_v: Kernel,
     pub copy4: Kernel,
     pub triad4: Kernel,
     _program: Program,
@@ -488,40 +490,57 @@ pub enum CsrVariant {
     Vector,
 }
 
+/// The kernel variants a [`ClStepper`] launches (the bench times each one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variants {
+    pub primal: PrimalVariant,
+    pub block: BlockVariant,
+    pub csr: CsrVariant,
+}
+
+impl Default for Variants {
+    /// The fastest variants measured (`results/h200/`).
+    fn default() -> Self {
+        Variants {
+            primal: PrimalVariant::Tet,
+            block: BlockVariant::Vertex,
+            csr: CsrVariant::Vector,
+        }
+    }
+}
+
 /// The CSR matrix on the device: row pointers, columns, values and the number of nonzeros.
 pub type DeviceCsr<T> = (Buffer<u32>, Buffer<u32>, Buffer<T>, usize);
 
 /// Device buffers of the operators and the state.
 pub struct ClStepper<T: Real> {
-    pub dev: Arc<ClDevice>,
-    pub k: Kernels,
-    pub dga: Arc<Dga>,
-    pub dual: DualForm,
-    pub primal: PrimalVariant,
-    pub csr_variant: CsrVariant,
-    pub block_variant: BlockVariant,
-    pub t: usize,
-    pub ne: usize,
-    pub nh: usize,
+    dev: Arc<ClDevice>,
+    k: Kernels,
+    dga: Arc<Dga>,
+    dual: DualForm,
+    variants: Variants,
+    t: usize,
+    ne: usize,
+    nh: usize,
     /// Current time step (metres of light travel); 1 until [`ClStepper::set_time_step`].
-    pub dt: f64,
-    pub p: Buffer<T>,
-    pub pe: Buffer<u32>,
-    pub u: Buffer<T>,
-    pub f: Buffer<T>,
-    pub c: Buffer<T>,
-    pub circ_ptr: Buffer<u32>,
-    pub circ: Buffer<u32>,
-    pub vptr: Buffer<u32>,
-    pub vh: Buffer<u32>,
-    pub hvert: Buffer<u32>,
-    pub hrow: Buffer<u64>,
-    pub slot_vertex: Buffer<u32>,
-    pub boff: Buffer<u64>,
-    pub nfree: usize,
-    pub block: Buffer<T>,
-    pub block_len: usize,
-    pub csr: Option<DeviceCsr<T>>,
+    dt: f64,
+    p: Buffer<T>,
+    pe: Buffer<u32>,
+    u: Buffer<T>,
+    f: Buffer<T>,
+    c: Buffer<T>,
+    circ_ptr: Buffer<u32>,
+    circ: Buffer<u32>,
+    vptr: Buffer<u32>,
+    vh: Buffer<u32>,
+    hvert: Buffer<u32>,
+    hrow: Buffer<u64>,
+    slot_vertex: Buffer<u32>,
+    boff: Buffer<u64>,
+    nfree: usize,
+    block: Buffer<T>,
+    block_len: usize,
+    csr: Option<DeviceCsr<T>>,
     src_idx: Buffer<u32>,
     src_g: Buffer<T>,
     nsrc: usize,
@@ -532,36 +551,33 @@ pub struct ClStepper<T: Real> {
     np: usize,
 }
 
-/// Bytes the device needs for a mesh (operators, state, optional CSR), for the pre-check.
-pub fn device_bytes(dga: &Dga, real: usize, with_csr: bool) -> (u64, u64) {
-    let t = dga.n_tets as u64;
-    let e = dga.n_edges as u64;
-    let nh = 2 * e;
-    let r = real as u64;
-    let blocks = dga.meps_inv.data.len() as u64 * r;
-    let nv = dga.n_vertices as u64;
-    let nf = dga.meps.h.len() as u64;
-    let mut parts = vec![
-        24 * t * r,
-        6 * t * 4,
-        nh * r,
-        4 * t * r,
-        e * r,
-        (e + 1) * 4,
-        dga.circ.len() as u64 * 4,
-        (nv + 1) * 4,
-        nf * 4,
-        nh * 4,
-        nh * 8,
-        nf * 4,
-        (nv + 1) * 8,
-        blocks,
-    ];
-    if with_csr {
-        let nnz = csr_nnz_estimate(dga);
-        parts.extend([(nh + 1) * 4, nnz * 4, nnz * r]);
+/// Refuses a mesh whose operators do not fit the device (total memory, largest buffer),
+/// before anything is allocated, with the figures ([`crate::cost::dga_device_bytes`]).
+fn check_device_memory<T: Real>(dev: &ClDevice, dga: &Dga, dual: DualForm) -> Result<()> {
+    let real = std::mem::size_of::<T>();
+    let nnz = (dual == DualForm::Csr).then(|| csr_nnz_estimate(dga));
+    let (total, largest) = crate::cost::dga_device_bytes(&dga.counts(), real, nnz);
+    let avail = dev.info.global_mem;
+    if total as f64 > 0.92 * avail as f64 {
+        return Err(Error::DeviceMemory(format!(
+            "the mesh needs about {} on the device ({} tets, {} precision, {} dual), but {} has {}",
+            indicatif::HumanBytes(total),
+            dga.n_tets,
+            T::NAME,
+            dual.name(),
+            dev.info.name,
+            indicatif::HumanBytes(avail)
+        )));
     }
-    (parts.iter().sum(), parts.iter().copied().max().unwrap_or(0))
+    if largest > dev.info.max_alloc {
+        return Err(Error::DeviceMemory(format!(
+            "the largest operator array needs {}, above the maximum allocation of {} on {}",
+            indicatif::HumanBytes(largest),
+            indicatif::HumanBytes(dev.info.max_alloc),
+            dev.info.name
+        )));
+    }
+    Ok(())
 }
 
 /// The exact number of nonzeros of the CSR matrix: per vertex, (free rows) x (distinct
@@ -605,28 +621,7 @@ impl<T: Real> ClStepper<T> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
-        let real = std::mem::size_of::<T>();
-        let (total, largest) = device_bytes(&dga, real, dual == DualForm::Csr);
-        let avail = dev.info.global_mem;
-        if total as f64 > 0.92 * avail as f64 {
-            return Err(Error::DeviceMemory(format!(
-                "the mesh needs about {} on the device ({} tets, {} precision, {} dual), but {} has {}",
-                human_bytes(total),
-                dga.n_tets,
-                T::NAME,
-                dual.name(),
-                dev.info.name,
-                human_bytes(avail)
-            )));
-        }
-        if largest > dev.info.max_alloc {
-            return Err(Error::DeviceMemory(format!(
-                "the largest operator array needs {}, above the maximum allocation of {} on {}",
-                human_bytes(largest),
-                human_bytes(dev.info.max_alloc),
-                dev.info.name
-            )));
-        }
+        check_device_memory::<T>(&dev, &dga, dual)?;
         let k = dev.build::<T>()?;
         let t = dga.n_tets;
         let ne = dga.n_edges;
@@ -709,9 +704,7 @@ impl<T: Real> ClStepper<T> {
             dev,
             dga,
             dual,
-            primal: PrimalVariant::Tet,
-            csr_variant: CsrVariant::Vector,
-            block_variant: BlockVariant::Vertex,
+            variants: Variants::default(),
             t,
             ne,
             nh,
@@ -719,6 +712,49 @@ impl<T: Real> ClStepper<T> {
         };
         s.zero_state()?;
         Ok(s)
+    }
+
+    /// The kernel variants launched.
+    pub fn variants(&self) -> Variants {
+        self.variants
+    }
+
+    /// Chooses the kernel variants (a CSR variant needs the stepper built with the CSR dual).
+    pub fn set_variants(&mut self, v: Variants) {
+        self.variants = v;
+    }
+
+    /// The dual form of the time step.
+    pub fn dual(&self) -> DualForm {
+        self.dual
+    }
+
+    /// Switches the dual form (the CSR form needs the stepper built with the CSR dual).
+    pub fn set_dual(&mut self, d: DualForm) -> Result<()> {
+        if d == DualForm::Csr && self.csr.is_none() {
+            return Err(Error::config(
+                "dual",
+                "csr",
+                "the stepper was built without the CSR matrix",
+            ));
+        }
+        self.dual = d;
+        Ok(())
+    }
+
+    /// Nonzeros of the device CSR matrix (0 without it).
+    pub fn csr_nnz(&self) -> usize {
+        self.csr.as_ref().map(|c| c.3).unwrap_or(0)
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<ClDevice> {
+        &self.dev
+    }
+
+    /// The compiled kernels (for the bench's bandwidth probes).
+    pub fn kernels(&self) -> &Kernels {
+        &self.k
     }
 
     pub fn zero_state(&mut self) -> Result<()> {
@@ -770,7 +806,7 @@ impl<T: Real> ClStepper<T> {
             Arg::Buf(u),
             Arg::Buf(f),
         ];
-        match self.primal {
+        match self.variants.primal {
             PrimalVariant::Tet => launch(&self.dev, &self.k.primal_tet, self.t, LOCAL, &args),
             PrimalVariant::Row => launch(&self.dev, &self.k.primal_row, 4 * self.t, LOCAL, &args),
         }
@@ -805,7 +841,7 @@ impl<T: Real> ClStepper<T> {
 
     /// `u += B c` with the configured mapping (c: the stepper's circulation buffer).
     fn launch_vertex_blocks(&self, u: &Buffer<T>) -> Result<Event> {
-        match self.block_variant {
+        match self.variants.block {
             BlockVariant::Vertex => launch(
                 &self.dev,
                 &self.k.vertex_block_v,
@@ -851,7 +887,7 @@ impl<T: Real> ClStepper<T> {
             )
         })?;
         let nr = self.nh as u32;
-        match self.csr_variant {
+        match self.variants.csr {
             CsrVariant::Scalar => launch(
                 &self.dev,
                 &self.k.csr_scalar,

@@ -3,7 +3,7 @@
 use super::{DgOperator, RK4A, RK4B, RK4C};
 use crate::backend::Stepper;
 use crate::mesh::Mesh;
-use crate::solver::Waveform;
+use crate::problem::Waveform;
 use crate::util::{V3, cross};
 use crate::{Error, Result};
 use rayon::prelude::*;

@@ -23,15 +23,26 @@ pub mod cpu;
 pub mod opencl;
 
 use crate::mesh::Mesh;
-use crate::util::{V3, cross, norm};
+use crate::util::{C64, V3, cross, norm};
 use crate::{Error, Result};
 use basis::RefElement;
 use std::collections::HashMap;
 
 /// Numerical flux.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Flux {
+    #[default]
     Upwind,
     Central,
 }
@@ -47,17 +58,6 @@ impl Flux {
         match self {
             Flux::Upwind => "upwind",
             Flux::Central => "central",
-        }
-    }
-}
-
-impl std::str::FromStr for Flux {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "upwind" => Ok(Flux::Upwind),
-            "central" => Ok(Flux::Central),
-            _ => Err(Error::config("flux", s, "expected upwind or central")),
         }
     }
 }
@@ -86,9 +86,9 @@ pub const RK4C: [f64; 5] = [
 ];
 
 /// Amplification factor of one LSERK step for `y' = z y`.
-pub fn lserk_amplification(z: nalgebra::Complex<f64>) -> nalgebra::Complex<f64> {
-    let mut y = nalgebra::Complex::<f64>::new(1.0, 0.0);
-    let mut res = nalgebra::Complex::<f64>::new(0.0, 0.0);
+pub fn lserk_amplification(z: C64) -> C64 {
+    let mut y = C64::new(1.0, 0.0);
+    let mut res = C64::new(0.0, 0.0);
     for s in 0..5 {
         res = res * RK4A[s] + z * y;
         y += res * RK4B[s];
@@ -101,7 +101,7 @@ pub fn lserk_safe_radius() -> f64 {
     let mut r_min = f64::INFINITY;
     for a in 0..=90 {
         let th = std::f64::consts::FRAC_PI_2 + std::f64::consts::PI * a as f64 / 90.0;
-        let dir = nalgebra::Complex::<f64>::from_polar(1.0, th);
+        let dir = C64::from_polar(1.0, th);
         // first radius where |R| exceeds 1, by stepping then bisection
         let mut lo = 0.0;
         let mut hi = 0.05;
@@ -157,7 +157,6 @@ impl DgOperator {
         let re = RefElement::new(n);
         let k = mesh.n_tets();
         let np = re.np;
-        let nfp = re.nfp;
         let mut geo = Vec::with_capacity(k);
         let mut jac = Vec::with_capacity(k);
         let mut normal = Vec::with_capacity(4 * k);
@@ -223,45 +222,7 @@ impl DgOperator {
                 }));
             }
         }
-        // Face connectivity by sorted vertex triples, then node matching by coordinates.
-        let mut faces: HashMap<[u32; 3], Vec<(usize, usize)>> = HashMap::with_capacity(2 * k);
-        for t in 0..k {
-            for (f, fv) in FACE_VERTS.iter().enumerate() {
-                let mut key = fv.map(|a| mesh.tets[t][a]);
-                key.sort_unstable();
-                faces.entry(key).or_default().push((t, f));
-            }
-        }
-        let mut vmap_p = vec![0u32; k * 4 * nfp];
-        for t in 0..k {
-            for f in 0..4 {
-                for m in 0..nfp {
-                    vmap_p[(t * 4 + f) * nfp + m] = (t * np + re.fmask[f][m]) as u32;
-                }
-            }
-        }
-        for list in faces.values() {
-            if let [(k1, f1), (k2, f2)] = list[..] {
-                let h = mesh.tet_volume(k1).cbrt();
-                for (ka, fa, kb, fb) in [(k1, f1, k2, f2), (k2, f2, k1, f1)] {
-                    for m in 0..nfp {
-                        let xa = x[ka * np + re.fmask[fa][m]];
-                        let found = (0..nfp).find(|&m2| {
-                            let xb = x[kb * np + re.fmask[fb][m2]];
-                            norm(crate::util::sub(xa, xb)) < 1e-8 * h
-                        });
-                        let m2 = found.ok_or_else(|| Error::MeshInvalid {
-                            path: mesh.source.clone(),
-                            msg: format!(
-                                "DG face nodes of tetrahedra {} and {} do not match",
-                                mesh.tet_ids[ka], mesh.tet_ids[kb]
-                            ),
-                        })?;
-                        vmap_p[(ka * 4 + fa) * nfp + m] = (kb * np + re.fmask[fb][m2]) as u32;
-                    }
-                }
-            }
-        }
+        let vmap_p = face_map(mesh, &re, &x)?;
         let _ = cross;
         Ok(DgOperator {
             re,
@@ -288,8 +249,64 @@ impl DgOperator {
     /// Floating-point operations of one right-hand-side evaluation (the model the bench
     /// reports): volume derivatives `18·2·Np²`, curls and scaling `~30·Np`, fluxes `~60` per
     /// face point, lift `6·2·Np·4Nfp`, per tet.
+    /// The counts the cost models read ([`crate::cost`]).
+    pub fn counts(&self) -> crate::cost::DgCounts {
+        crate::cost::DgCounts {
+            tets: self.k,
+            np: self.re.np,
+            nfp: self.re.nfp,
+            flops_per_rhs: self.flops_per_rhs(),
+            dofs: self.n_dofs(),
+        }
+    }
+
     pub fn flops_per_rhs(&self) -> f64 {
         let (np, nfp) = (self.re.np as f64, self.re.nfp as f64);
         self.k as f64 * (36.0 * np * np + 30.0 * np + 60.0 * 4.0 * nfp + 48.0 * np * nfp)
     }
+}
+
+/// The "+" node of every face point: face connectivity by sorted vertex triples, then node
+/// matching by coordinates (a boundary face point is its own "+" node: the PEC mirror).
+fn face_map(mesh: &Mesh, re: &RefElement, x: &[V3]) -> Result<Vec<u32>> {
+    let (k, np, nfp) = (mesh.n_tets(), re.np, re.nfp);
+    let mut faces: HashMap<[u32; 3], Vec<(usize, usize)>> = HashMap::with_capacity(2 * k);
+    for t in 0..k {
+        for (f, fv) in FACE_VERTS.iter().enumerate() {
+            let mut key = fv.map(|a| mesh.tets[t][a]);
+            key.sort_unstable();
+            faces.entry(key).or_default().push((t, f));
+        }
+    }
+    let mut vmap_p = vec![0u32; k * 4 * nfp];
+    for t in 0..k {
+        for f in 0..4 {
+            for m in 0..nfp {
+                vmap_p[(t * 4 + f) * nfp + m] = (t * np + re.fmask[f][m]) as u32;
+            }
+        }
+    }
+    for list in faces.values() {
+        if let [(k1, f1), (k2, f2)] = list[..] {
+            let h = mesh.tet_volume(k1).cbrt();
+            for (ka, fa, kb, fb) in [(k1, f1, k2, f2), (k2, f2, k1, f1)] {
+                for m in 0..nfp {
+                    let xa = x[ka * np + re.fmask[fa][m]];
+                    let found = (0..nfp).find(|&m2| {
+                        let xb = x[kb * np + re.fmask[fb][m2]];
+                        norm(crate::util::sub(xa, xb)) < 1e-8 * h
+                    });
+                    let m2 = found.ok_or_else(|| Error::MeshInvalid {
+                        path: mesh.source.clone(),
+                        msg: format!(
+                            "DG face nodes of tetrahedra {} and {} do not match",
+                            mesh.tet_ids[ka], mesh.tet_ids[kb]
+                        ),
+                    })?;
+                    vmap_p[(ka * 4 + fa) * nfp + m] = (kb * np + re.fmask[fb][m2]) as u32;
+                }
+            }
+        }
+    }
+    Ok(vmap_p)
 }

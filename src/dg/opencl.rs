@@ -72,9 +72,9 @@ impl<T: Real> DgClStepper<T> {
             return Err(Error::DeviceMemory(format!(
                 "DG order {} needs about {} on the device ({k} tets), but {} has {}",
                 op.re.n,
-                crate::util::human_bytes(need as u64),
+                indicatif::HumanBytes(need as u64),
                 dev.info.name,
-                crate::util::human_bytes(dev.info.global_mem)
+                indicatif::HumanBytes(dev.info.global_mem)
             )));
         }
         let opts = format!(

@@ -16,73 +16,17 @@
 //! ±1 (circulation around the outward-oriented face); `C̃` (2E x 4T) row `(e, v)` is the
 //! circulation of F around the whole dual face of `e`. `C̃ = Cᵀ` exactly.
 
+pub mod excitation;
 pub mod operators;
+pub mod sparse;
 
 use crate::complex::TetGeom;
 use crate::error::{Error, Result};
 use crate::mesh::topology::FACE_CYCLE;
 use crate::mesh::{Mesh, Topology};
+use crate::problem::Media;
 use nalgebra::{DMatrix, Matrix3, Matrix4};
 use rayon::prelude::*;
-
-/// Relative permittivity and permeability of each tetrahedron.
-#[derive(Clone, Debug)]
-pub struct Materials {
-    pub eps: Vec<f64>,
-    pub mu: Vec<f64>,
-}
-
-impl Materials {
-    pub fn vacuum(n_tets: usize) -> Self {
-        Materials {
-            eps: vec![1.0; n_tets],
-            mu: vec![1.0; n_tets],
-        }
-    }
-    /// Assigns `(eps_r, mu_r)` to the tets of the named (or numbered) volume groups.
-    pub fn from_groups(mesh: &Mesh, groups: &[(String, f64, f64)]) -> Result<Self> {
-        let mut m = Materials::vacuum(mesh.n_tets());
-        for (key, eps, mu) in groups {
-            let tag = mesh.volume_group(key).ok_or_else(|| {
-                let known: Vec<String> = mesh
-                    .physical_names
-                    .iter()
-                    .filter(|p| p.dim == 3)
-                    .map(|p| format!("{} ({})", p.name, p.tag))
-                    .collect();
-                Error::config(
-                    "material group",
-                    key,
-                    format!(
-                        "no such volume group in {} (known: {})",
-                        mesh.source,
-                        if known.is_empty() {
-                            "none".into()
-                        } else {
-                            known.join(", ")
-                        }
-                    ),
-                )
-            })?;
-            for (v, name) in [(*eps, "eps_r"), (*mu, "mu_r")] {
-                if !(v.is_finite() && v > 0.0) {
-                    return Err(Error::config(
-                        name,
-                        v,
-                        format!("must be finite and positive (group {key})"),
-                    ));
-                }
-            }
-            for n in 0..mesh.n_tets() {
-                if mesh.tet_phys[n] == tag {
-                    m.eps[n] = *eps;
-                    m.mu[n] = *mu;
-                }
-            }
-        }
-        Ok(m)
-    }
-}
 
 /// Faraday incidence of a tet: `C_n[k][l]` for face `k` (outward) and local edge `l`
 /// (global orientation). Entries are ±1 where edge `l` bounds face `k`, else 0.
@@ -192,9 +136,22 @@ impl Dga {
         self.meps.h.len()
     }
 
-    /// Assembles everything. Fails if a local mass matrix is not SPD.
-    pub fn assemble(mesh: &Mesh, topo: &Topology, mat: &Materials) -> Result<Dga> {
-        Self::assemble_with(mesh, topo, mat, false)
+    /// The counts the cost models read ([`crate::cost`]).
+    pub fn counts(&self) -> crate::cost::DgaCounts {
+        crate::cost::DgaCounts {
+            tets: self.n_tets,
+            edges: self.n_edges,
+            vertices: self.n_vertices,
+            free_half: self.n_free_half(),
+            circ: self.circ.len(),
+            block: self.meps_inv.data.len(),
+        }
+    }
+
+    /// Assembles everything with PEC on the whole boundary. Fails if a local mass matrix
+    /// is not SPD.
+    pub fn assemble(mesh: &Mesh, topo: &Topology, mat: &Media) -> Result<Dga> {
+        Self::assemble_with(mesh, topo, mat, &topo.boundary_edge, false)
     }
 
     /// Whether the mass matrices themselves (not only their inverses) are kept; they are
@@ -217,15 +174,53 @@ impl Dga {
         }
     }
 
+    /// Assembles with the half-edges of the `fixed` edges removed from the unknowns (PEC
+    /// edges, [`crate::problem::Walls::fixed_edges`]); every other edge, on the boundary or
+    /// not, carries two unknowns.
+    ///
     /// With `lean`, only what the time loop needs is kept (`Mmu` is dropped and `Meps` is
     /// inverted in place), lowering peak memory by about 40% for benchmarks of very large
     /// meshes. A lean `Dga` cannot evaluate the energy or run the power iteration.
-    pub fn assemble_with(mesh: &Mesh, topo: &Topology, mat: &Materials, lean: bool) -> Result<Dga> {
+    pub fn assemble_with(
+        mesh: &Mesh,
+        topo: &Topology,
+        mat: &Media,
+        fixed: &[bool],
+        lean: bool,
+    ) -> Result<Dga> {
+        let free_edge: Vec<bool> = fixed.iter().map(|&b| !b).collect();
+        Self::assemble_rows(mesh, topo, mat, lean, free_edge, None, None)
+    }
+
+    /// Assembly of a part of a mesh (domain decomposition, `crate::partition`): the free
+    /// flags of the edges are given (the global ones, not those of the part's own surface),
+    /// `Mmu_n` and `Mmu_n⁻¹ C_n` are computed only for the tets with `tet_rows[n]` (zero
+    /// elsewhere), and `Meps_v` only for the vertices with `vertex_rows[v]` (the other
+    /// vertices get empty blocks). `None` selects every tet or vertex.
+    pub fn assemble_rows(
+        mesh: &Mesh,
+        topo: &Topology,
+        mat: &Media,
+        lean: bool,
+        free_edge: Vec<bool>,
+        tet_rows: Option<&[bool]>,
+        vertex_rows: Option<&[bool]>,
+    ) -> Result<Dga> {
         let t = mesh.n_tets();
+        if free_edge.len() != topo.n_edges() {
+            return Err(Error::config(
+                "free edge flags",
+                free_edge.len(),
+                format!("expected one per edge ({})", topo.n_edges()),
+            ));
+        }
         // Per tet: Mmu and Mmu⁻¹C (a NaN in slot 0 marks a failure, reported below).
         let (mmu, mmu_inv_c): (Vec<[f64; 16]>, Vec<[f64; 24]>) = (0..t)
             .into_par_iter()
             .map(|n| {
+                if tet_rows.is_some_and(|r| !r[n]) {
+                    return ([0.0; 16], [0.0; 24]);
+                }
                 let g = TetGeom::new(mesh, n);
                 let mut mmu = Matrix4::<f64>::zeros();
                 for i in 0..4 {
@@ -261,8 +256,7 @@ impl Dga {
             ));
         }
         let mmu = if lean { Vec::new() } else { mmu };
-        let free_edge: Vec<bool> = topo.boundary_edge.iter().map(|&b| !b).collect();
-        let mut meps = assemble_eps(mesh, topo, mat, &free_edge)?;
+        let mut meps = assemble_eps(mesh, topo, mat, &free_edge, vertex_rows)?;
         let meps_inv = if lean {
             let data = std::mem::take(&mut meps.data);
             let mut m = VertexBlocks {
@@ -293,40 +287,8 @@ impl Dga {
     }
 
     /// `Meps_v` over all half-edges (no PEC restriction), for the consistency identity.
-    pub fn meps_unrestricted(mesh: &Mesh, topo: &Topology, mat: &Materials) -> VertexBlocks {
-        assemble_eps(mesh, topo, mat, &vec![true; topo.n_edges()]).expect("valid mesh")
-    }
-
-    /// The sparse `C` (4T x 2E) as triplets (row, col, ±1), for tests and the CSR build.
-    pub fn curl_triplets(mesh: &Mesh, topo: &Topology) -> Vec<(usize, usize, f64)> {
-        let mut out = Vec::with_capacity(mesh.n_tets() * 24);
-        for n in 0..mesh.n_tets() {
-            let c = curl_block(mesh.tets[n]);
-            for k in 0..4 {
-                for l in 0..6 {
-                    if c[k][l] != 0.0 {
-                        let e = topo.tet_edges[n][l] as usize;
-                        out.push((4 * n + k, 2 * e, c[k][l]));
-                        out.push((4 * n + k, 2 * e + 1, c[k][l]));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    /// The dual curl `C̃` (2E x 4T) built from the geometric rule of design note §7
-    /// (independently of `C`), as triplets.
-    pub fn dual_curl_triplets(&self) -> Vec<(usize, usize, f64)> {
-        let mut out = Vec::new();
-        for e in 0..self.n_edges {
-            for &x in &self.circ[self.circ_ptr[e] as usize..self.circ_ptr[e + 1] as usize] {
-                let s = if x & 1 == 1 { -1.0 } else { 1.0 };
-                out.push((2 * e, (x >> 1) as usize, s));
-                out.push((2 * e + 1, (x >> 1) as usize, s));
-            }
-        }
-        out
+    pub fn meps_unrestricted(mesh: &Mesh, topo: &Topology, mat: &Media) -> VertexBlocks {
+        assemble_eps(mesh, topo, mat, &vec![true; topo.n_edges()], None).expect("valid mesh")
     }
 
     /// Per half-edge slot: its vertex and the offset of its row in the vertex block
@@ -374,11 +336,13 @@ fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]
 /// `Meps_v` per vertex over the half-edges of kept edges. The hexahedral matrices are
 /// recomputed from the geometry inside the vertex loop (4 times per tet) rather than
 /// stored, and the blocks are written in place: memory is the result plus O(V).
+/// Vertices outside `rows` (when given) get empty blocks.
 fn assemble_eps(
     mesh: &Mesh,
     topo: &Topology,
-    mat: &Materials,
+    mat: &Media,
     keep: &[bool],
+    rows: Option<&[bool]>,
 ) -> Result<VertexBlocks> {
     let nv = mesh.n_vertices();
     // vertex -> (tet, local vertex)
@@ -403,15 +367,21 @@ fn assemble_eps(
     let mut ptr = Vec::with_capacity(nv + 1);
     ptr.push(0usize);
     for v in 0..nv {
-        let d = topo
-            .edges_at(v)
-            .iter()
-            .filter(|&&e| keep[e as usize])
-            .count();
+        let d = if rows.is_some_and(|r| !r[v]) {
+            0
+        } else {
+            topo.edges_at(v)
+                .iter()
+                .filter(|&&e| keep[e as usize])
+                .count()
+        };
         ptr.push(ptr[v] + d);
     }
     let mut h = vec![0u32; ptr[nv]];
     for v in 0..nv {
+        if ptr[v + 1] == ptr[v] {
+            continue;
+        }
         let mut k = ptr[v];
         for &e in topo.edges_at(v) {
             if keep[e as usize] {
@@ -432,6 +402,9 @@ fn assemble_eps(
         .into_par_iter()
         .enumerate()
         .for_each(|(v, b)| {
+            if rows.is_some_and(|r| !r[v]) {
+                return;
+            }
             let hs = &h[ptr[v]..ptr[v + 1]];
             let d = hs.len();
             for &(n, i) in &vt[vt_ptr[v]..vt_ptr[v + 1]] {

@@ -14,24 +14,24 @@ use rayon::prelude::*;
 use sprs::CsMat;
 
 /// Which form of the dual (Ampère) update to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum DualForm {
     /// Global CSR SpMV, as in the seed paper.
     Csr,
     /// Per-edge circulation then per-vertex dense block: fewer bytes.
+    #[default]
     Factored,
-}
-
-impl std::str::FromStr for DualForm {
-    type Err = crate::Error;
-    fn from_str(s: &str) -> crate::Result<Self> {
-        match s {
-            "csr" => Ok(DualForm::Csr),
-            "factored" => Ok(DualForm::Factored),
-            _ => Err(crate::Error::config("dual", s, "expected csr or factored")),
-        }
-    }
 }
 
 impl DualForm {

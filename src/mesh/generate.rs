@@ -12,7 +12,12 @@ fn fresh(
     mut tets: Vec<[u32; 4]>,
     phys: Vec<i32>,
     names: Vec<PhysicalName>,
+    mut surfaces: Vec<([u32; 3], i32)>,
 ) -> Mesh {
+    for s in surfaces.iter_mut() {
+        s.0.sort_unstable();
+    }
+    surfaces.sort_unstable();
     let mut reoriented = 0;
     for t in tets.iter_mut() {
         let x: Vec<V3> = t.iter().map(|&v| nodes[v as usize]).collect();
@@ -29,13 +34,18 @@ fn fresh(
         tet_phys: phys,
         tet_ids: (1..=n as u64).collect(),
         physical_names: names,
+        surfaces,
         reoriented,
     }
 }
 
+/// Names of the box's six wall groups (surface tags 1..=6, in this order).
+pub const BOX_WALLS: [&str; 6] = ["xmin", "xmax", "ymin", "ymax", "zmin", "zmax"];
+
 /// A box `[0, lx] x [0, ly] x [0, lz]` of `nx * ny * nz` cubes, each split into 6
 /// tetrahedra along its main diagonal (Kuhn split; conforming across cubes). 6 n^3 tets.
-/// All tets get physical tag 1 ("vacuum").
+/// All tets get physical tag 1 ("vacuum"); the six walls are surface groups
+/// [`BOX_WALLS`] (tags 1..=6), so boundary conditions can be set per wall.
 pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
     let [nx, ny, nz] = n;
     let id = |i: usize, j: usize, k: usize| (i + (nx + 1) * (j + (ny + 1) * k)) as u32;
@@ -75,16 +85,49 @@ pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
         })
         .collect();
     let nt = tets.len();
+    // Wall triangles: each boundary square of the cube grid is split along the diagonal
+    // the Kuhn split uses on that face (the one through the cube's corner with the smaller
+    // index sum), which is the diagonal of the two tets' faces there.
+    let mut surfaces = Vec::new();
+    for axis in 0..3 {
+        let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
+        for side in 0..2 {
+            let tag = (2 * axis + side + 1) as i32;
+            let fixed = side * n[axis];
+            for i in 0..n[a] {
+                for j in 0..n[b] {
+                    let at = |di: usize, dj: usize| {
+                        let mut c = [0usize; 3];
+                        c[axis] = fixed;
+                        c[a] = i + di;
+                        c[b] = j + dj;
+                        id(c[0], c[1], c[2])
+                    };
+                    surfaces.push(([at(0, 0), at(1, 0), at(1, 1)], tag));
+                    surfaces.push(([at(0, 0), at(0, 1), at(1, 1)], tag));
+                }
+            }
+        }
+    }
+    let mut names = vec![PhysicalName {
+        dim: 3,
+        tag: 1,
+        name: "vacuum".into(),
+    }];
+    for (k, w) in BOX_WALLS.iter().enumerate() {
+        names.push(PhysicalName {
+            dim: 2,
+            tag: k as i32 + 1,
+            name: w.to_string(),
+        });
+    }
     fresh(
         format!("box {nx}x{ny}x{nz} of {}x{}x{} m", l[0], l[1], l[2]),
         nodes,
         tets,
         vec![1; nt],
-        vec![PhysicalName {
-            dim: 3,
-            tag: 1,
-            name: "vacuum".into(),
-        }],
+        names,
+        surfaces,
     )
 }
 
@@ -177,12 +220,35 @@ pub fn refine(mesh: &Mesh, cyl: Option<Cylinder>) -> Mesh {
         .iter()
         .flat_map(|&p| std::iter::repeat_n(p, 8))
         .collect();
+    // Each surface triangle splits into 4 through its edge midpoints.
+    let edge_of = |a: u32, b: u32| -> Option<u32> {
+        topo.edges_at(a as usize)
+            .iter()
+            .copied()
+            .find(|&e| topo.edges[e as usize].contains(&b))
+    };
+    let surfaces = mesh
+        .surfaces
+        .iter()
+        .filter_map(|&([a, b, c], tag)| {
+            let m = |x: u32, y: u32| edge_of(x, y).map(|e| nv as u32 + e);
+            let (ab, bc, ca) = (m(a, b)?, m(b, c)?, m(c, a)?);
+            Some([
+                ([a, ab, ca], tag),
+                ([ab, b, bc], tag),
+                ([ca, bc, c], tag),
+                ([ab, bc, ca], tag),
+            ])
+        })
+        .flatten()
+        .collect();
     fresh(
         format!("{} refined 1:8", mesh.source),
         nodes,
         tets,
         phys,
         mesh.physical_names.clone(),
+        surfaces,
     )
 }
 

@@ -1,32 +1,71 @@
 //! Reader for Gmsh meshes: MSH 4.1 (ASCII and binary) and MSH 2.2 (ASCII).
 //!
-//! Reads nodes, linear tetrahedra (type 4), triangles (type 2, counted only) and
-//! physical groups. Other element types of dimension < 3 are skipped; volume elements
+//! Reads nodes, linear tetrahedra (type 4), triangles (type 2: kept with their physical
+//! tag when they have one, for boundary conditions keyed by surface groups) and physical
+//! groups. Other element types of dimension < 3 are skipped; volume elements
 //! other than linear tetrahedra are refused. Errors carry the file and the line (ASCII)
 //! or byte offset (binary). Counts from the file never size an allocation beyond what
 //! the remaining bytes can hold, so a corrupt header cannot exhaust memory.
 
-use super::{Mesh, PhysicalName, RawTet};
+use super::{Mesh, PhysicalName, RawTet, RawTri};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Reads and validates a mesh file.
+/// Reads and validates a mesh file. Only regular files are read (a FIFO or a device such
+/// as `/dev/zero` is refused before opening it), and a file larger than the memory the
+/// system has available is refused by its size.
 pub fn read(path: &Path) -> Result<Mesh> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = read_file(path)?;
     parse(&bytes, &path.display().to_string())
+}
+
+/// The bytes of a mesh file, refusing non-regular files and files larger than the memory
+/// available.
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let invalid = |msg: String| Error::MeshInvalid {
+        path: path.display().to_string(),
+        msg,
+    };
+    if !meta.is_file() {
+        return Err(invalid(
+            "not a regular file (a directory, device or pipe); give a Gmsh .msh file".into(),
+        ));
+    }
+    if let Some(avail) = crate::cost::available_memory()
+        && meta.len() > avail
+    {
+        return Err(invalid(format!(
+            "the file has {} bytes, more than the {} of memory available",
+            meta.len(),
+            avail
+        )));
+    }
+    std::fs::read(path).map_err(|e| Error::io(path, e))
 }
 
 /// Parses mesh bytes; `name` is used in messages.
 pub fn parse(bytes: &[u8], name: &str) -> Result<Mesh> {
+    // a UTF-8 byte-order mark (some editors add one) is not part of the format
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let raw = Parser::new(bytes, name).run()?;
-    Mesh::from_raw(name, raw.nodes, raw.tets, raw.names)
+    Mesh::from_raw(name, raw.nodes, raw.tets, raw.tris, raw.names)
 }
 
 struct Raw {
     nodes: Vec<[f64; 3]>,
     tets: Vec<RawTet>,
+    tris: Vec<RawTri>,
     names: Vec<PhysicalName>,
+}
+
+/// The elements the reader keeps.
+#[derive(Default)]
+struct Elements {
+    tets: Vec<RawTet>,
+    /// Triangles with a physical tag (surface groups).
+    tris: Vec<RawTri>,
 }
 
 struct Parser<'a> {
@@ -121,8 +160,14 @@ impl<'a> Parser<'a> {
         match v {
             Some(v) if v.len() >= min => Ok(v),
             _ => Err(self.err(format!(
-                "cannot read {what} from {:?} (expected at least {min} numbers)",
-                clip(l)
+                "cannot read {what} from {:?} (expected {} number{})",
+                clip(l),
+                if min == 1 {
+                    "a".to_string()
+                } else {
+                    format!("at least {min}")
+                },
+                if min == 1 { "" } else { "s" }
             ))),
         }
     }
@@ -163,8 +208,18 @@ impl<'a> Parser<'a> {
     fn count(&self, c: u64, min_bytes: usize, what: &str) -> Result<usize> {
         let fits = (c as u128) * (min_bytes.max(1) as u128) <= self.remaining() as u128;
         if !fits {
+            let swapped = c.swap_bytes();
+            let hint = if self.binary
+                && (swapped as u128) * (min_bytes.max(1) as u128) <= self.remaining() as u128
+            {
+                format!(
+                    "; read with the other byte order it is {swapped}: the file looks byte-swapped (written on a machine of the other endianness, or its endianness marker is wrong)"
+                )
+            } else {
+                " (truncated or corrupt)".to_string()
+            };
             return Err(self.err(format!(
-                "{what} count {c} is larger than the rest of the file can hold (truncated or corrupt)"
+                "{what} count {c} is larger than the rest of the file can hold{hint}"
             )));
         }
         Ok(c as usize)
@@ -232,7 +287,7 @@ impl<'a> Parser<'a> {
         let mut entity_phys: HashMap<(i32, i32), i32> = HashMap::new();
         let mut nodes: Vec<[f64; 3]> = Vec::new();
         let mut tagmap: Option<TagMap> = None;
-        let mut tets = Vec::new();
+        let mut elements = Elements::default();
         let mut saw_elements = false;
         while let Some(l) = self.line() {
             let t = l.trim();
@@ -249,14 +304,18 @@ impl<'a> Parser<'a> {
                         self.nodes22()?
                     };
                     nodes = n;
-                    tagmap = Some(build_tagmap(&tags));
+                    tagmap = Some(build_tagmap(&tags).map_err(|t| {
+                        self.err(format!(
+                            "node tag {t} is defined twice in $Nodes (each node needs its own tag)"
+                        ))
+                    })?);
                     self.expect("$EndNodes")?;
                 }
                 "$Elements" => {
                     let map = tagmap
                         .as_ref()
                         .ok_or_else(|| self.err("$Elements before $Nodes"))?;
-                    tets = if self.version == 41 {
+                    elements = if self.version == 41 {
                         self.elements41(map, &entity_phys)?
                     } else {
                         self.elements22(map)?
@@ -276,7 +335,12 @@ impl<'a> Parser<'a> {
         if !saw_elements {
             return Err(self.err("no $Elements section"));
         }
-        Ok(Raw { nodes, tets, names })
+        Ok(Raw {
+            nodes,
+            tets: elements.tets,
+            tris: elements.tris,
+            names,
+        })
     }
 
     fn skip_section(&mut self, name: &str) -> Result<()> {
@@ -467,7 +531,7 @@ impl<'a> Parser<'a> {
         Ok((xyz, tags))
     }
 
-    fn elements41(&mut self, map: &TagMap, ent: &HashMap<(i32, i32), i32>) -> Result<Vec<RawTet>> {
+    fn elements41(&mut self, map: &TagMap, ent: &HashMap<(i32, i32), i32>) -> Result<Elements> {
         let (nblocks, nel) = if self.binary {
             let h: Vec<u64> = (0..4)
                 .map(|_| self.bin_u64("the $Elements header"))
@@ -479,7 +543,7 @@ impl<'a> Parser<'a> {
         };
         let nblocks = self.count(nblocks, 4, "element block")?;
         let nel = self.count(nel, 4, "element")?;
-        let mut tets = Vec::new();
+        let mut out = Elements::default();
         let mut seen = 0usize;
         for _ in 0..nblocks {
             let (dim, etag, ty, n) = if self.binary {
@@ -521,7 +585,7 @@ impl<'a> Parser<'a> {
                         .map(|_| self.bin_u64("element"))
                         .collect::<Result<_>>()?
                 } else {
-                    let v = self.nums::<u64>("an element", nn + 1)?;
+                    let v = self.nums::<i64>("an element", nn + 1)?;
                     if v.len() != nn + 1 {
                         return Err(self.err(format!(
                             "element {} lists {} nodes, type {ty} has {nn}",
@@ -529,10 +593,12 @@ impl<'a> Parser<'a> {
                             v.len() - 1
                         )));
                     }
-                    v
+                    self.unsigned(v[0], &v)?
                 };
                 if ty == 4 {
-                    tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
+                    out.tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
+                } else if ty == 2 && phys != 0 {
+                    out.tris.push(self.triangle(map, v[0], &v[1..4], phys)?);
                 }
             }
         }
@@ -544,13 +610,13 @@ impl<'a> Parser<'a> {
         if self.binary {
             self.line();
         }
-        Ok(tets)
+        Ok(out)
     }
 
-    fn elements22(&mut self, map: &TagMap) -> Result<Vec<RawTet>> {
+    fn elements22(&mut self, map: &TagMap) -> Result<Elements> {
         let n = self.nums::<u64>("the number of elements", 1)?[0];
         let n = self.count(n, 8, "element")?;
-        let mut tets = Vec::new();
+        let mut out = Elements::default();
         for _ in 0..n {
             let v = self.nums::<i64>("an element", 3)?;
             let (id, ty, ntags) = (v[0].max(0) as u64, v[1] as i32, v[2].max(0) as usize);
@@ -568,13 +634,39 @@ impl<'a> Parser<'a> {
                     "element {id}: volume element type {ty} is not supported: only linear tetrahedra (type 4)"
                 )));
             }
+            let phys = if ntags > 0 { v[3] as i32 } else { 0 };
+            let nodes = self.unsigned(v[0], &v[3 + ntags..])?;
             if ty == 4 {
-                let phys = if ntags > 0 { v[3] as i32 } else { 0 };
-                let nodes: Vec<u64> = v[3 + ntags..].iter().map(|&x| x.max(0) as u64).collect();
-                tets.push(self.resolve(map, id, &nodes, phys)?);
+                out.tets.push(self.resolve(map, id, &nodes, phys)?);
+            } else if ty == 2 && phys != 0 {
+                out.tris.push(self.triangle(map, id, &nodes, phys)?);
             }
         }
-        Ok(tets)
+        Ok(out)
+    }
+
+    fn triangle(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTri> {
+        let mut out = [0u32; 3];
+        for (k, &t) in nodes.iter().enumerate().take(3) {
+            out[k] = map
+                .get(t)
+                .ok_or_else(|| self.err(format!("triangle {id} refers to missing node {t}")))?;
+        }
+        Ok(RawTri {
+            id,
+            nodes: out,
+            phys,
+        })
+    }
+
+    /// Tags of an element's line, refusing negative ones (element `id`).
+    fn unsigned(&self, id: i64, v: &[i64]) -> Result<Vec<u64>> {
+        match v.iter().find(|&&x| x < 0) {
+            Some(t) => Err(self.err(format!(
+                "element {id} refers to node {t}: node tags are positive numbers"
+            ))),
+            None => Ok(v.iter().map(|&x| x as u64).collect()),
+        }
     }
 
     fn resolve(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTet> {
@@ -592,21 +684,26 @@ impl<'a> Parser<'a> {
     }
 }
 
-fn build_tagmap(tags: &[u64]) -> TagMap {
+/// Node tag -> index; a tag defined twice is refused (`Err(tag)`).
+fn build_tagmap(tags: &[u64]) -> std::result::Result<TagMap, u64> {
     let max = tags.iter().copied().max().unwrap_or(0);
     if (max as usize) < 4 * tags.len() + 1024 {
         let mut v = vec![u32::MAX; max as usize + 1];
         for (i, &t) in tags.iter().enumerate() {
+            if v[t as usize] != u32::MAX {
+                return Err(t);
+            }
             v[t as usize] = i as u32;
         }
-        TagMap::Dense(v)
+        Ok(TagMap::Dense(v))
     } else {
-        TagMap::Sparse(
-            tags.iter()
-                .enumerate()
-                .map(|(i, &t)| (t, i as u32))
-                .collect(),
-        )
+        let mut m = HashMap::with_capacity(tags.len());
+        for (i, &t) in tags.iter().enumerate() {
+            if m.insert(t, i as u32).is_some() {
+                return Err(t);
+            }
+        }
+        Ok(TagMap::Sparse(m))
     }
 }
 

@@ -6,8 +6,10 @@
 //! are numbered 0..V in the order of first use by a tetrahedron; nodes no tetrahedron
 //! uses are dropped.
 
+pub mod check;
 pub mod generate;
 pub mod gmsh;
+pub mod shape;
 pub mod topology;
 
 use crate::error::{Error, Result};
@@ -26,6 +28,10 @@ pub struct PhysicalName {
 /// (1 for... a right-angled corner tet, 0.707 for the regular tet) must exceed this.
 pub const DEGENERATE_SHAPE: f64 = 1e-8;
 
+/// Longest edge accepted (m): the mass matrices hold volumes (l³) and inverse lengths, which
+/// must stay finite in f64.
+pub const MAX_LENGTH: f64 = 1e90;
+
 /// A validated, positively oriented tetrahedral mesh.
 #[derive(Clone, Debug)]
 pub struct Mesh {
@@ -38,6 +44,10 @@ pub struct Mesh {
     /// Element tag of each tetrahedron in the file (for messages).
     pub tet_ids: Vec<u64>,
     pub physical_names: Vec<PhysicalName>,
+    /// Triangles of the file's physical surface groups: sorted vertex triple and physical
+    /// tag (boundary conditions are keyed by these groups; a boundary face with no group
+    /// has tag 0).
+    pub surfaces: Vec<([u32; 3], i32)>,
     /// How many tetrahedra were reoriented on input.
     pub reoriented: usize,
 }
@@ -50,14 +60,23 @@ pub struct RawTet {
     pub phys: i32,
 }
 
+/// A triangle of a physical surface group as read from a file.
+#[derive(Clone, Debug)]
+pub struct RawTri {
+    pub id: u64,
+    pub nodes: [u32; 3],
+    pub phys: i32,
+}
+
 impl Mesh {
     /// Validates raw input: at least one tet, every tet non-degenerate (reoriented if
-    /// needed), no duplicated tets. Unused nodes are dropped. Non-manifold faces are
-    /// detected by [`Topology::build`].
+    /// needed), no duplicated tets. Unused nodes are dropped (and triangles that use them:
+    /// they bound no tetrahedron). Non-manifold faces are detected by [`Topology::build`].
     pub fn from_raw(
         source: &str,
         nodes: Vec<V3>,
         raw: Vec<RawTet>,
+        tris: Vec<RawTri>,
         physical_names: Vec<PhysicalName>,
     ) -> Result<Mesh> {
         let invalid = |msg: String| Error::MeshInvalid {
@@ -107,12 +126,25 @@ impl Mesh {
                 tv[k] = map[v as usize];
             }
             let x: Vec<V3> = tv.iter().map(|&v| new_nodes[v as usize]).collect();
-            let d = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
             let lmax = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
                 .iter()
                 .map(|&(i, j)| norm(sub(x[i], x[j])))
                 .fold(0.0, f64::max);
-            let shape = d.abs() / (lmax * lmax * lmax);
+            if !(lmax.is_finite() && lmax < MAX_LENGTH) {
+                return Err(invalid(format!(
+                    "tetrahedron {} has coordinates out of range (an edge of {lmax:.3e} m; edges up to {MAX_LENGTH:.0e} m keep volumes and mass matrices finite)",
+                    t.id
+                )));
+            }
+            let d = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
+            // relative volume from the edge vectors scaled by the longest edge (no overflow)
+            let sc = |v: V3| crate::util::scale(v, 1.0 / lmax);
+            let shape = det3(
+                sc(sub(x[1], x[0])),
+                sc(sub(x[2], x[0])),
+                sc(sub(x[3], x[0])),
+            )
+            .abs();
             if !(shape > DEGENERATE_SHAPE) {
                 return Err(invalid(format!(
                     "tetrahedron {} is degenerate: volume {:.3e} m^3 with longest edge {:.3e} m \
@@ -132,25 +164,20 @@ impl Mesh {
             tet_phys.push(t.phys);
             tet_ids.push(t.id);
         }
-        // Duplicate tetrahedra: same vertex set.
-        let mut keys: Vec<([u32; 4], usize)> = tets
+        check_duplicates(&tets, &tet_ids).map_err(invalid)?;
+        let mut surfaces: Vec<([u32; 3], i32)> = tris
             .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let mut k = *t;
+            .filter_map(|t| {
+                let mut k = [0u32; 3];
+                for (s, &v) in t.nodes.iter().enumerate() {
+                    k[s] = *map.get(v as usize).filter(|&&x| x != u32::MAX)?;
+                }
                 k.sort_unstable();
-                (k, i)
+                Some((k, t.phys))
             })
             .collect();
-        keys.sort_unstable();
-        for w in keys.windows(2) {
-            if w[0].0 == w[1].0 {
-                return Err(invalid(format!(
-                    "tetrahedra {} and {} are duplicates (same four nodes)",
-                    tet_ids[w[0].1], tet_ids[w[1].1]
-                )));
-            }
-        }
+        surfaces.sort_unstable();
+        surfaces.dedup();
         Ok(Mesh {
             source: source.to_string(),
             nodes: new_nodes,
@@ -158,6 +185,7 @@ impl Mesh {
             tet_phys,
             tet_ids,
             physical_names,
+            surfaces,
             reoriented,
         })
     }
@@ -233,17 +261,58 @@ impl Mesh {
         (best.0 >= -1e-9).then_some(best.1)
     }
 
-    /// Physical tag of a group given by name or by number (dimension 3).
+    /// Physical tag of a volume group given by name or by number.
     pub fn volume_group(&self, key: &str) -> Option<i32> {
-        if let Some(p) = self
+        self.group(3, key)
+            .or_else(|| key.parse().ok().filter(|t| self.tet_phys.contains(t)))
+    }
+
+    /// Physical tag of a surface group given by name or by number.
+    pub fn surface_group(&self, key: &str) -> Option<i32> {
+        self.group(2, key).or_else(|| {
+            key.parse()
+                .ok()
+                .filter(|t| self.surfaces.iter().any(|s| s.1 == *t))
+        })
+    }
+
+    fn group(&self, dim: i32, name: &str) -> Option<i32> {
+        self.physical_names
+            .iter()
+            .find(|p| p.dim == dim && p.name == name)
+            .map(|p| p.tag)
+    }
+
+    /// "name (tag), ..." of the groups of dimension `dim`, for messages.
+    pub fn group_list(&self, dim: i32) -> String {
+        let mut known: Vec<String> = self
             .physical_names
             .iter()
-            .find(|p| p.dim == 3 && p.name == key)
-        {
-            return Some(p.tag);
+            .filter(|p| p.dim == dim)
+            .map(|p| format!("{} ({})", p.name, p.tag))
+            .collect();
+        let mut tags: Vec<i32> = if dim == 3 {
+            self.tet_phys.clone()
+        } else {
+            self.surfaces.iter().map(|s| s.1).collect()
+        };
+        tags.sort_unstable();
+        tags.dedup();
+        for t in tags {
+            if t != 0
+                && !self
+                    .physical_names
+                    .iter()
+                    .any(|p| p.dim == dim && p.tag == t)
+            {
+                known.push(t.to_string());
+            }
         }
-        let tag: i32 = key.parse().ok()?;
-        self.tet_phys.contains(&tag).then_some(tag)
+        if known.is_empty() {
+            "none".into()
+        } else {
+            known.join(", ")
+        }
     }
 
     /// Quality figures: min/max edge length and the minimum and mean of the normalised
@@ -286,6 +355,46 @@ impl Mesh {
         q.mean_shape /= per.len() as f64;
         q
     }
+}
+
+/// Refuses two tetrahedra with the same four nodes (naming them by their file ids).
+fn check_duplicates(tets: &[[u32; 4]], tet_ids: &[u64]) -> std::result::Result<(), String> {
+    let mut keys: Vec<([u32; 4], usize)> = tets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut k = *t;
+            k.sort_unstable();
+            (k, i)
+        })
+        .collect();
+    keys.sort_unstable();
+    for w in keys.windows(2) {
+        if w[0].0 == w[1].0 {
+            return Err(format!(
+                "tetrahedra {} and {} are duplicates (same four nodes)",
+                tet_ids[w[0].1], tet_ids[w[1].1]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The cylinder meshes of `meshes/` (`coarse`, `medium`, `fine`), compiled into the binary
+/// so the main job runs from anywhere (and on machines the repository is not copied to).
+pub fn bundled(name: &str) -> Result<&'static [u8]> {
+    Ok(match name {
+        "coarse" => include_bytes!("../../meshes/cylinder_coarse.msh"),
+        "medium" => include_bytes!("../../meshes/cylinder_medium.msh"),
+        "fine" => include_bytes!("../../meshes/cylinder_fine.msh"),
+        _ => {
+            return Err(Error::config(
+                "mesh",
+                format!("bundled:{name}"),
+                "bundled meshes are coarse, medium and fine",
+            ));
+        }
+    })
 }
 
 /// Mesh quality summary printed by `dgatd mesh-info`.

@@ -47,6 +47,9 @@ pub struct Topology {
     pub vert_edge_ptr: Vec<usize>,
     pub vert_edges: Vec<u32>,
     pub n_boundary_faces: usize,
+    /// Every boundary face with the physical tag of its surface group (0: none), in face
+    /// order.
+    pub boundary_faces: Vec<(u32, i32)>,
 }
 
 impl Topology {
@@ -62,136 +65,12 @@ impl Topology {
                 ),
             });
         }
-        // ---- edges
-        let mut ek: Vec<(u64, u32)> = (0..t * 6)
-            .into_par_iter()
-            .map(|i| {
-                let tv = mesh.tets[i / 6];
-                let [p, q] = LOCAL_EDGES[i % 6];
-                let (a, b) = (tv[p].min(tv[q]), tv[p].max(tv[q]));
-                (((a as u64) << 32) | b as u64, i as u32)
-            })
-            .collect();
-        ek.par_sort_unstable();
-        let mut edges = Vec::with_capacity(t * 6 / 5);
-        let mut tet_edges = vec![[0u32; 6]; t];
-        let mut last = u64::MAX;
-        for &(k, i) in &ek {
-            if k != last {
-                edges.push([(k >> 32) as u32, k as u32]);
-                last = k;
-            }
-            tet_edges[i as usize / 6][i as usize % 6] = (edges.len() - 1) as u32;
-        }
-        drop(ek);
-        // Renumber edges by first appearance in tet order.
-        let mut newid = vec![u32::MAX; edges.len()];
-        let mut next = 0u32;
-        for te in &tet_edges {
-            for &e in te {
-                if newid[e as usize] == u32::MAX {
-                    newid[e as usize] = next;
-                    next += 1;
-                }
-            }
-        }
-        let mut renum = vec![[0u32; 2]; edges.len()];
-        for (old, e) in edges.iter().enumerate() {
-            renum[newid[old] as usize] = *e;
-        }
-        let edges = renum;
-        tet_edges.par_iter_mut().for_each(|te| {
-            for e in te.iter_mut() {
-                *e = newid[*e as usize];
-            }
-        });
-        drop(newid);
-        // ---- faces
-        let mut fk: Vec<([u32; 3], u32)> = (0..t * 4)
-            .into_par_iter()
-            .map(|i| {
-                let tv = mesh.tets[i / 4];
-                let c = FACE_CYCLE[i % 4];
-                let mut f = [tv[c[0]], tv[c[1]], tv[c[2]]];
-                f.sort_unstable();
-                (f, i as u32)
-            })
-            .collect();
-        fk.par_sort_unstable();
-        let mut faces = Vec::with_capacity(t * 2 + 16);
-        let mut face_tets: Vec<[u32; 2]> = Vec::with_capacity(t * 2 + 16);
-        let mut tet_faces = vec![[0u32; 4]; t];
-        let mut i = 0;
-        while i < fk.len() {
-            let mut j = i + 1;
-            while j < fk.len() && fk[j].0 == fk[i].0 {
-                j += 1;
-            }
-            if j - i > 2 {
-                let ids: Vec<String> = fk[i..j]
-                    .iter()
-                    .map(|&(_, x)| mesh.tet_ids[x as usize / 4].to_string())
-                    .collect();
-                return Err(Error::MeshInvalid {
-                    path: mesh.source.clone(),
-                    msg: format!(
-                        "non-manifold face with nodes {:?} is shared by {} tetrahedra ({})",
-                        fk[i].0,
-                        j - i,
-                        ids.join(", ")
-                    ),
-                });
-            }
-            let id = faces.len() as u32;
-            faces.push(fk[i].0);
-            let mut pair = [NONE; 2];
-            for (s, &(_, x)) in fk[i..j].iter().enumerate() {
-                pair[s] = x / 4;
-                tet_faces[x as usize / 4][x as usize % 4] = id;
-            }
-            face_tets.push(pair);
-            i = j;
-        }
-        drop(fk);
-        // ---- boundary
-        let mut boundary_edge = vec![false; edges.len()];
-        let mut boundary_vertex = vec![false; nv];
-        let mut n_boundary_faces = 0;
-        for (f, ft) in faces.iter().zip(&face_tets) {
-            if ft[1] != NONE {
-                continue;
-            }
-            n_boundary_faces += 1;
-            let n = ft[0] as usize;
-            for &v in f {
-                boundary_vertex[v as usize] = true;
-            }
-            // The 3 edges of the face are the tet's edges not touching the opposite vertex.
-            for l in 0..6 {
-                let [p, q] = LOCAL_EDGES[l];
-                let tv = mesh.tets[n];
-                if f.contains(&tv[p]) && f.contains(&tv[q]) {
-                    boundary_edge[tet_edges[n][l] as usize] = true;
-                }
-            }
-        }
-        // ---- vertex -> edges
-        let mut vert_edge_ptr = vec![0usize; nv + 1];
-        for e in &edges {
-            vert_edge_ptr[e[0] as usize + 1] += 1;
-            vert_edge_ptr[e[1] as usize + 1] += 1;
-        }
-        for v in 0..nv {
-            vert_edge_ptr[v + 1] += vert_edge_ptr[v];
-        }
-        let mut fill = vert_edge_ptr.clone();
-        let mut vert_edges = vec![0u32; vert_edge_ptr[nv]];
-        for (id, e) in edges.iter().enumerate() {
-            for &v in e {
-                vert_edges[fill[v as usize]] = id as u32;
-                fill[v as usize] += 1;
-            }
-        }
+        let (edges, tet_edges) = number_edges(mesh);
+        let (faces, face_tets, tet_faces) = number_faces(mesh)?;
+        let (boundary_edge, boundary_vertex, boundary_faces) =
+            boundary(mesh, &edges, &tet_edges, &faces, &face_tets);
+        let n_boundary_faces = boundary_faces.len();
+        let (vert_edge_ptr, vert_edges) = vertex_edges(nv, &edges);
         Ok(Topology {
             edges,
             tet_edges,
@@ -203,6 +82,7 @@ impl Topology {
             vert_edge_ptr,
             vert_edges,
             n_boundary_faces,
+            boundary_faces,
         })
     }
 
@@ -227,6 +107,170 @@ impl Topology {
     pub fn half_edge(&self, e: usize, v: u32) -> usize {
         2 * e + (self.edges[e][1] == v) as usize
     }
+}
+
+/// Edges `(a, b)`, `a < b`, numbered by first appearance in tet order, and the 6 edges of
+/// every tet (parallel sort of 6T keys).
+fn number_edges(mesh: &Mesh) -> (Vec<[u32; 2]>, Vec<[u32; 6]>) {
+    let t = mesh.n_tets();
+    let mut ek: Vec<(u64, u32)> = (0..t * 6)
+        .into_par_iter()
+        .map(|i| {
+            let tv = mesh.tets[i / 6];
+            let [p, q] = LOCAL_EDGES[i % 6];
+            let (a, b) = (tv[p].min(tv[q]), tv[p].max(tv[q]));
+            (((a as u64) << 32) | b as u64, i as u32)
+        })
+        .collect();
+    ek.par_sort_unstable();
+    let mut edges = Vec::with_capacity(t * 6 / 5);
+    let mut tet_edges = vec![[0u32; 6]; t];
+    let mut last = u64::MAX;
+    for &(k, i) in &ek {
+        if k != last {
+            edges.push([(k >> 32) as u32, k as u32]);
+            last = k;
+        }
+        tet_edges[i as usize / 6][i as usize % 6] = (edges.len() - 1) as u32;
+    }
+    drop(ek);
+    // Renumber edges by first appearance in tet order.
+    let mut newid = vec![u32::MAX; edges.len()];
+    let mut next = 0u32;
+    for te in &tet_edges {
+        for &e in te {
+            if newid[e as usize] == u32::MAX {
+                newid[e as usize] = next;
+                next += 1;
+            }
+        }
+    }
+    let mut renum = vec![[0u32; 2]; edges.len()];
+    for (old, e) in edges.iter().enumerate() {
+        renum[newid[old] as usize] = *e;
+    }
+    let edges = renum;
+    tet_edges.par_iter_mut().for_each(|te| {
+        for e in te.iter_mut() {
+            *e = newid[*e as usize];
+        }
+    });
+    drop(newid);
+    (edges, tet_edges)
+}
+
+/// Faces (sorted vertex triples), the one or two tets of each, and the 4 faces of every tet;
+/// a face of three or more tets is refused.
+#[allow(clippy::type_complexity)]
+fn number_faces(mesh: &Mesh) -> Result<(Vec<[u32; 3]>, Vec<[u32; 2]>, Vec<[u32; 4]>)> {
+    let t = mesh.n_tets();
+    let mut fk: Vec<([u32; 3], u32)> = (0..t * 4)
+        .into_par_iter()
+        .map(|i| {
+            let tv = mesh.tets[i / 4];
+            let c = FACE_CYCLE[i % 4];
+            let mut f = [tv[c[0]], tv[c[1]], tv[c[2]]];
+            f.sort_unstable();
+            (f, i as u32)
+        })
+        .collect();
+    fk.par_sort_unstable();
+    let mut faces = Vec::with_capacity(t * 2 + 16);
+    let mut face_tets: Vec<[u32; 2]> = Vec::with_capacity(t * 2 + 16);
+    let mut tet_faces = vec![[0u32; 4]; t];
+    let mut i = 0;
+    while i < fk.len() {
+        let mut j = i + 1;
+        while j < fk.len() && fk[j].0 == fk[i].0 {
+            j += 1;
+        }
+        if j - i > 2 {
+            let ids: Vec<String> = fk[i..j]
+                .iter()
+                .map(|&(_, x)| mesh.tet_ids[x as usize / 4].to_string())
+                .collect();
+            return Err(Error::MeshInvalid {
+                path: mesh.source.clone(),
+                msg: format!(
+                    "non-manifold face with nodes {:?} is shared by {} tetrahedra ({})",
+                    fk[i].0,
+                    j - i,
+                    ids.join(", ")
+                ),
+            });
+        }
+        let id = faces.len() as u32;
+        faces.push(fk[i].0);
+        let mut pair = [NONE; 2];
+        for (s, &(_, x)) in fk[i..j].iter().enumerate() {
+            pair[s] = x / 4;
+            tet_faces[x as usize / 4][x as usize % 4] = id;
+        }
+        face_tets.push(pair);
+        i = j;
+    }
+    drop(fk);
+    Ok((faces, face_tets, tet_faces))
+}
+
+/// Boundary edges and vertices, and every boundary face with its surface group's tag.
+#[allow(clippy::type_complexity)]
+fn boundary(
+    mesh: &Mesh,
+    edges: &[[u32; 2]],
+    tet_edges: &[[u32; 6]],
+    faces: &[[u32; 3]],
+    face_tets: &[[u32; 2]],
+) -> (Vec<bool>, Vec<bool>, Vec<(u32, i32)>) {
+    let nv = mesh.n_vertices();
+    let mut boundary_edge = vec![false; edges.len()];
+    let mut boundary_vertex = vec![false; nv];
+    let mut boundary_faces = Vec::new();
+    for (fid, (f, ft)) in faces.iter().zip(face_tets).enumerate() {
+        if ft[1] != NONE {
+            continue;
+        }
+        let tag = mesh
+            .surfaces
+            .binary_search_by(|s| s.0.cmp(f))
+            .map(|i| mesh.surfaces[i].1)
+            .unwrap_or(0);
+        boundary_faces.push((fid as u32, tag));
+        let n = ft[0] as usize;
+        for &v in f {
+            boundary_vertex[v as usize] = true;
+        }
+        // The 3 edges of the face are the tet's edges not touching the opposite vertex.
+        for l in 0..6 {
+            let [p, q] = LOCAL_EDGES[l];
+            let tv = mesh.tets[n];
+            if f.contains(&tv[p]) && f.contains(&tv[q]) {
+                boundary_edge[tet_edges[n][l] as usize] = true;
+            }
+        }
+    }
+    (boundary_edge, boundary_vertex, boundary_faces)
+}
+
+/// The edges at each vertex (CSR, ascending edge id).
+fn vertex_edges(nv: usize, edges: &[[u32; 2]]) -> (Vec<usize>, Vec<u32>) {
+    let mut vert_edge_ptr = vec![0usize; nv + 1];
+    for e in edges {
+        vert_edge_ptr[e[0] as usize + 1] += 1;
+        vert_edge_ptr[e[1] as usize + 1] += 1;
+    }
+    for v in 0..nv {
+        vert_edge_ptr[v + 1] += vert_edge_ptr[v];
+    }
+    let mut fill = vert_edge_ptr.clone();
+    let mut vert_edges = vec![0u32; vert_edge_ptr[nv]];
+    for (id, e) in edges.iter().enumerate() {
+        for &v in e {
+            vert_edges[fill[v as usize]] = id as u32;
+            fill[v as usize] += 1;
+        }
+    }
+    (vert_edge_ptr, vert_edges)
 }
 
 #[cfg(test)]

@@ -7,15 +7,19 @@
 //! - `modes.csv`: one row per detected peak: `index, f_hz` (as measured),
 //!   `f_corrected_hz` (leapfrog shift removed), `dt_s`, `amplitude`, `prominence`,
 //!   `nearest_analytic_mode`, `analytic_hz`, `rel_error` (corrected vs analytic).
-//! - `run.toml`: every parameter, mesh hash, counts, version and commit.
+//! - `run.toml`: the run's configuration (a valid `--config`: see
+//!   [`crate::solver::config`]), then a `[run]` table: version, commit, backend, mesh hash
+//!   and counts, time step, timings, source and probes.
+//!
+//! Plots (`spectrum.png`, `spectrum.svg`) are drawn by the application.
 
-use crate::solver::resonator::{ResonatorConfig, ResonatorResult};
+use crate::solver::config::Extract;
+use crate::solver::resonator::ResonatorResult;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
-pub mod perf;
+pub mod outdir;
 pub mod vtu;
-
 /// Commit the binary was built from (`-dirty` with uncommitted changes).
 pub const COMMIT: &str = env!("DGATD_COMMIT");
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -29,23 +33,7 @@ pub fn path_list(paths: &[PathBuf]) -> String {
         .join(", ")
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    (|| {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })()
-    .map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
-}
-
-fn csv_bytes(
+pub(crate) fn csv_bytes(
     header: &[String],
     rows: impl Iterator<Item = Vec<String>>,
     path: &Path,
@@ -65,40 +53,24 @@ fn csv_bytes(
     })
 }
 
+use crate::util::write_atomic;
+
 fn g(x: f64) -> String {
     format!("{x:.12e}")
 }
 
-/// Writes `dir/probe.csv` (created if missing): `t_s` and the field of every probe after
-/// each recorded step.
-pub fn write_probe_csv(dir: &Path, rec: &crate::solver::Record) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let p = dir.join("probe.csv");
-    let np = rec.n_probes;
-    let mut header = vec!["t_s".to_string(), "ex".into(), "ey".into(), "ez".into()];
-    for k in 1..np {
-        header.extend([format!("ex_{k}"), format!("ey_{k}"), format!("ez_{k}")]);
-    }
-    let rows = (0..rec.steps).map(|k| {
-        let mut row = vec![g((k + 1) as f64 * rec.dt_s)];
-        row.extend((0..3 * np).map(|i| g(rec.samples[k * 3 * np + i])));
-        row
-    });
-    write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
-    Ok(p)
-}
-
-/// Writes the four output files into `dir` (created if missing); returns their paths.
-pub fn write_resonator(
-    dir: &Path,
-    cfg: &ResonatorConfig,
-    r: &ResonatorResult,
-) -> Result<Vec<PathBuf>> {
-    let mut out = vec![write_probe_csv(dir, &r.record)?];
+/// Writes the output files into `dir` (created if missing); returns their paths.
+pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> {
+    let probe = match &r.probe_csv {
+        Some(p) if p.parent() == Some(dir) => p.clone(),
+        _ => r.record.write_probe_csv(dir)?,
+    };
+    let mut out = vec![probe];
+    let spec = &r.analysis.spectrum;
     // spectrum.csv (the analysed band)
     let p = dir.join("spectrum.csv");
-    let kmax = ((r.fmax_hz / r.spectrum.df_hz).ceil() as usize).min(r.spectrum.mag.len() - 1);
-    let rows = (0..=kmax).map(|k| vec![g(r.spectrum.freq(k)), g(r.spectrum.mag[k])]);
+    let kmax = ((r.fmax_hz / spec.df_hz).ceil() as usize).min(spec.mag.len() - 1);
+    let rows = (0..=kmax).map(|k| vec![g(spec.freq(k)), g(spec.mag[k])]);
     write_atomic(
         &p,
         &csv_bytes(&["f_hz".into(), "magnitude".into()], rows, &p)?,
@@ -128,9 +100,9 @@ pub fn write_resonator(
     .map(|s| s.to_string())
     .collect();
     let opt = |x: Option<f64>| x.map(g).unwrap_or_default();
-    let rows = r.peaks.iter().enumerate().map(|(i, pk)| {
+    let rows = r.peaks().iter().enumerate().map(|(i, pk)| {
         let fc = r.corrected(pk);
-        let (name, fa, err) = match r.nearest_mode(fc) {
+        let (name, fa, err) = match r.analysis.nearest_mode(fc) {
             Some(m) => (m.name.clone(), g(m.f_hz), g((fc - m.f_hz) / m.f_hz)),
             None => (String::new(), String::new(), String::new()),
         };
@@ -161,12 +133,10 @@ pub fn write_resonator(
     out.push(p);
     // run.toml
     let p = dir.join("run.toml");
-    write_atomic(&p, run_toml(cfg, r).as_bytes())?;
+    write_atomic(&p, run_toml(r)?.as_bytes())?;
     out.push(p);
-    // spectrum plot and summary
-    out.extend(spectrum_plot(dir, r)?);
     let p = dir.join("summary.md");
-    write_atomic(&p, summary_md(cfg, r).as_bytes())?;
+    write_atomic(&p, summary_md(r).as_bytes())?;
     out.push(p);
     if !r.mode_shapes.is_empty() {
         let p = dir.join("modes.vtu");
@@ -176,121 +146,9 @@ pub fn write_resonator(
     Ok(out)
 }
 
-/// `spectrum.png` / `spectrum.svg`: the combined probe spectrum (log magnitude) over the
-/// analysed band, analytic resonances as grey vertical lines, found resonances as red marks.
-pub fn spectrum_plot(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> {
-    use plotters::prelude::*;
-    perf::register_font()?;
-    let kmax = ((r.fmax_hz / r.spectrum.df_hz).ceil() as usize).min(r.spectrum.mag.len() - 1);
-    let pts: Vec<(f64, f64)> = (1..=kmax)
-        .map(|k| (r.spectrum.freq(k) / 1e6, r.spectrum.mag[k].max(1e-300)))
-        .collect();
-    let top = pts.iter().map(|p| p.1).fold(0.0, f64::max);
-    if !(top > 0.0) {
-        return Ok(vec![]);
-    }
-    let bottom = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    let lo = (top * 1e-7).max(0.5 * bottom);
-    let at = |f_mhz: f64| -> f64 {
-        let k = ((f_mhz * 1e6 / r.spectrum.df_hz).round() as usize).clamp(1, kmax);
-        r.spectrum.mag[k].max(lo)
-    };
-    let mut files = Vec::new();
-    fn draw<DB: DrawingBackend>(
-        root: DrawingArea<DB, plotters::coord::Shift>,
-        r: &ResonatorResult,
-        pts: &[(f64, f64)],
-        lo: f64,
-        top: f64,
-        at: &dyn Fn(f64) -> f64,
-    ) -> Result<()>
-    where
-        DB::ErrorType: 'static,
-    {
-        let e = |x: &dyn std::fmt::Display| Error::config("plot", "spectrum", x.to_string());
-        root.fill(&WHITE).map_err(|x| e(&x))?;
-        let xmax = r.fmax_hz / 1e6;
-        let mut ch = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "Probe spectrum ({} steps, dt = {:.4e} s)",
-                    r.record.steps, r.dt_s
-                ),
-                ("sans-serif", 22),
-            )
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..xmax, (lo..top * 3.0).log_scale())
-            .map_err(|x| e(&x))?;
-        ch.configure_mesh()
-            .x_desc("frequency (MHz, as measured)")
-            .y_desc("|FFT| (arbitrary)")
-            .label_style(("sans-serif", 14))
-            .y_label_formatter(&|y| format!("{y:.0e}"))
-            .draw()
-            .map_err(|x| e(&x))?;
-        for m in &r.matched {
-            let f = m.mode.f_hz / 1e6;
-            ch.draw_series(std::iter::once(PathElement::new(
-                vec![(f, lo), (f, top * 3.0)],
-                RGBColor(150, 150, 150).stroke_width(1),
-            )))
-            .map_err(|x| e(&x))?;
-            ch.draw_series(std::iter::once(Text::new(
-                m.mode.name.clone(),
-                (f, top * 1.6),
-                ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
-            )))
-            .map_err(|x| e(&x))?;
-        }
-        ch.draw_series(LineSeries::new(pts.iter().cloned(), BLUE.stroke_width(1)))
-            .map_err(|x| e(&x))?
-            .label("combined probe spectrum")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE.stroke_width(2)));
-        ch.draw_series(
-            r.peaks
-                .iter()
-                .map(|p| TriangleMarker::new((p.f_hz / 1e6, at(p.f_hz / 1e6)), 6, RED.filled())),
-        )
-        .map_err(|x| e(&x))?
-        .label("extracted resonances")
-        .legend(|(x, y)| TriangleMarker::new((x + 9, y), 6, RED.filled()));
-        ch.configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|x| e(&x))?;
-        root.present().map_err(|x| e(&x))?;
-        Ok(())
-    }
-    let png = dir.join("spectrum.png");
-    draw(
-        BitMapBackend::new(&png, (1100, 650)).into_drawing_area(),
-        r,
-        &pts,
-        lo,
-        top,
-        &at,
-    )?;
-    files.push(png);
-    let svg = dir.join("spectrum.svg");
-    draw(
-        SVGBackend::new(&svg, (1100, 650)).into_drawing_area(),
-        r,
-        &pts,
-        lo,
-        top,
-        &at,
-    )?;
-    files.push(svg);
-    Ok(files)
-}
-
 /// `summary.md`: the run in a few lines and the mode table.
-pub fn summary_md(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
+pub fn summary_md(r: &ResonatorResult) -> String {
+    let cfg = &r.config;
     let mut s = format!(
         "# Resonator run\n\n- mesh: {} ({} tets, {} DoFs)\n- backend: {} ({}, {} dual)\n- dt = {:.6e} s, {} steps ({:.4} us); spectrum from step {}\n- extraction: {}\n- commit {}\n\n",
         r.mesh.source,
@@ -302,16 +160,15 @@ pub fn summary_md(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
         r.dt_s,
         r.record.steps,
         r.record.steps as f64 * r.dt_s * 1e6,
-        r.analysis_start,
+        r.analysis.start,
         match cfg.extract {
-            crate::solver::resonator::Extract::Harminv =>
-                "harmonic inversion (matrix pencil), clustered over probes",
-            crate::solver::resonator::Extract::Fft => "FFT peaks by prominence",
+            Extract::Harminv => "harmonic inversion (matrix pencil), clustered over probes",
+            Extract::Fft => "FFT peaks by prominence",
         },
         COMMIT
     );
     s.push_str("| mode | analytic MHz | measured MHz | corrected MHz | error % | Q |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
-    for m in &r.matched {
+    for m in &r.analysis.matched {
         match &m.peak {
             Some((p, fc)) => s.push_str(&format!(
                 "| {}{} | {:.4} | {:.4} | {:.4} | {:+.4} | {} |\n",
@@ -341,20 +198,20 @@ pub fn summary_md(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
     }
     s.push_str(&format!(
         "\nAll {} extracted resonances are in `modes.csv`; the spectrum is `spectrum.png`.\n",
-        r.peaks.len()
+        r.peaks().len()
     ));
     s
 }
 
-/// `run.toml`: parameters, provenance and headline figures.
-pub fn run_toml(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
+/// `run.toml`: the configuration (a valid `--config`), then `[run]`: provenance and
+/// headline figures.
+pub fn run_toml(r: &ResonatorResult) -> Result<String> {
     #[derive(serde::Serialize)]
-    struct Run<'a> {
+    struct Run {
         program: &'static str,
         version: &'static str,
         commit: &'static str,
         backend: String,
-        config: &'a ResonatorConfig,
         mesh: MeshInfo,
         time: TimeInfo,
         source: SourceInfo,
@@ -394,7 +251,6 @@ pub fn run_toml(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
         version: VERSION,
         commit: COMMIT,
         backend: r.backend.clone(),
-        config: cfg,
         mesh: MeshInfo {
             source: r.mesh.source.clone(),
             fnv1a64: r
@@ -412,7 +268,7 @@ pub fn run_toml(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
             rho_k_with_margin: r.rho,
             steps: r.record.steps,
             simulated_s: r.record.steps as f64 * r.dt_s,
-            analysis_start_step: r.analysis_start,
+            analysis_start_step: r.analysis.start,
             setup_wall_s: r.setup_s,
             run_wall_s: r.record.wall_s,
         },
@@ -420,13 +276,21 @@ pub fn run_toml(cfg: &ResonatorConfig, r: &ResonatorResult) -> String {
             point: r.source.point,
             direction: r.source.dir,
             tet: r.source.tet,
-            f_peak_hz: crate::C0 / (2.0 * std::f64::consts::PI * r.waveform.tau),
+            f_peak_hz: r.waveform.f_peak_hz(),
             tau_s: r.waveform.tau / crate::C0,
             t0_s: r.waveform.t0 / crate::C0,
         },
-        probes: r.probes.iter().map(|p| p.point).collect(),
+        probes: r.probe_points.clone(),
     };
-    toml::to_string(&run).unwrap_or_else(|e| format!("# run.toml could not be serialised: {e}\n"))
+    let mut t = r.config.to_toml()?;
+    let run = toml::Table::try_from(&run).map_err(|e| Error::Output {
+        path: "run.toml".into(),
+        msg: e.to_string(),
+    })?;
+    t.insert("run".into(), toml::Value::Table(run));
+    Ok(format!(
+        "# dgatd resonator run: a valid --config (the [run] table is ignored on input)\n{t}"
+    ))
 }
 
 /// The table printed after a run: mode, analytic MHz, measured MHz, corrected MHz, error %.
@@ -436,8 +300,8 @@ pub fn mode_table(r: &ResonatorResult) -> String {
         "{:<8} {:>13} {:>13} {:>14} {:>9}\n",
         "mode", "analytic MHz", "measured MHz", "corrected MHz", "error %"
     ));
-    if r.matched.is_empty() {
-        for p in &r.peaks {
+    if r.analysis.matched.is_empty() {
+        for p in r.peaks() {
             s.push_str(&format!(
                 "{:<8} {:>13} {:>13.4} {:>14.4} {:>9}\n",
                 "-",
@@ -448,7 +312,7 @@ pub fn mode_table(r: &ResonatorResult) -> String {
             ));
         }
     }
-    for m in &r.matched {
+    for m in &r.analysis.matched {
         let name = if m.mode.degeneracy > 1 {
             format!("{} x{}", m.mode.name, m.mode.degeneracy)
         } else {

@@ -5,8 +5,10 @@
 //! `fingerprint: u64` (of the run configuration and mesh), `done: u64` (steps completed),
 //! `dt_bits: u64` (the time step in metres of light travel, as f64 bits), `reference: f64`
 //! (the energy the blow-up guard compares against; NaN for none), the length-prefixed
-//! (`u64` count) arrays `args` (UTF-8 command-line arguments of the run, NUL-separated),
-//! `u`, `f`, `samples` (f64) and `energy` (pairs of `u64` step and `f64` energy), and last
+//! (`u64` count) arrays `config` (the run's configuration as UTF-8 TOML, the layout of
+//! `run.toml`, which `--resume` reads back), `out` (UTF-8: the absolute output folder it
+//! was written for), `u`, `f`, `samples` (f64) and `energy`
+//! (pairs of `u64` step and `f64` energy), and last
 //! the FNV-1a 64 checksum of every byte before it. The file is written to
 //! `checkpoint.bin.tmp`, synced, and renamed over the old one, so a crash while writing
 //! leaves the previous checkpoint intact.
@@ -16,7 +18,7 @@ use crate::{Error, Result};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"DGATDCK1";
+const MAGIC: &[u8; 8] = b"DGATDCK2";
 
 /// Name of the checkpoint file inside an output directory.
 pub const FILE: &str = "checkpoint.bin";
@@ -28,8 +30,11 @@ pub struct Checkpoint {
     pub done: usize,
     pub dt_bits: u64,
     pub reference: Option<f64>,
-    /// Command-line arguments of the run (empty for library runs).
-    pub args: Vec<String>,
+    /// The run's configuration (TOML).
+    pub config: String,
+    /// The output folder the run was writing to (absolute), so that a checkpoint copied
+    /// into another folder is not continued there by mistake.
+    pub out: String,
     pub u: Vec<f64>,
     pub f: Vec<f64>,
     pub samples: Vec<f64>,
@@ -75,6 +80,13 @@ impl Checkpoint {
         let tmp = dir.join(format!("{FILE}.tmp"));
         let io = |e| Error::io(&tmp, e);
         let file = std::fs::File::create(&tmp).map_err(io)?;
+        let cleanup = |e: Error| {
+            let _ = std::fs::remove_file(&tmp);
+            e
+        };
+        crate::util::injected_write_fault(&path)
+            .map_err(|e| Error::io(&tmp, e))
+            .map_err(cleanup)?;
         let mut w = Hashing {
             w: BufWriter::with_capacity(1 << 20, file),
             h: 0xcbf2_9ce4_8422_2325,
@@ -85,9 +97,10 @@ impl Checkpoint {
             w.u64(self.done as u64)?;
             w.u64(self.dt_bits)?;
             w.u64(self.reference.unwrap_or(f64::NAN).to_bits())?;
-            let args = self.args.join("\0");
-            w.u64(args.len() as u64)?;
-            w.put(args.as_bytes())?;
+            for text in [&self.config, &self.out] {
+                w.u64(text.len() as u64)?;
+                w.put(text.as_bytes())?;
+            }
             w.f64s(&self.u)?;
             w.f64s(&self.f)?;
             w.f64s(&self.samples)?;
@@ -101,8 +114,11 @@ impl Checkpoint {
             let file = w.w.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()
         })()
-        .map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+        .map_err(io)
+        .map_err(cleanup)?;
+        std::fs::rename(&tmp, &path)
+            .map_err(|e| Error::io(&path, e))
+            .map_err(cleanup)?;
         Ok(path)
     }
 
@@ -125,6 +141,11 @@ impl Checkpoint {
 
     /// Parses checkpoint bytes; the error says what is wrong.
     pub fn parse(bytes: &[u8]) -> std::result::Result<Checkpoint, String> {
+        if bytes.len() >= 8 && &bytes[..8] == b"DGATDCK1" {
+            return Err(
+                "written by an older dgatd (format 1, arguments instead of a configuration): rerun the job".into(),
+            );
+        }
         if bytes.len() < MAGIC.len() + 8 || &bytes[..8] != MAGIC {
             return Err("not a dgatd checkpoint (bad magic)".into());
         }
@@ -142,12 +163,10 @@ impl Checkpoint {
         let dt_bits = r.u64()?;
         let reference = f64::from_bits(r.u64()?);
         let n = r.len(1)?;
-        let args = String::from_utf8(r.take(n)?.to_vec()).map_err(|_| "arguments not UTF-8")?;
-        let args = if args.is_empty() {
-            vec![]
-        } else {
-            args.split('\0').map(str::to_string).collect()
-        };
+        let config =
+            String::from_utf8(r.take(n)?.to_vec()).map_err(|_| "configuration not UTF-8")?;
+        let n = r.len(1)?;
+        let out = String::from_utf8(r.take(n)?.to_vec()).map_err(|_| "folder name not UTF-8")?;
         let u = r.f64s()?;
         let f = r.f64s()?;
         let samples = r.f64s()?;
@@ -167,7 +186,8 @@ impl Checkpoint {
             done,
             dt_bits,
             reference: (!reference.is_nan()).then_some(reference),
-            args,
+            config,
+            out,
             u,
             f,
             samples,
@@ -222,7 +242,8 @@ mod tests {
             done: 300,
             dt_bits: 0.0123f64.to_bits(),
             reference: Some(2.5),
-            args: vec!["--steps".into(), "600".into()],
+            config: "steps = 600\n".into(),
+            out: "/tmp/run".into(),
             u: vec![1.0, -2.0, 3.5e-300],
             f: vec![f64::MIN_POSITIVE, 7.0],
             samples: (0..30).map(|i| (i as f64).sin()).collect(),
@@ -246,7 +267,7 @@ mod tests {
         assert!(Checkpoint::parse(&b[..b.len() - 3]).is_err());
         let e = Checkpoint::read(&dir.join("missing.bin")).unwrap_err();
         assert!(e.to_string().contains("missing.bin"));
-        std::fs::write(&p, b"DGATDCK1garbage!").unwrap();
+        std::fs::write(&p, b"DGATDCK2garbage!").unwrap();
         let e = Checkpoint::read(&p).unwrap_err().to_string();
         assert!(
             e.contains("checksum mismatch") && e.contains("checkpoint.bin"),

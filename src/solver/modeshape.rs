@@ -7,18 +7,17 @@
 //! `Σ_s X_m[h_s] w^s` (the dual basis of the hexahedron's half-edge vectors, as the probes
 //! use). Each mode is normalised so that its largest cell field is real and of modulus 1.
 
-use super::{Source, Waveform};
+use crate::Result;
 use crate::backend::cpu::CpuStepper;
 use crate::complex::TetGeom;
 use crate::dga::Dga;
+use crate::dga::excitation::Source;
 use crate::dga::operators::{DualForm, Operators};
 use crate::mesh::{Mesh, Topology};
-use crate::{Result, util::V3};
+use crate::problem::Waveform;
+use crate::util::{C64, V3};
 use nalgebra::Matrix3;
-use rustfft::num_complex::Complex;
 use std::sync::Arc;
-
-type C64 = Complex<f64>;
 
 /// A mode shape: per-tet complex electric field.
 #[derive(Clone, Debug)]
@@ -81,7 +80,7 @@ pub fn mode_shapes(
             let t = (k + 1) as f64 * dt_s;
             for (m, (_, f)) in modes.iter().enumerate() {
                 let ph = C64::from_polar(1.0, -2.0 * std::f64::consts::PI * f * t);
-                for (x, &u) in acc[m].iter_mut().zip(&s.u) {
+                for (x, &u) in acc[m].iter_mut().zip(s.u()) {
                     *x += ph * u;
                 }
             }

@@ -13,7 +13,8 @@ pub mod analytic;
 pub mod extract;
 pub mod harminv;
 
-use rustfft::{FftPlanner, num_complex::Complex};
+use crate::util::C64;
+use rustfft::FftPlanner;
 
 /// A magnitude spectrum on a uniform frequency grid.
 #[derive(Clone, Debug)]
@@ -45,9 +46,9 @@ pub fn spectrum(signals: &[Vec<f64>], dt_s: f64, pad: usize) -> Spectrum {
     let mut power = vec![0.0; nfft / 2 + 1];
     for s in signals {
         let mean = s.iter().sum::<f64>() / n.max(1) as f64;
-        let mut buf: Vec<Complex<f64>> = (0..nfft)
+        let mut buf: Vec<C64> = (0..nfft)
             .map(|i| {
-                Complex::new(
+                C64::new(
                     if i < n {
                         (s[i] - mean) * hamming(i, n)
                     } else {

@@ -1,7 +1,8 @@
 //! Shared fixtures for the integration tests.
 #![allow(dead_code)]
-use dgatd::dga::{Dga, Materials};
+use dgatd::dga::Dga;
 use dgatd::mesh::{Mesh, Topology, generate::box_mesh, gmsh};
+use dgatd::problem::Media;
 use dgatd::util::Rng;
 
 /// A box mesh with interior nodes moved randomly (seeded), so no symmetry hides bugs.
@@ -32,13 +33,13 @@ pub fn cylinder(name: &str) -> Mesh {
 }
 
 /// Mesh, topology and assembled operators (vacuum, or random materials when `seed` is Some).
-pub fn setup(m: Mesh, materials_seed: Option<u64>) -> (Mesh, Topology, Dga, Materials) {
+pub fn setup(m: Mesh, materials_seed: Option<u64>) -> (Mesh, Topology, Dga, Media) {
     let t = Topology::build(&m).unwrap();
     let mat = match materials_seed {
-        None => Materials::vacuum(m.n_tets()),
+        None => Media::vacuum(m.n_tets()),
         Some(s) => {
             let mut r = Rng::new(s);
-            Materials {
+            Media {
                 eps: (0..m.n_tets()).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
                 mu: (0..m.n_tets()).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
             }

@@ -7,10 +7,15 @@
 //! CSV `compare.csv`, one row per run, columns [`COLUMNS`] (documented in
 //! `results/README.md`); plots of the maximum error against DoFs and against wall time.
 
-use crate::dg::Flux;
-use crate::solver::resonator::{self, BackendSpec, MeshSpec, Method, Precision, ResonatorConfig};
-use crate::{Error, Result};
+use dgatd::Precision;
+use dgatd::dg::Flux;
+use dgatd::solver::analyse::correct;
+use dgatd::solver::config::{BackendKind, Config, Method};
+use dgatd::solver::resonator;
+use dgatd::{Error, Result};
 use std::path::{Path, PathBuf};
+
+use super::outln;
 
 pub const COLUMNS: [&str; 24] = [
     "mesh",
@@ -113,7 +118,8 @@ pub struct Plan {
     pub orders: Vec<usize>,
     pub fluxes: Vec<Flux>,
     pub time_s: f64,
-    pub backend: BackendSpec,
+    pub backend: BackendKind,
+    pub device: Option<String>,
     pub precision: Precision,
 }
 
@@ -121,11 +127,6 @@ pub struct Plan {
 pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<Row>> {
     let mut rows = vec![];
     for mesh in &plan.meshes {
-        let spec = if let Some(n) = mesh.strip_prefix("bundled:") {
-            MeshSpec::Bundled(n.to_string())
-        } else {
-            MeshSpec::File(PathBuf::from(mesh))
-        };
         let mut runs = vec![(Method::Dga, 0, None)];
         for &o in &plan.orders {
             for &f in &plan.fluxes {
@@ -133,20 +134,22 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
             }
         }
         for (method, order, flux) in runs {
-            let cfg = ResonatorConfig {
-                mesh: spec.clone(),
-                time_s: plan.time_s,
-                backend: plan.backend.clone(),
+            let cfg = Config {
+                mesh: Some(mesh.clone()),
+                time: Some(plan.time_s),
+                backend: plan.backend,
+                device: plan.device.clone(),
                 precision: plan.precision,
                 method,
                 order: order.max(1),
                 flux: flux.unwrap_or(Flux::Upwind),
-                ..ResonatorConfig::default()
+                ..Config::default()
             };
             let r = resonator::run(&cfg, &mut |_, _| {})?;
+            let a = &r.analysis;
             let (bytes, flops) = (r.model_bytes_per_step, r.model_flops_per_step);
             let err_pct = MODES.map(|name| {
-                r.matched
+                a.matched
                     .iter()
                     .find(|m| m.mode.name == name)
                     .and_then(|m| {
@@ -156,26 +159,26 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
                     })
                     .unwrap_or(f64::NAN)
             });
-            let spurious = r
+            let spurious = a
                 .peaks
                 .iter()
                 .filter(|p| {
                     let f = r.corrected(p);
-                    !r.matched
+                    !a.matched
                         .iter()
                         .any(|m| (m.mode.f_hz - f).abs() < 0.03 * m.mode.f_hz)
                 })
                 .count();
-            let lo = 0.05 * r.waveform_f_peak();
-            let fft = crate::spectrum::find_peaks(&r.spectrum, lo, r.fmax_hz, 0.02);
+            let lo = 0.05 * r.waveform.f_peak_hz();
+            let fft = dgatd::spectrum::find_peaks(&a.spectrum, lo, r.fmax_hz, 0.02);
             let far = |f: f64| {
-                !r.matched
+                !a.matched
                     .iter()
                     .any(|m| (m.mode.f_hz - f).abs() < 0.03 * m.mode.f_hz)
             };
             let n_fft_spurious = fft
                 .iter()
-                .filter(|p| far(resonator::correct(method, p.f_hz, r.dt_s)))
+                .filter(|p| far(correct(method, p.f_hz, r.dt_s)))
                 .count();
             let row_v = Row {
                 n_fft_peaks: fft.len(),
@@ -196,7 +199,7 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
                 bytes_per_dof_step: bytes / r.dofs as f64,
                 flops_per_dof_step: flops / r.dofs as f64,
                 err_pct,
-                n_modes: r.peaks.len(),
+                n_modes: a.peaks.len(),
                 n_spurious: spurious,
             };
             row(&row_v)?;
@@ -221,12 +224,12 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> Result<()> {
         path: path.to_path_buf(),
         msg: e.to_string(),
     })?;
-    crate::report::write_atomic(path, &bytes)
+    dgatd::util::write_atomic(path, &bytes)
 }
 
 /// Plots of the largest error of the four modes against DoFs and against wall time.
 pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<Vec<PathBuf>> {
-    use crate::report::perf::{Labels, Series, both_formats, register_font};
+    use super::perf::{Labels, Series, both_formats, register_font};
     register_font()?;
     let mut by_dofs = Series::new();
     let mut by_time = Series::new();
@@ -278,4 +281,86 @@ pub fn write_plots(dir: &Path, rows: &[Row]) -> Result<Vec<PathBuf>> {
         &mut out,
     )?;
     Ok(out)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// Comma list of meshes (files or bundled:coarse|medium|fine).
+    #[arg(long, default_value = "bundled:coarse,bundled:medium")]
+    pub mesh: String,
+    /// DG orders.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3",
+          value_parser = clap::value_parser!(u64).range(1..=dgatd::solver::plan::MAX_DG_ORDER as u64))]
+    pub orders: Vec<u64>,
+    /// DG fluxes.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_enum,
+        default_value = "upwind,central"
+    )]
+    pub fluxes: Vec<Flux>,
+    /// Simulated time of every run, in seconds.
+    #[arg(long, default_value_t = 3e-7)]
+    pub time: f64,
+    #[arg(long, value_enum, default_value_t)]
+    pub backend: BackendKind,
+    #[arg(long)]
+    pub device: Option<String>,
+    #[arg(long, value_enum, default_value_t)]
+    pub precision: Precision,
+    #[arg(long, default_value = "compare")]
+    pub out: PathBuf,
+}
+
+/// `dgatd compare`.
+pub fn command(a: &CompareArgs) -> Result<()> {
+    if !(a.time > 0.0 && a.time.is_finite()) {
+        return Err(Error::config(
+            "time",
+            a.time,
+            "must be a positive number of seconds",
+        ));
+    }
+    let plan = Plan {
+        meshes: a.mesh.split(',').map(|s| s.trim().to_string()).collect(),
+        orders: a.orders.iter().map(|&o| o as usize).collect(),
+        fluxes: a.fluxes.clone(),
+        time_s: a.time,
+        backend: a.backend,
+        device: a.device.clone(),
+        precision: a.precision,
+    };
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
+    let csv = a.out.join("compare.csv");
+    let mut done = vec![];
+    let rows = run(&plan, &mut |r| {
+        eprintln!(
+            "{} {} N={} {}: {} DoFs, {} steps in {:.2} s, max error {:.3}%, {} spurious",
+            r.mesh,
+            r.method.name(),
+            r.order,
+            r.flux,
+            r.dofs,
+            r.steps,
+            r.wall_s,
+            r.max_abs_err(),
+            r.n_spurious
+        );
+        done.push(r.clone());
+        // written after every run, so that a long comparison never loses finished rows
+        write_csv(&csv, &done)
+    })?;
+    let mut files = vec![csv];
+    let plots = write_plots(&a.out, &rows)?;
+    if plots.is_empty() {
+        eprintln!("note: no run found all four modes (record too short?); no plots written");
+    }
+    files.extend(plots);
+    outln!(
+        "{} runs; wrote {}",
+        rows.len(),
+        dgatd::report::path_list(&files)
+    );
+    Ok(())
 }

@@ -5,25 +5,24 @@
 //! One CSV row per (device, precision, kernel, variant, mesh size); columns are documented
 //! in `results/README.md` and listed in [`COLUMNS`].
 //!
-//! Byte model (minimum traffic of a kernel, s = bytes per real, 4-byte indices; every
-//! gathered vector counted once, as if caches were perfect):
-//! - primal: `T (24 s + 6·4 + 2·4 s) + 2E s` (blocks, edge table, F read+write, U once);
-//! - circulation: `4 (E + 1) + 4 n_circ + 4T s + E s` (pointers, signed indices, F once, c);
-//! - vertex_block: `s Σd² + 12·2E + 4 (V + 1) + 4 n_free + E s + 2·2E s`;
-//! - CSR: `4 (2E + 1) + nnz (4 + s) + 4T s + 2·2E s`;
-//! - step = primal + dual; copy: `2 N s`; triad: `3 N s`.
+//! Byte and flop models: [`dgatd::cost`].
 
-use crate::backend::cpu;
-use crate::backend::opencl::{
-    self, Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, event_seconds,
-    launch,
+use dgatd::backend::cpu;
+use dgatd::backend::opencl::{
+    self, Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, Variants,
+    event_seconds, launch,
 };
-use crate::dga::operators::{DualForm, Operators};
-use crate::dga::{Dga, Materials};
-use crate::mesh::{Topology, generate::box_mesh};
-use crate::{Error, Real, Result};
+use dgatd::cost;
+use dgatd::dga::Dga;
+use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::mesh::{Topology, generate::box_mesh};
+use dgatd::problem::Media;
+use dgatd::{Error, Real, Result};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
+
+use super::{count, outln, timestamp};
 
 /// CSV columns, in order. Stable: rows from different machines concatenate.
 pub const COLUMNS: [&str; 21] = [
@@ -121,47 +120,8 @@ fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
     (med, v[0], v[n - 1])
 }
 
-/// Byte models of the kernels for a mesh (see the module docs).
-pub struct Bytes {
-    pub primal: f64,
-    pub circulation: f64,
-    pub vertex_block: f64,
-    pub csr: f64,
-}
-
-pub fn byte_model(dga: &Dga, s: usize, csr_nnz: u64) -> Bytes {
-    let (t, e, v) = (dga.n_tets as f64, dga.n_edges as f64, dga.n_vertices as f64);
-    let s = s as f64;
-    let nfree = dga.n_free_half() as f64;
-    Bytes {
-        primal: t * (24.0 * s + 24.0 + 8.0 * s) + 2.0 * e * s,
-        circulation: 4.0 * (e + 1.0) + 4.0 * dga.circ.len() as f64 + 4.0 * t * s + e * s,
-        vertex_block: s * dga.meps_inv.data.len() as f64
-            + 24.0 * e
-            + 4.0 * (v + 1.0)
-            + 4.0 * nfree
-            + e * s
-            + 4.0 * e * s,
-        csr: 4.0 * (2.0 * e + 1.0) + csr_nnz as f64 * (4.0 + s) + 4.0 * t * s + 4.0 * e * s,
-    }
-}
-
-/// Bytes and flops of one DGA leapfrog step with the factored dual (primal + circulation +
-/// vertex-block byte models; flops: 24 block mult-adds and the 4-value update per tet, one
-/// add per circulation entry, the vertex-block products and updates).
-pub fn step_model(dga: &Dga, s: usize) -> (f64, f64) {
-    let b = byte_model(dga, s, 0);
-    let t = dga.n_tets as f64;
-    let flops = 2.0 * 24.0 * t
-        + 2.0 * 4.0 * t
-        + dga.circ.len() as f64
-        + 2.0 * dga.meps_inv.data.len() as f64
-        + 2.0 * dga.n_free_half() as f64;
-    (b.primal + b.circulation + b.vertex_block, flops)
-}
-
 /// A box mesh of about `tets` tetrahedra (6 n³, n rounded).
-pub fn ladder_box(tets: usize) -> crate::mesh::Mesh {
+pub fn ladder_box(tets: usize) -> dgatd::mesh::Mesh {
     let n = ((tets as f64 / 6.0).cbrt().round() as usize).max(1);
     box_mesh([n, n, n], [1.0, 1.0, 1.0])
 }
@@ -171,7 +131,7 @@ pub fn ladder_mesh(tets: usize) -> Result<Dga> {
     let m = ladder_box(tets);
     let t = Topology::build(&m)?;
     // Lean: the benchmark never evaluates the energy, and this halves peak host memory.
-    Dga::assemble_with(&m, &t, &Materials::vacuum(m.n_tets()), true)
+    Dga::assemble_with(&m, &t, &Media::vacuum(m.n_tets()), &t.boundary_edge, true)
 }
 
 fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(
@@ -325,15 +285,15 @@ fn device_rows<T: Real>(
     let mut s = ClStepper::<T>::new(dev.clone(), dga.clone(), dual, None, &[])?;
     s.set_time_step(1e-3, None)?;
     let (u, f) = {
-        let mut r = crate::util::Rng::new(5);
+        let mut r = dgatd::util::Rng::new(5);
         let u: Vec<f64> = (0..2 * dga.n_edges).map(|_| r.sym()).collect();
         let f: Vec<f64> = (0..4 * dga.n_tets).map(|_| r.sym()).collect();
         (u, f)
     };
-    crate::backend::Stepper::set_state(&mut s, &u, &f)?;
-    let nnz = s.csr.as_ref().map(|c| c.3 as u64).unwrap_or(0);
-    let by = byte_model(dga, std::mem::size_of::<T>(), nnz);
-    let dofs = 4 * dga.n_tets + dga.n_free_half();
+    dgatd::backend::Stepper::set_state(&mut s, &u, &f)?;
+    let nnz = s.csr_nnz() as u64;
+    let by = cost::kernel_bytes(&dga.counts(), std::mem::size_of::<T>(), nnz);
+    let dofs = dga.counts().dofs();
     let mut rows = Vec::new();
     let mut push = |kernel: &str, variant: &str, v: Vec<f64>, bytes: f64| {
         let (m, lo, hi) = stats(v);
@@ -354,8 +314,12 @@ fn device_rows<T: Real>(
         rows.push(r);
     };
     let (w, n) = (cfg.warmup, cfg.reps);
+    let base_v = Variants::default();
     for v in [PrimalVariant::Tet, PrimalVariant::Row] {
-        s.primal = v;
+        s.set_variants(Variants {
+            primal: v,
+            ..base_v
+        });
         push(
             "primal",
             v.name(),
@@ -363,7 +327,7 @@ fn device_rows<T: Real>(
             by.primal,
         );
     }
-    s.primal = PrimalVariant::Tet;
+    s.set_variants(base_v);
     push(
         "dual_factored",
         "circulation",
@@ -371,7 +335,7 @@ fn device_rows<T: Real>(
         by.circulation,
     );
     for v in [BlockVariant::HalfEdge, BlockVariant::Vertex] {
-        s.block_variant = v;
+        s.set_variants(Variants { block: v, ..base_v });
         push(
             "dual_factored",
             v.name(),
@@ -399,7 +363,7 @@ fn device_rows<T: Real>(
     );
     if with_csr {
         for v in [CsrVariant::Scalar, CsrVariant::Vector] {
-            s.csr_variant = v;
+            s.set_variants(Variants { csr: v, ..base_v });
             let name = if v == CsrVariant::Scalar {
                 "scalar"
             } else {
@@ -440,14 +404,14 @@ fn time_wall<F: FnMut()>(warmup: usize, reps: usize, mut f: F) -> Vec<f64> {
 fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) -> Vec<Row> {
     let with_csr = dga.n_tets <= cfg.csr_max_tets;
     let ops = Operators::<T>::new(dga, 1e-3, with_csr);
-    let mut r = crate::util::Rng::new(5);
+    let mut r = dgatd::util::Rng::new(5);
     let u: Vec<T> = (0..2 * dga.n_edges).map(|_| T::of(r.sym())).collect();
     let mut uo = u.clone();
     let mut f: Vec<T> = (0..4 * dga.n_tets).map(|_| T::of(r.sym())).collect();
     let mut c = vec![T::zero(); dga.n_edges];
     let nnz = ops.csr.as_ref().map(|m| m.nnz() as u64).unwrap_or(0);
-    let by = byte_model(dga, std::mem::size_of::<T>(), nnz);
-    let dofs = 4 * dga.n_tets + dga.n_free_half();
+    let by = cost::kernel_bytes(&dga.counts(), std::mem::size_of::<T>(), nnz);
+    let dofs = dga.counts().dofs();
     let (w, n) = (cfg.warmup, cfg.reps);
     let mut rows = Vec::new();
     let mut push = |kernel: &str, variant: &str, v: Vec<f64>, bytes: f64| {
@@ -682,10 +646,10 @@ pub fn run(
             let mesh = ladder_box(size);
             let k = mesh.n_tets();
             for &order in &cfg.dg_orders {
-                let op = Arc::new(crate::dg::DgOperator::new(
+                let op = Arc::new(dgatd::dg::DgOperator::new(
                     &mesh,
                     order,
-                    crate::dg::Flux::Upwind,
+                    dgatd::dg::Flux::Upwind,
                     &vec![1.0; k],
                     &vec![1.0; k],
                 )?);
@@ -719,37 +683,21 @@ pub fn run(
     Ok(())
 }
 
-/// Byte and flop models of the DG kernels, per call (s bytes per real); five calls of each
-/// make an LSERK4 step (the `dg_step` row, and the DG figures of `dgatd compare`). Flux: per
-/// face point the two gathered 6-vectors, the connectivity and mask indices and the 6 flux
-/// values written, plus the normal and Fscale per face; update: q and res read, res and
-/// q_out written, the fluxes read, geometric factors and materials per tet. Flops as in
-/// [`crate::dg::DgOperator::flops_per_rhs`] plus 4 per DoF for the stage update.
-pub fn dg_models(op: &crate::dg::DgOperator, s: usize) -> [(f64, f64); 2] {
-    let (k, np, nf) = (op.k as f64, op.re.np as f64, 4.0 * op.re.nfp as f64);
-    let s = s as f64;
-    let flux_bytes = k * (nf * (12.0 * s + 8.0 + 6.0 * s) + 4.0 * 4.0 * s + 2.0 * s);
-    let update_bytes = k * (6.0 * np * 4.0 * s + 6.0 * nf * s + 11.0 * s);
-    let flux_flops = k * 60.0 * nf;
-    let update_flops = op.flops_per_rhs() - flux_flops + 4.0 * op.n_dofs() as f64;
-    [(flux_bytes, flux_flops), (update_bytes, update_flops)]
-}
-
 fn dg_device_rows<T: Real>(
     dev: &Arc<ClDevice>,
-    op: &Arc<crate::dg::DgOperator>,
+    op: &Arc<dgatd::dg::DgOperator>,
     cfg: &BenchConfig,
     base: &Row,
     copy_gbs: f64,
 ) -> Result<Vec<Row>> {
-    use crate::backend::Stepper;
+    use dgatd::backend::Stepper;
     let mut s =
-        crate::dg::opencl::DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, None, vec![])?;
-    let mut r = crate::util::Rng::new(9);
+        dgatd::dg::opencl::DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, None, vec![])?;
+    let mut r = dgatd::util::Rng::new(9);
     let q: Vec<f64> = (0..op.n_dofs()).map(|_| r.sym()).collect();
     s.set_state(&q, &[])?;
     let real = std::mem::size_of::<T>();
-    let [(fb, ff), (ub, uf)] = dg_models(op, real);
+    let [(fb, ff), (ub, uf)] = cost::dg_kernels(&op.counts(), real);
     let variant = format!("N={}", op.re.n);
     let mut rows = vec![];
     let mut push = |kernel: &str, v: Vec<f64>, bytes: f64, flops: f64| {
@@ -793,13 +741,13 @@ fn dg_device_rows<T: Real>(
 }
 
 fn dg_cpu_row(
-    op: &Arc<crate::dg::DgOperator>,
+    op: &Arc<dgatd::dg::DgOperator>,
     cfg: &BenchConfig,
     base: &Row,
     copy_gbs: f64,
 ) -> Row {
-    let mut s = crate::dg::cpu::DgCpuStepper::new(op.clone(), 1e-3, None, vec![]);
-    let mut r = crate::util::Rng::new(9);
+    let mut s = dgatd::dg::cpu::DgCpuStepper::new(op.clone(), 1e-3, None, vec![]);
+    let mut r = dgatd::util::Rng::new(9);
     s.q.iter_mut().for_each(|x| *x = r.sym());
     for _ in 0..cfg.warmup {
         s.step(0.0);
@@ -811,7 +759,7 @@ fn dg_cpu_row(
             t.elapsed().as_secs_f64()
         })
         .collect();
-    let [(fb, ff), (ub, uf)] = dg_models(op, 8);
+    let [(fb, ff), (ub, uf)] = cost::dg_kernels(&op.counts(), 8);
     let (m, lo, hi) = stats(v);
     let mut row = Row {
         kernel: "dg_step".into(),
@@ -852,7 +800,7 @@ fn emit(
 pub fn csv_fields(r: &Row, timestamp: &str, host: &str) -> Vec<String> {
     vec![
         timestamp.to_string(),
-        crate::report::COMMIT.to_string(),
+        dgatd::report::COMMIT.to_string(),
         host.to_string(),
         r.platform.clone(),
         r.device.clone(),
@@ -873,4 +821,143 @@ pub fn csv_fields(r: &Row, timestamp: &str, host: &str) -> Vec<String> {
         format!("{:.6e}", r.flops_model),
         format!("{:.3}", r.gflops()),
     ]
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// OpenCL devices: all, none, or a comma list of indices / name substrings.
+    #[arg(long, default_value = "all")]
+    pub devices: String,
+    /// Skip the CPU backend.
+    #[arg(long)]
+    pub no_cpu: bool,
+    #[arg(long, default_value = "f64,f32")]
+    pub precision: String,
+    /// Target tet counts of the generated box meshes (6 n³ tets, n rounded).
+    #[arg(long, default_value = "1e3,1e4,1e5,1e6")]
+    pub sizes: String,
+    #[arg(long, default_value_t = 30)]
+    pub reps: usize,
+    #[arg(long, default_value_t = 5)]
+    pub warmup: usize,
+    /// CSR variants are skipped above this many tets.
+    #[arg(long, default_value = "6e6")]
+    pub csr_max_tets: String,
+    /// The CPU backend is skipped above this many tets.
+    #[arg(long, default_value = "2e6")]
+    pub cpu_max_tets: String,
+    /// Elements of the copy/triad arrays.
+    #[arg(long, default_value = "1.34e8")]
+    pub stream_elems: String,
+    /// DG orders timed at each mesh size ("" for none).
+    #[arg(long, default_value = "1,2,3,4")]
+    pub dg_orders: String,
+    /// DG rows are skipped above this many tets.
+    #[arg(long, default_value = "1.1e6")]
+    pub dg_max_tets: String,
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+}
+
+/// `dgatd bench`: writes DIR/bench.csv row by row and prints a summary.
+pub fn command(a: &BenchArgs) -> Result<()> {
+    let precisions: Vec<String> = a
+        .precision
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .collect();
+    for p in &precisions {
+        if p != "f32" && p != "f64" {
+            return Err(Error::config("precision", p, "expected f32 and/or f64"));
+        }
+    }
+    let sizes = a
+        .sizes
+        .split(',')
+        .map(|s| count("sizes", s))
+        .collect::<Result<Vec<_>>>()?;
+    if a.reps == 0 {
+        return Err(Error::config("reps", 0, "must be at least 1"));
+    }
+    let devices: Vec<String> = match a.devices.as_str() {
+        "none" => vec![],
+        d => d.split(',').map(|s| s.trim().to_string()).collect(),
+    };
+    let cfg = BenchConfig {
+        devices,
+        cpu: !a.no_cpu,
+        precisions,
+        sizes,
+        reps: a.reps,
+        warmup: a.warmup,
+        csr_max_tets: count("csr-max-tets", &a.csr_max_tets)?,
+        cpu_max_tets: count("cpu-max-tets", &a.cpu_max_tets)?,
+        stream_elems: count("stream-elems", &a.stream_elems)?,
+        dg_orders: a
+            .dg_orders
+            .split(',')
+            .filter(|x| !x.trim().is_empty())
+            .map(|x| {
+                x.trim()
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|o| (1..=10).contains(o))
+                    .ok_or_else(|| Error::config("dg-orders", x, "expected orders in 1..=10"))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        dg_max_tets: count("dg-max-tets", &a.dg_max_tets)?,
+    };
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
+    let path = a.out.join("bench.csv");
+    let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
+    let mut w = csv::Writer::from_writer(file);
+    let werr = |e: csv::Error| Error::Output {
+        path: path.clone(),
+        msg: e.to_string(),
+    };
+    w.write_record(COLUMNS).map_err(werr)?;
+    w.flush().map_err(|e| Error::io(&path, e))?;
+    let ts = timestamp();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
+    let mut rows = Vec::new();
+    run(
+        &cfg,
+        &mut |r| {
+            w.write_record(csv_fields(r, &ts, &host)).map_err(werr)?;
+            w.flush().map_err(|e| Error::io(&path, e))?;
+            rows.push(r.clone());
+            Ok(())
+        },
+        &mut |m| eprintln!("{m}"),
+    )?;
+    outln!(
+        "{:<28} {:<4} {:<14} {:<16} {:>10} {:>11} {:>9} {:>7} {:>8}",
+        "device",
+        "prec",
+        "kernel",
+        "variant",
+        "tets",
+        "median ms",
+        "GB/s",
+        "frac",
+        "GDoF/s"
+    );
+    for r in &rows {
+        outln!(
+            "{:<28} {:<4} {:<14} {:<16} {:>10} {:>11.4} {:>9.1} {:>7.3} {:>8.3}",
+            r.device.chars().take(28).collect::<String>(),
+            r.precision,
+            r.kernel,
+            r.variant,
+            r.tets,
+            r.median_s * 1e3,
+            r.gbs(),
+            r.frac_copy_bw,
+            r.gdofs()
+        );
+    }
+    outln!("wrote {}", path.display());
+    Ok(())
 }

@@ -10,8 +10,8 @@
 //! Text is drawn with the DejaVu Sans font embedded in the binary (no system font
 //! libraries needed).
 
-use crate::bench::COLUMNS;
-use crate::{Error, Result};
+use super::bench::COLUMNS;
+use dgatd::{Error, Result};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -454,7 +454,28 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     let p = dir.join("report.md");
-    super::write_atomic(&p, md.as_bytes())?;
+    dgatd::util::write_atomic(&p, md.as_bytes())?;
     out.push(p);
     Ok(out)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// bench.csv files written by dgatd bench (rows of several machines may be mixed).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[arg(long, default_value = "report")]
+    pub out: PathBuf,
+}
+
+/// `dgatd report`.
+pub fn command(a: &ReportArgs) -> Result<()> {
+    let rows = read_rows(&a.files)?;
+    let files = write_report(&rows, &a.out)?;
+    super::outln!(
+        "{} rows; wrote {}",
+        rows.len(),
+        dgatd::report::path_list(&files)
+    );
+    Ok(())
 }

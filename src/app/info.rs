@@ -1,0 +1,157 @@
+//! `dgatd mesh-info` and `dgatd devices`.
+
+use super::outln;
+use dgatd::Result;
+use dgatd::mesh::{Topology, gmsh};
+
+#[derive(clap::Args, Debug)]
+pub struct MeshInfoArgs {
+    /// Gmsh mesh file, or bundled:coarse|medium|fine.
+    pub path: String,
+}
+
+/// `dgatd mesh-info`.
+pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
+    let mesh = match args.path.strip_prefix("bundled:") {
+        Some(n) => gmsh::parse(dgatd::mesh::bundled(n)?, &args.path)?,
+        None => gmsh::read(std::path::Path::new(&args.path))?,
+    };
+    let t = Topology::build(&mesh)?;
+    for w in dgatd::mesh::check::check(&mesh, &t)? {
+        eprintln!("warning: {w}");
+    }
+    let q = mesh.quality();
+    let nb_e = t.boundary_edge.iter().filter(|&&b| b).count();
+    let nb_v = t.boundary_vertex.iter().filter(|&&b| b).count();
+    let free_half = 2 * t.n_free_edges();
+    // Σ d_v² over free half-edges per vertex, for the block storage.
+    let mut d2 = 0usize;
+    for v in 0..mesh.n_vertices() {
+        let d = t
+            .edges_at(v)
+            .iter()
+            .filter(|&&e| !t.boundary_edge[e as usize])
+            .count();
+        d2 += d * d;
+    }
+    let nt = mesh.n_tets();
+    let ne = t.n_edges();
+    let (lo, hi) = mesh.bbox();
+    outln!("mesh            {}", mesh.source);
+    outln!(
+        "vertices        {} ({} on the boundary)",
+        mesh.n_vertices(),
+        nb_v
+    );
+    outln!("edges           {} ({} on the boundary)", ne, nb_e);
+    outln!(
+        "faces           {} ({} on the boundary)",
+        t.n_faces(),
+        t.n_boundary_faces
+    );
+    outln!(
+        "tetrahedra      {} ({} reoriented on input)",
+        nt,
+        mesh.reoriented
+    );
+    outln!(
+        "DoFs            {} = 4T ({}) + free half-edges ({})  [{:.2} per tet]",
+        4 * nt + free_half,
+        4 * nt,
+        free_half,
+        (4 * nt + free_half) as f64 / nt as f64
+    );
+    outln!(
+        "bounding box    [{:.4}, {:.4}] x [{:.4}, {:.4}] x [{:.4}, {:.4}] m",
+        lo[0],
+        hi[0],
+        lo[1],
+        hi[1],
+        lo[2],
+        hi[2]
+    );
+    outln!("volume          {:.6} m^3", q.volume);
+    outln!(
+        "edge length     min {:.4e} m, max {:.4e} m",
+        q.min_edge,
+        q.max_edge
+    );
+    outln!(
+        "shape 6√2V/l³   min {:.4}, mean {:.4} (1 = regular tet)",
+        q.min_shape,
+        q.mean_shape
+    );
+    let groups: Vec<String> = mesh
+        .physical_names
+        .iter()
+        .map(|p| format!("{}:{} \"{}\"", p.dim, p.tag, p.name))
+        .collect();
+    outln!(
+        "groups          {}",
+        if groups.is_empty() {
+            "none".into()
+        } else {
+            groups.join(", ")
+        }
+    );
+    let counts = dgatd::cost::DgaCounts {
+        tets: nt,
+        edges: ne,
+        vertices: mesh.n_vertices(),
+        free_half,
+        circ: 12 * nt,
+        block: d2,
+    };
+    for (name, s) in [("f64", 8usize), ("f32", 4)] {
+        let (factored, _) = dgatd::cost::dga_device_bytes(&counts, s, None);
+        // the CSR matrix has about 70 nonzeros per free half-edge on Delaunay meshes
+        let (csr, _) = dgatd::cost::dga_device_bytes(&counts, s, Some(70 * free_half as u64));
+        outln!(
+            "device ({name})    factored {}, with CSR (~70 nnz/row) {}",
+            indicatif::HumanBytes(factored),
+            indicatif::HumanBytes(csr)
+        );
+    }
+    outln!(
+        "host memory     about {} for a resonator run",
+        indicatif::HumanBytes(dgatd::cost::dga_host_bytes(nt as f64) as u64)
+    );
+    Ok(())
+}
+
+/// `dgatd devices`: every OpenCL device with the properties that matter here.
+pub fn devices() -> Result<()> {
+    let all = dgatd::backend::opencl::list_devices()?;
+    outln!(
+        "{:>3}  {:<5} {:<28} {:<30} {:<20} {:>4} {:>9} {:>9} {:>5}  {:<18} driver",
+        "idx",
+        "type",
+        "platform",
+        "device",
+        "vendor",
+        "CUs",
+        "mem GiB",
+        "alloc GiB",
+        "fp64",
+        "OpenCL C"
+    );
+    for d in &all {
+        outln!(
+            "{:>3}  {:<5} {:<28} {:<30} {:<20} {:>4} {:>9.2} {:>9.2} {:>5}  {:<18} {}",
+            d.index,
+            d.kind,
+            d.platform.chars().take(28).collect::<String>(),
+            d.name.chars().take(30).collect::<String>(),
+            d.vendor.chars().take(20).collect::<String>(),
+            d.compute_units,
+            d.global_mem as f64 / 1073741824.0,
+            d.max_alloc as f64 / 1073741824.0,
+            if d.fp64 { "yes" } else { "no" },
+            d.opencl_c,
+            d.driver
+        );
+    }
+    let def = dgatd::backend::opencl::select_device(None)?;
+    outln!("default: {} ({} / {})", def.index, def.platform, def.name);
+    Ok(())
+}

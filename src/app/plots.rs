@@ -1,0 +1,119 @@
+//! The resonator's spectrum plot (`spectrum.png`, `spectrum.svg`).
+
+use dgatd::solver::resonator::ResonatorResult;
+use dgatd::{Error, Result};
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// `spectrum.png` / `spectrum.svg`: the combined probe spectrum (log magnitude) over the
+/// analysed band, analytic resonances as grey vertical lines, found resonances as red marks.
+pub fn spectrum_plot(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> {
+    super::perf::register_font()?;
+    let spec = &r.analysis.spectrum;
+    let kmax = ((r.fmax_hz / spec.df_hz).ceil() as usize).min(spec.mag.len() - 1);
+    let pts: Vec<(f64, f64)> = (1..=kmax)
+        .map(|k| (spec.freq(k) / 1e6, spec.mag[k].max(1e-300)))
+        .collect();
+    let top = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+    if !(top > 0.0) {
+        return Ok(vec![]);
+    }
+    let bottom = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let lo = (top * 1e-7).max(0.5 * bottom);
+    let at = |f_mhz: f64| -> f64 {
+        let k = ((f_mhz * 1e6 / spec.df_hz).round() as usize).clamp(1, kmax);
+        spec.mag[k].max(lo)
+    };
+    let mut files = Vec::new();
+    fn draw<DB: DrawingBackend>(
+        root: DrawingArea<DB, plotters::coord::Shift>,
+        r: &ResonatorResult,
+        pts: &[(f64, f64)],
+        lo: f64,
+        top: f64,
+        at: &dyn Fn(f64) -> f64,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let e = |x: &dyn std::fmt::Display| Error::config("plot", "spectrum", x.to_string());
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let xmax = r.fmax_hz / 1e6;
+        let mut ch = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "Probe spectrum ({} steps, dt = {:.4e} s)",
+                    r.record.steps, r.dt_s
+                ),
+                ("sans-serif", 22),
+            )
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..xmax, (lo..top * 3.0).log_scale())
+            .map_err(|x| e(&x))?;
+        ch.configure_mesh()
+            .x_desc("frequency (MHz, as measured)")
+            .y_desc("|FFT| (arbitrary)")
+            .label_style(("sans-serif", 14))
+            .y_label_formatter(&|y| format!("{y:.0e}"))
+            .draw()
+            .map_err(|x| e(&x))?;
+        for m in &r.analysis.matched {
+            let f = m.mode.f_hz / 1e6;
+            ch.draw_series(std::iter::once(PathElement::new(
+                vec![(f, lo), (f, top * 3.0)],
+                RGBColor(150, 150, 150).stroke_width(1),
+            )))
+            .map_err(|x| e(&x))?;
+            ch.draw_series(std::iter::once(Text::new(
+                m.mode.name.clone(),
+                (f, top * 1.6),
+                ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
+            )))
+            .map_err(|x| e(&x))?;
+        }
+        ch.draw_series(LineSeries::new(pts.iter().cloned(), BLUE.stroke_width(1)))
+            .map_err(|x| e(&x))?
+            .label("combined probe spectrum")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE.stroke_width(2)));
+        ch.draw_series(
+            r.peaks()
+                .iter()
+                .map(|p| TriangleMarker::new((p.f_hz / 1e6, at(p.f_hz / 1e6)), 6, RED.filled())),
+        )
+        .map_err(|x| e(&x))?
+        .label("extracted resonances")
+        .legend(|(x, y)| TriangleMarker::new((x + 9, y), 6, RED.filled()));
+        ch.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))?;
+        Ok(())
+    }
+    let png = dir.join("spectrum.png");
+    draw(
+        BitMapBackend::new(&png, (1100, 650)).into_drawing_area(),
+        r,
+        &pts,
+        lo,
+        top,
+        &at,
+    )?;
+    files.push(png);
+    let svg = dir.join("spectrum.svg");
+    draw(
+        SVGBackend::new(&svg, (1100, 650)).into_drawing_area(),
+        r,
+        &pts,
+        lo,
+        top,
+        &at,
+    )?;
+    files.push(svg);
+    Ok(files)
+}

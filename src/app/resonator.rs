@@ -1,0 +1,570 @@
+//! `dgatd resonator`: flags over a configuration file over the defaults, the run, its
+//! outputs and the printed table. Flags given on the command line override the file;
+//! `--resume DIR` reads the configuration stored in the checkpoint.
+
+use super::{out, outln};
+use dgatd::dg::Flux;
+use dgatd::dga::operators::DualForm;
+use dgatd::problem::{Boundary, BoundaryKind, Material};
+use dgatd::solver::checkpoint::{self, Checkpoint};
+use dgatd::solver::config::{BackendKind, Config, Extract, Method, Origin};
+use dgatd::solver::plan::{Plan, parse_point};
+use dgatd::solver::resonator::{self, Phase, RunOptions};
+use dgatd::{Error, Precision, Result};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Flags of `dgatd resonator`. Every flag is optional: what is not given comes from
+/// `--config FILE` if given, else the default shown in brackets.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(args_override_self = true)]
+pub struct ResonatorArgs {
+    /// TOML configuration file (keys = these flags' long names with - -> _, plus
+    /// [materials.NAME] and [boundaries.NAME] tables; a run's run.toml is one). Flags
+    /// given here override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Gmsh mesh file (MSH 4.1 ASCII/binary or 2.2 ASCII), or bundled:coarse|medium|fine
+    /// [bundled:medium].
+    #[arg(long, conflicts_with = "box_mesh")]
+    pub mesh: Option<String>,
+    /// Generated box instead of a file: NX,NY,NZ[:LX,LY,LZ] (cells; side lengths in m,
+    /// default 1); its walls are the surface groups xmin, xmax, ymin, ymax, zmin, zmax.
+    #[arg(long = "box")]
+    pub box_mesh: Option<String>,
+    /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].
+    #[arg(long)]
+    pub refine: Option<u32>,
+    /// Number of time steps (overrides --time).
+    #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub steps: Option<u64>,
+    /// Simulated time in seconds [1e-6].
+    #[arg(long, allow_hyphen_values = true)]
+    pub time: Option<f64>,
+    /// Courant number: dt = CFL * 2 / sqrt(rho(K)), in (0, 1] [0.95].
+    #[arg(long, allow_hyphen_values = true)]
+    pub cfl: Option<f64>,
+    /// A given time step in seconds instead of the power iteration (refused above the
+    /// stability bound where it is known; the energy guard stays on).
+    #[arg(long, allow_hyphen_values = true)]
+    pub dt: Option<f64>,
+    /// Precision of the time loop [f64].
+    #[arg(long, value_enum)]
+    pub precision: Option<Precision>,
+    /// Dual update: the seed's CSR SpMV or the factored form [factored].
+    #[arg(long, value_enum)]
+    pub dual: Option<DualForm>,
+    /// auto: the first OpenCL GPU, else OpenCL CPU device, else the CPU backend [auto].
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendKind>,
+    /// OpenCL device: index or name substring (see dgatd devices).
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Output directory [out].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Source point x,y,z (m) [inside the mesh, off every symmetry plane].
+    #[arg(long, allow_hyphen_values = true)]
+    pub source: Option<String>,
+    /// Source current direction x,y,z [0,0,1].
+    #[arg(long, allow_hyphen_values = true)]
+    pub source_dir: Option<String>,
+    /// Probe point x,y,z (repeatable) [three seeded random points inside the mesh, off its
+    /// symmetry planes (see --seed)].
+    #[arg(long = "probe", allow_hyphen_values = true)]
+    pub probes: Vec<String>,
+    /// Peak frequency of the pulse in Hz [c / largest mesh extent].
+    #[arg(long, allow_hyphen_values = true)]
+    pub f_peak: Option<f64>,
+    /// Upper end of the analysed band in Hz [2.2 x f-peak].
+    #[arg(long, allow_hyphen_values = true)]
+    pub fmax: Option<f64>,
+    /// FFT extraction: minimum peak prominence relative to the largest peak [0.02].
+    #[arg(long, allow_hyphen_values = true)]
+    pub min_prominence: Option<f64>,
+    /// Harmonic inversion: drop modes with a lower quality factor (or growing ones)
+    /// [1e4 with --method dga, 10 with --method dg].
+    #[arg(long, allow_hyphen_values = true)]
+    pub min_q: Option<f64>,
+    /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R] (repeatable).
+    #[arg(long = "material")]
+    pub materials: Vec<String>,
+    /// Condition of a surface group: NAME_OR_TAG=pec|pmc (repeatable) [pec].
+    #[arg(long = "boundary")]
+    pub boundaries: Vec<String>,
+    /// Analytic modes to compare with: auto, none, cylinder:R,H, box:A,B,D or sphere:R
+    /// [auto].
+    #[arg(long)]
+    pub cavity: Option<String>,
+    /// Resonance extraction [harminv].
+    #[arg(long, value_enum)]
+    pub extract: Option<Extract>,
+    /// Write modes.vtu with the complex field of the N strongest resonances (a second pass
+    /// of the run on the CPU backend) [0].
+    #[arg(long)]
+    pub mode_shapes: Option<usize>,
+    /// Seed for the default source and probe placement [1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Spatial discretisation: the fractioned DGA (leapfrog) or nodal DG (LSERK4) [dga].
+    #[arg(long, value_enum)]
+    pub method: Option<Method>,
+    /// DG polynomial order N, with --method dg [3].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=dgatd::solver::plan::MAX_DG_ORDER as u64))]
+    pub order: Option<u64>,
+    /// DG numerical flux, with --method dg [upwind].
+    #[arg(long, value_enum)]
+    pub flux: Option<Flux>,
+    /// Save a checkpoint (OUT/checkpoint.bin) every N steps (0: only by time) [0].
+    #[arg(long)]
+    pub checkpoint_steps: Option<u64>,
+    /// Save a checkpoint after this many minutes of running (0: only by steps) [10].
+    #[arg(long, allow_hyphen_values = true)]
+    pub checkpoint_minutes: Option<f64>,
+    /// Continue the run whose checkpoint is in DIR (its configuration comes from the
+    /// checkpoint; outputs go to DIR unless --out is given). The result is bit-for-bit that
+    /// of an uninterrupted run.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// With --resume: continue a checkpoint that was written for another output folder
+    /// (copied or moved here).
+    #[arg(long, requires = "resume")]
+    pub force: bool,
+}
+
+impl ResonatorArgs {
+    /// Names of the run parameters given on the command line (not --out, --quiet,
+    /// --config, --resume or the checkpoint flags).
+    fn given_parameters(&self) -> Vec<&'static str> {
+        let mut g = vec![];
+        macro_rules! some {
+            ($($f:ident => $n:literal),*) => {$(if self.$f.is_some() { g.push($n); })*};
+        }
+        some!(mesh => "mesh", box_mesh => "box", refine => "refine", steps => "steps",
+            time => "time", cfl => "cfl", dt => "dt", precision => "precision", dual => "dual",
+            backend => "backend", device => "device", source => "source",
+            source_dir => "source-dir", f_peak => "f-peak", fmax => "fmax",
+            min_prominence => "min-prominence", min_q => "min-q", cavity => "cavity",
+            extract => "extract", mode_shapes => "mode-shapes", seed => "seed",
+            method => "method", order => "order", flux => "flux");
+        for (v, n) in [
+            (&self.probes, "probe"),
+            (&self.materials, "material"),
+            (&self.boundaries, "boundary"),
+        ] {
+            if !v.is_empty() {
+                g.push(n);
+            }
+        }
+        g
+    }
+
+    /// Applies the flags given on the command line to `cfg`.
+    pub fn overlay(&self, cfg: &mut Config) -> Result<()> {
+        macro_rules! set {
+            ($($f:ident),*) => {$(if let Some(v) = &self.$f { cfg.$f = v.clone().into(); })*};
+        }
+        if let Some(m) = &self.mesh {
+            cfg.mesh = Some(m.clone());
+            cfg.box_mesh = None;
+        }
+        if let Some(b) = &self.box_mesh {
+            cfg.box_mesh = Some(b.clone());
+            cfg.mesh = None;
+        }
+        set!(
+            refine,
+            cfl,
+            precision,
+            dual,
+            backend,
+            min_prominence,
+            cavity,
+            extract
+        );
+        set!(
+            mode_shapes,
+            seed,
+            method,
+            flux,
+            checkpoint_steps,
+            checkpoint_minutes
+        );
+        set!(steps, time, dt, device, f_peak, fmax, min_q);
+        if let Some(o) = self.order {
+            cfg.order = o as usize;
+        }
+        if let Some(s) = &self.source {
+            cfg.source = Some(parse_point("source", s)?);
+        }
+        if let Some(s) = &self.source_dir {
+            cfg.source_dir = parse_point("source-dir", s)?;
+        }
+        if !self.probes.is_empty() {
+            cfg.probe = self
+                .probes
+                .iter()
+                .map(|p| parse_point("probe", p))
+                .collect::<Result<_>>()?;
+        }
+        for (k, m) in parse_pairs("material", &self.materials, parse_material)? {
+            cfg.materials.insert(k, m);
+        }
+        for (k, b) in parse_pairs("boundary", &self.boundaries, |s| {
+            Ok(Boundary {
+                kind: s
+                    .parse::<BoundaryKind>()
+                    .map_err(|_| Error::config("boundary", s, "expected NAME=pec or NAME=pmc"))?,
+            })
+        })? {
+            cfg.boundaries.insert(k, b);
+        }
+        if cfg.method == Method::Dga
+            && let Some(o) = self.order
+        {
+            eprintln!("warning: --order {o} has no effect without --method dg");
+        }
+        Ok(())
+    }
+}
+
+/// `NAME=VALUE` pairs of a repeatable flag; a name given twice is refused.
+fn parse_pairs<T>(
+    flag: &str,
+    items: &[String],
+    value: impl Fn(&str) -> Result<T>,
+) -> Result<Vec<(String, T)>> {
+    let mut out: Vec<(String, T)> = vec![];
+    for it in items {
+        let (k, v) = it
+            .split_once('=')
+            .ok_or_else(|| Error::config(flag, it, "expected NAME=VALUE"))?;
+        if out.iter().any(|(x, _)| x == k) {
+            return Err(Error::config(
+                flag,
+                it,
+                format!("group {k} is given twice; give each group once"),
+            ));
+        }
+        out.push((k.to_string(), value(v)?));
+    }
+    Ok(out)
+}
+
+/// `EPS_R[,MU_R]`.
+fn parse_material(v: &str) -> Result<Material> {
+    let nums: Vec<f64> = v
+        .split(',')
+        .map(|x| x.trim().parse())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::config("material", v, "expected numbers after ="))?;
+    match nums.as_slice() {
+        [e] => Ok(Material {
+            eps_r: *e,
+            mu_r: 1.0,
+        }),
+        [e, u] => Ok(Material {
+            eps_r: *e,
+            mu_r: *u,
+        }),
+        _ => Err(Error::config("material", v, "expected NAME=EPS_R[,MU_R]")),
+    }
+}
+
+/// Set by the Ctrl-C handler; the time loop saves and stops at its next look.
+static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The run's phase (0 setup, 1 time loop, 2 analysis), for the handler.
+static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+fn set_phase(p: Phase) {
+    let v = match p {
+        Phase::Setup => 0,
+        Phase::Stepping => 1,
+        Phase::Analysis => 2,
+    };
+    PHASE.store(v, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Installs the Ctrl-C handler (SIGINT, SIGTERM, SIGHUP) once. In the time loop the first
+/// signal asks the run to save a checkpoint and the probe data and stop, and a second one
+/// exits at once; in setup (nothing to save yet) and in the analysis (the probe record is
+/// already written) a signal exits at once. Exit status 130.
+fn install_interrupt_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let r = ctrlc::set_handler(|| {
+            use std::sync::atomic::Ordering;
+            match PHASE.load(Ordering::SeqCst) {
+                0 => {
+                    eprintln!("\ninterrupted during setup: nothing was run, nothing to save");
+                    std::process::exit(130);
+                }
+                2 => {
+                    eprintln!(
+                        "\ninterrupted during the analysis: the probe record is in probe.csv (and a final checkpoint for long runs)"
+                    );
+                    std::process::exit(130);
+                }
+                _ => {}
+            }
+            if INTERRUPT.swap(true, Ordering::SeqCst) {
+                eprintln!("\nsecond interrupt: exiting without saving");
+                std::process::exit(130);
+            }
+            eprintln!(
+                "\ninterrupt: saving a checkpoint and the probe data (Ctrl-C again to quit now)"
+            );
+        });
+        if let Err(e) = r {
+            eprintln!("warning: no Ctrl-C handler ({e}); an interrupt will lose the run");
+        }
+    });
+}
+
+/// The configuration of a `--resume DIR` and the checkpoint to continue from.
+fn resumed(args: &ResonatorArgs, dir: &Path) -> Result<(Config, Origin, Checkpoint)> {
+    if let Some(bad) = args.given_parameters().first() {
+        return Err(Error::config(
+            "flag",
+            format!("--{bad}"),
+            "--resume takes the run's parameters from its checkpoint; only --out, --quiet and the --checkpoint-* flags may be given with it",
+        ));
+    }
+    if args.config.is_some() {
+        return Err(Error::config(
+            "flag",
+            "--config",
+            "--resume takes the run's configuration from its checkpoint",
+        ));
+    }
+    let ck_path = dir.join(checkpoint::FILE);
+    if !ck_path.exists() && dir.join("run.toml").exists() && dir.join("modes.csv").exists() {
+        return Err(Error::config(
+            "resume",
+            dir.display(),
+            "the run in this folder is complete (its outputs are there); nothing to resume",
+        ));
+    }
+    let ck = Checkpoint::read(dir)?;
+    let here = std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string();
+    if !ck.out.is_empty() && ck.out != here && !args.force {
+        return Err(Error::Checkpoint {
+            path: ck_path,
+            why: format!(
+                "it was written by the run in {}, not this folder ({here}); resuming would overwrite this folder's outputs with that run's. Give --force to continue it here",
+                ck.out
+            ),
+        });
+    }
+    let origin = Origin {
+        path: format!("{} (stored configuration)", ck_path.display()),
+        text: ck.config.clone(),
+    };
+    let cfg = Config::parse(&origin)?;
+    eprintln!("resuming at step {} from {}", ck.done, dir.display());
+    Ok((cfg, origin, ck))
+}
+
+/// Runs the resonator job and writes its outputs; prints the mode table.
+pub fn command(args: &ResonatorArgs) -> Result<()> {
+    install_interrupt_handler();
+    let mut opts =
+        RunOptions {
+            interrupt: Some(&INTERRUPT),
+            on_phase: Some(&set_phase),
+            fault_at_step: match std::env::var("DGATD_FAULT_AT_STEP") {
+                Ok(v) => Some(v.parse().map_err(|_| {
+                    Error::config("DGATD_FAULT_AT_STEP", &v, "must be a step number")
+                })?),
+                Err(_) => None,
+            },
+            ..Default::default()
+        };
+    let (mut cfg, origin, out) = match &args.resume {
+        Some(dir) => {
+            let (cfg, origin, ck) = resumed(args, dir)?;
+            opts.resume = Some(ck);
+            (
+                cfg,
+                Some(origin),
+                args.out.clone().unwrap_or_else(|| dir.clone()),
+            )
+        }
+        None => {
+            let (cfg, origin) = match &args.config {
+                Some(p) => {
+                    let (c, o) = Config::read(p)?;
+                    (c, Some(o))
+                }
+                None => (Config::default(), None),
+            };
+            (
+                cfg,
+                origin,
+                args.out.clone().unwrap_or_else(|| "out".into()),
+            )
+        }
+    };
+    args.overlay(&mut cfg)?;
+    let plan = Plan::new(&cfg, origin)?;
+    // the output folder is created, tested and locked before anything runs
+    let (_dir, stale) = dgatd::report::outdir::OutputDir::prepare(&out)?;
+    if let Some(n) = stale {
+        eprintln!("note: {n}");
+    }
+    opts.out = Some(out.clone());
+    let progress = Progress::new(args.quiet);
+    let status = |m: &str| progress.status(m);
+    opts.on_status = Some(&status);
+    let r = resonator::run_with(&plan, &mut opts, &mut |done, total| {
+        progress.steps(done, total)
+    })?;
+    progress.finish();
+    for n in &r.notices {
+        eprintln!("note: {n}");
+    }
+    let write = || -> Result<Vec<PathBuf>> {
+        let mut files = dgatd::report::write_resonator(&out, &r)?;
+        files.extend(super::plots::spectrum_plot(&out, &r)?);
+        Ok(files)
+    };
+    let files = write().map_err(|e| {
+        let ck = out.join(checkpoint::FILE);
+        let kept = if ck.exists() {
+            format!(
+                "the run's final state is kept in {}: free space, then `dgatd resonator --resume {}` writes the outputs without rerunning the steps",
+                ck.display(),
+                out.display()
+            )
+        } else {
+            format!(
+                "the probe record is in {}",
+                out.join("probe.csv").display()
+            )
+        };
+        Error::Stopped {
+            cause: Box::new(e),
+            saved: format!("writing the outputs failed; {kept}"),
+        }
+    })?;
+    // the outputs are complete: the checkpoint is no longer needed
+    let ck = out.join(checkpoint::FILE);
+    if ck.exists() {
+        std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
+    }
+    print_summary(&r, &plan);
+    outln!("wrote {}", dgatd::report::path_list(&files));
+    Ok(())
+}
+
+fn print_summary(r: &resonator::ResonatorResult, plan: &Plan) {
+    outln!(
+        "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({:.1} ns/DoF/step)",
+        dgatd::report::VERSION,
+        dgatd::report::COMMIT,
+        r.backend,
+        r.mesh.n_tets(),
+        r.dofs,
+        plan.precision.name(),
+        match plan.method {
+            Method::Dga => format!("DGA, {} dual", plan.dual.name()),
+            Method::Dg => format!("DG N={} {} flux, LSERK4", plan.order, plan.flux.name()),
+        },
+        r.dt_s,
+        r.record.steps,
+        r.record.steps as f64 * r.dt_s * 1e6,
+        r.setup_s,
+        r.record.wall_s,
+        1e9 * r.record.wall_s / (r.record.steps as f64 * r.dofs as f64)
+    );
+    out!("{}", dgatd::report::mode_table(r));
+}
+
+/// Progress on stderr: a spinner with the current setup or analysis task and its elapsed
+/// time, then a bar over the time steps (rate as whole steps per second). Without a
+/// terminal (a batch job's log), each task is one line with its start time.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    log: bool,
+    start: std::time::Instant,
+    stepping: std::sync::atomic::AtomicBool,
+    /// Last tenth of the steps logged (logs without a terminal).
+    tenth: std::sync::atomic::AtomicUsize,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Self {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (!quiet && tty).then(|| {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            b.enable_steady_tick(std::time::Duration::from_millis(200));
+            b
+        });
+        Progress {
+            bar,
+            log: !quiet && !tty,
+            start: std::time::Instant::now(),
+            stepping: std::sync::atomic::AtomicBool::new(false),
+            tenth: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    fn status(&self, m: &str) {
+        use std::sync::atomic::Ordering;
+        if let Some(b) = &self.bar {
+            if self.stepping.swap(false, Ordering::SeqCst) {
+                b.set_style(
+                    indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+                );
+            }
+            b.set_message(m.to_string());
+        }
+        if self.log {
+            eprintln!("[{:8.1} s] {m}", self.start.elapsed().as_secs_f64());
+        }
+    }
+
+    fn steps(&self, done: usize, total: usize) {
+        use std::sync::atomic::Ordering;
+        if let Some(b) = &self.bar {
+            if !self.stepping.swap(true, Ordering::SeqCst) {
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} steps {pos}/{len} [{bar:40}] {per_sec:.0} eta {eta}",
+                    )
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                );
+                b.set_message("");
+            }
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        } else if self.log
+            && self
+                .tenth
+                .fetch_max(10 * done / total.max(1), Ordering::SeqCst)
+                < 10 * done / total.max(1)
+        {
+            eprintln!(
+                "[{:8.1} s] step {done} of {total}",
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! One cost model for the whole program: bytes moved and flops per kernel and per step,
+//! device memory and host memory of a run. The bench, the run summary, `mesh-info`, the
+//! device pre-check and the host-memory check all read these formulas, from counts of the
+//! discretisation (so `mesh-info` needs no assembly).
+//!
+//! Byte model (design note §11: the minimum traffic of a kernel; s bytes per real,
+//! 4-byte indices; every gathered vector counted once, as if caches were perfect):
+//! - primal: `T (24 s + 6·4 + 2·4 s) + 2E s` (blocks, edge table, F read+write, U once);
+//! - circulation: `4 (E + 1) + 4 n_circ + 4T s + E s` (pointers, signed indices, F once, c);
+//! - vertex_block: `s Σd² + 12·2E + 4 (V + 1) + 4 n_free + E s + 2·2E s`;
+//! - CSR: `4 (2E + 1) + nnz (4 + s) + 4T s + 2·2E s`;
+//! - step = primal + dual; copy: `2 N s`; triad: `3 N s`.
+//!
+//! DG (per right-hand-side evaluation, five per LSERK4 step): flux: per face point the two
+//! gathered 6-vectors, the connectivity and mask indices and the 6 flux values written,
+//! plus the normal and Fscale per face; update: q and res read, res and q_out written, the
+//! fluxes read, geometric factors and materials per tet.
+
+/// Counts of a DGA discretisation that the models need.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DgaCounts {
+    pub tets: usize,
+    pub edges: usize,
+    pub vertices: usize,
+    /// Free half-edges (unknowns of U).
+    pub free_half: usize,
+    /// Entries of the dual-face circulation table (12 per tet).
+    pub circ: usize,
+    /// Entries of the per-vertex blocks, `Σ d_v²`.
+    pub block: usize,
+}
+
+impl DgaCounts {
+    /// DoFs of the time loop: 4 per tet and the free half-edges.
+    pub fn dofs(&self) -> usize {
+        4 * self.tets + self.free_half
+    }
+}
+
+/// Bytes each DGA kernel moves at least, per call.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelBytes {
+    pub primal: f64,
+    pub circulation: f64,
+    pub vertex_block: f64,
+    pub csr: f64,
+}
+
+/// The byte models of the DGA kernels; `s` bytes per real, `csr_nnz` nonzeros of the CSR
+/// dual (0 when not built).
+pub fn kernel_bytes(c: &DgaCounts, s: usize, csr_nnz: u64) -> KernelBytes {
+    let (t, e, v) = (c.tets as f64, c.edges as f64, c.vertices as f64);
+    let s = s as f64;
+    let nfree = c.free_half as f64;
+    KernelBytes {
+        primal: t * (24.0 * s + 24.0 + 8.0 * s) + 2.0 * e * s,
+        circulation: 4.0 * (e + 1.0) + 4.0 * c.circ as f64 + 4.0 * t * s + e * s,
+        vertex_block: s * c.block as f64
+            + 24.0 * e
+            + 4.0 * (v + 1.0)
+            + 4.0 * nfree
+            + e * s
+            + 4.0 * e * s,
+        csr: 4.0 * (2.0 * e + 1.0) + csr_nnz as f64 * (4.0 + s) + 4.0 * t * s + 4.0 * e * s,
+    }
+}
+
+/// Bytes and flops of one DGA leapfrog step with the factored dual (primal + circulation +
+/// vertex-block byte models; flops: 24 block mult-adds and the 4-value update per tet, one
+/// add per circulation entry, the vertex-block products and updates).
+pub fn dga_step(c: &DgaCounts, s: usize) -> (f64, f64) {
+    let b = kernel_bytes(c, s, 0);
+    let t = c.tets as f64;
+    let flops = 2.0 * 24.0 * t
+        + 2.0 * 4.0 * t
+        + c.circ as f64
+        + 2.0 * c.block as f64
+        + 2.0 * c.free_half as f64;
+    (b.primal + b.circulation + b.vertex_block, flops)
+}
+
+/// Device memory of a DGA run (operators, state, index tables, probe buffers; the CSR
+/// matrix when `csr_nnz` is given): `(total, largest single buffer)` in bytes.
+pub fn dga_device_bytes(c: &DgaCounts, s: usize, csr_nnz: Option<u64>) -> (u64, u64) {
+    let t = c.tets as u64;
+    let e = c.edges as u64;
+    let nh = 2 * e;
+    let r = s as u64;
+    let nv = c.vertices as u64;
+    let nf = c.free_half as u64;
+    let mut parts = vec![
+        24 * t * r,         // primal blocks
+        6 * t * 4,          // primal edge table
+        nh * r,             // U
+        4 * t * r,          // F
+        e * r,              // circulations
+        (e + 1) * 4,        // circulation pointers
+        c.circ as u64 * 4,  // circulation entries
+        (nv + 1) * 4,       // vertex pointers
+        nf * 4,             // vertex half-edges
+        nh * 4,             // half-edge vertices
+        nh * 8,             // half-edge rows
+        nf * 4,             // slot vertices
+        (nv + 1) * 8,       // block offsets
+        c.block as u64 * r, // vertex blocks
+    ];
+    if let Some(nnz) = csr_nnz {
+        parts.extend([(nh + 1) * 4, nnz * 4, nnz * r]);
+    }
+    (parts.iter().sum(), parts.iter().copied().max().unwrap_or(0))
+}
+
+/// Peak host memory of a DGA resonator run with `tets` tetrahedra, in bytes: the mesh and
+/// topology, the operators assembled in f64 with their masses, the operators of the time
+/// loop, the stepper's state and the probe record. 1800 B per tet is the measured peak
+/// (843 MB for 493k tets, f64) rounded up; `tests/cost.rs` checks the bound against a
+/// counting allocator.
+pub fn dga_host_bytes(tets: f64) -> f64 {
+    1800.0 * tets
+}
+
+/// Largest mesh the 32-bit edge and half-edge indices allow (half-edges ≈ 2.35 per tet).
+pub const MAX_TETS: f64 = 1.5e9;
+
+/// Counts of a DG discretisation that the models need.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DgCounts {
+    pub tets: usize,
+    /// Nodes per tet and per face.
+    pub np: usize,
+    pub nfp: usize,
+    /// Flops of one right-hand-side evaluation (volume and surface terms).
+    pub flops_per_rhs: f64,
+    pub dofs: usize,
+}
+
+/// Byte and flop models of the DG kernels, per call (`[(flux bytes, flux flops), (update
+/// bytes, update flops)]`); five calls of each make an LSERK4 step. Update flops: the
+/// right-hand side's minus the flux's, plus 4 per DoF for the stage update.
+pub fn dg_kernels(c: &DgCounts, s: usize) -> [(f64, f64); 2] {
+    let (k, np, nf) = (c.tets as f64, c.np as f64, 4.0 * c.nfp as f64);
+    let s = s as f64;
+    let flux_bytes = k * (nf * (12.0 * s + 8.0 + 6.0 * s) + 4.0 * 4.0 * s + 2.0 * s);
+    let update_bytes = k * (6.0 * np * 4.0 * s + 6.0 * nf * s + 11.0 * s);
+    let flux_flops = k * 60.0 * nf;
+    let update_flops = c.flops_per_rhs - flux_flops + 4.0 * c.dofs as f64;
+    [(flux_bytes, flux_flops), (update_bytes, update_flops)]
+}
+
+/// Bytes and flops of one DG LSERK4 step.
+pub fn dg_step(c: &DgCounts, s: usize) -> (f64, f64) {
+    let [(fb, ff), (ub, uf)] = dg_kernels(c, s);
+    (5.0 * (fb + ub), 5.0 * (ff + uf))
+}
+
+/// Memory the OS reports as available (Linux `/proc/meminfo`), if known.
+pub fn available_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let l = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Disk space the outputs of a run need, in bytes: `probe.csv` (20 characters per value,
+/// a time and 3 components per probe per step), `spectrum.csv`, `modes.csv`, the plots and
+/// `run.toml` (a few MB at most), and, when checkpoints are written, twice a checkpoint
+/// (the new one is written beside the old before the rename): the state (`state_len` f64)
+/// and the samples so far.
+pub fn output_bytes(steps: usize, n_probes: usize, state_len: usize, checkpoints: bool) -> u64 {
+    let values = steps as u64 * (1 + 3 * n_probes as u64);
+    let probe_csv = 20 * values;
+    let others = 8 << 20;
+    let ck = if checkpoints {
+        2 * (8 * (state_len as u64 + 3 * n_probes as u64 * steps as u64) + (1 << 16))
+    } else {
+        0
+    };
+    probe_csv + others + ck
+}
+
+/// Host memory of a run's probe record (f64 samples, kept for the analysis).
+pub fn record_bytes(steps: usize, n_probes: usize) -> u64 {
+    8 * 3 * n_probes as u64 * steps as u64
+}

@@ -1,0 +1,218 @@
+//! Communication between ranks: the operations the partitioned stepper needs, behind a
+//! trait with two implementations: [`LocalComm`] (ranks as threads of one process, messages
+//! through memory; for tests and the in-process simulation of P ranks) and, with the `mpi`
+//! feature, `MpiComm` (the `mpi` crate).
+//!
+//! Global sums are formed by gathering every rank's contribution and adding them in rank
+//! order, so every rank gets the same bits and a run is reproducible for a given P.
+
+use crate::{Error, Result};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// Message tags.
+pub const TAG_HALO: u16 = 1;
+pub const TAG_WORDS: u16 = 2;
+pub const TAG_COLL: u16 = 3;
+
+/// What the partitioned stepper needs from a transport.
+pub trait Comm {
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// Sends `send[i]` to `peers[i]` and receives `recv[i]` (whose length is known) from
+    /// `peers[i]`, non-blocking: the messages are posted, `overlap` runs while they are in
+    /// flight, then all are completed.
+    fn exchange(
+        &self,
+        peers: &[usize],
+        send: &[Vec<f64>],
+        recv: &mut [Vec<f64>],
+        overlap: &mut dyn FnMut(),
+    ) -> Result<()>;
+    /// Every rank's `mine`, indexed by rank (lengths may differ).
+    fn all_gather(&self, mine: &[f64]) -> Result<Vec<Vec<f64>>>;
+    /// Point-to-point words (set-up messages such as parts).
+    fn send_words(&self, to: usize, words: &[u64]) -> Result<()>;
+    fn recv_words(&self, from: usize) -> Result<Vec<u64>>;
+
+    /// Element-wise global sums, added in rank order (the same bits on every rank).
+    fn sum(&self, xs: &[f64]) -> Result<Vec<f64>> {
+        let all = self.all_gather(xs)?;
+        let mut out = vec![0.0; xs.len()];
+        for v in &all {
+            if v.len() != xs.len() {
+                return Err(Error::Comm {
+                    what: "global sum".into(),
+                    msg: format!("ranks contributed {} and {} values", v.len(), xs.len()),
+                });
+            }
+            for (o, x) in out.iter_mut().zip(v) {
+                *o += x;
+            }
+        }
+        Ok(out)
+    }
+    /// Whether any rank passed true.
+    fn any(&self, flag: bool) -> Result<bool> {
+        Ok(self.sum(&[flag as u8 as f64])?[0] > 0.0)
+    }
+    /// Rank `root`'s words on every rank.
+    fn broadcast_words(&self, root: usize, words: Vec<u64>) -> Result<Vec<u64>> {
+        if self.rank() == root {
+            for r in (0..self.size()).filter(|&r| r != root) {
+                self.send_words(r, &words)?;
+            }
+            Ok(words)
+        } else {
+            self.recv_words(root)
+        }
+    }
+}
+
+type Key = (usize, usize, u16);
+
+#[derive(Default)]
+struct Hub {
+    boxes: Mutex<HashMap<Key, VecDeque<Vec<u64>>>>,
+    cv: Condvar,
+}
+
+/// Ranks as threads of one process; messages are copied through a shared mailbox (FIFO per
+/// sender, receiver and tag, like MPI's non-overtaking rule). A receive that waits longer
+/// than the timeout (a peer failed) is an error instead of a hang.
+#[derive(Clone)]
+pub struct LocalComm {
+    rank: usize,
+    size: usize,
+    hub: Arc<Hub>,
+    timeout: Duration,
+}
+
+impl LocalComm {
+    /// `n` connected ranks.
+    pub fn world(n: usize) -> Vec<LocalComm> {
+        let hub = Arc::new(Hub::default());
+        (0..n)
+            .map(|rank| LocalComm {
+                rank,
+                size: n,
+                hub: hub.clone(),
+                timeout: Duration::from_secs(120),
+            })
+            .collect()
+    }
+
+    /// Runs `f` on `n` ranks, one thread each, and returns their results in rank order.
+    pub fn run<R: Send>(n: usize, f: impl Fn(LocalComm) -> R + Sync) -> Vec<R> {
+        let f = &f;
+        std::thread::scope(|s| {
+            let hs: Vec<_> = Self::world(n)
+                .into_iter()
+                .map(|c| s.spawn(move || f(c)))
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+
+    fn post(&self, to: usize, tag: u16, data: Vec<u64>) -> Result<()> {
+        if to >= self.size {
+            return Err(Error::Comm {
+                what: format!("send from rank {} to rank {to}", self.rank),
+                msg: format!("no such rank (size {})", self.size),
+            });
+        }
+        let mut b = self.hub.boxes.lock().unwrap_or_else(|e| e.into_inner());
+        b.entry((self.rank, to, tag)).or_default().push_back(data);
+        self.hub.cv.notify_all();
+        Ok(())
+    }
+
+    fn take(&self, from: usize, tag: u16) -> Result<Vec<u64>> {
+        let key = (from, self.rank, tag);
+        let deadline = std::time::Instant::now() + self.timeout;
+        let mut b = self.hub.boxes.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(m) = b.get_mut(&key).and_then(|q| q.pop_front()) {
+                return Ok(m);
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Err(Error::Comm {
+                    what: format!("rank {} receiving from rank {from} (tag {tag})", self.rank),
+                    msg: format!("nothing arrived in {:?}", self.timeout),
+                });
+            }
+            b = self
+                .hub
+                .cv
+                .wait_timeout(b, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+fn to_bits(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+
+impl Comm for LocalComm {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn size(&self) -> usize {
+        self.size
+    }
+    fn exchange(
+        &self,
+        peers: &[usize],
+        send: &[Vec<f64>],
+        recv: &mut [Vec<f64>],
+        overlap: &mut dyn FnMut(),
+    ) -> Result<()> {
+        for (&p, s) in peers.iter().zip(send) {
+            self.post(p, TAG_HALO, to_bits(s))?;
+        }
+        overlap();
+        for (&p, r) in peers.iter().zip(recv.iter_mut()) {
+            let m = self.take(p, TAG_HALO)?;
+            if m.len() != r.len() {
+                return Err(Error::Comm {
+                    what: format!("halo from rank {p} to rank {}", self.rank),
+                    msg: format!("expected {} values, got {}", r.len(), m.len()),
+                });
+            }
+            for (x, b) in r.iter_mut().zip(m) {
+                *x = f64::from_bits(b);
+            }
+        }
+        Ok(())
+    }
+    fn all_gather(&self, mine: &[f64]) -> Result<Vec<Vec<f64>>> {
+        for r in (0..self.size).filter(|&r| r != self.rank) {
+            self.post(r, TAG_COLL, to_bits(mine))?;
+        }
+        (0..self.size)
+            .map(|r| {
+                if r == self.rank {
+                    Ok(mine.to_vec())
+                } else {
+                    Ok(self
+                        .take(r, TAG_COLL)?
+                        .into_iter()
+                        .map(f64::from_bits)
+                        .collect())
+                }
+            })
+            .collect()
+    }
+    fn send_words(&self, to: usize, words: &[u64]) -> Result<()> {
+        self.post(to, TAG_WORDS, words.to_vec())
+    }
+    fn recv_words(&self, from: usize) -> Result<Vec<u64>> {
+        self.take(from, TAG_WORDS)
+    }
+}

@@ -1,0 +1,548 @@
+//! One rank's part of the mesh: its tets and the ghost tets around its vertices, in a local
+//! numbering that keeps the global order (so orientations and summation orders are those of
+//! the single-process assembly), with the maps back to global ids and the halo lists.
+
+use super::{HaloLists, Partition};
+use crate::dga::Dga;
+use crate::mesh::{Mesh, Topology};
+use crate::problem::Media;
+use crate::{Error, Result};
+
+/// What rank `rank` exchanges with one neighbour `peer` each step. Lists are in ascending
+/// global order on both sides, so the `k`-th value sent by one rank is the `k`-th received by
+/// the other.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Halo {
+    pub peer: usize,
+    /// Local ids of owned tets whose 4 F values `peer` needs.
+    pub send_tets: Vec<u32>,
+    /// Local ids of `peer`'s tets whose F this rank receives (its ghost tets).
+    pub recv_tets: Vec<u32>,
+    /// Local slots of owned free half-edges whose U `peer` needs.
+    pub send_halves: Vec<u32>,
+    /// Local slots of `peer`'s half-edges whose U this rank receives.
+    pub recv_halves: Vec<u32>,
+}
+
+/// Global sizes, for gathering states and checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GlobalCounts {
+    pub n_tets: usize,
+    pub n_vertices: usize,
+    pub n_edges: usize,
+    /// Free half-edges (U unknowns under PEC).
+    pub n_free_half: usize,
+}
+
+/// A rank's local submesh and everything it needs to step its share of the global problem.
+#[derive(Clone, Debug)]
+pub struct Part {
+    pub rank: usize,
+    pub n_parts: usize,
+    pub global: GlobalCounts,
+    /// Owned and ghost tets, ascending global id; vertices ascending global id.
+    pub mesh: Mesh,
+    /// Topology of the local mesh (rebuilt, not sent).
+    pub topo: Topology,
+    pub materials: Media,
+    pub tet_global: Vec<u32>,
+    pub vertex_global: Vec<u32>,
+    pub edge_global: Vec<u32>,
+    pub own_tet: Vec<bool>,
+    pub own_vertex: Vec<bool>,
+    /// The global free flags of the local edges (not fixed by a PEC wall; an edge on the
+    /// part's cut is not a wall).
+    pub free_edge: Vec<bool>,
+    /// Per owned vertex, the position of its first free half in the global order of free
+    /// halves (vertex ascending, then edge ascending: the order of `Dga::meps.h`); u64::MAX
+    /// for the others. Lets the power iteration start from the single-process vector.
+    pub free_offset: Vec<u64>,
+    pub halos: Vec<Halo>,
+}
+
+impl Part {
+    pub fn n_owned_tets(&self) -> usize {
+        self.own_tet.iter().filter(|&&o| o).count()
+    }
+    pub fn n_owned_vertices(&self) -> usize {
+        self.own_vertex.iter().filter(|&&o| o).count()
+    }
+    /// Local id of a global tet, if this part holds it.
+    pub fn local_tet(&self, global: usize) -> Option<usize> {
+        self.tet_global.binary_search(&(global as u32)).ok()
+    }
+    /// Local id of a global vertex, if this part holds it.
+    pub fn local_vertex(&self, global: usize) -> Option<usize> {
+        self.vertex_global.binary_search(&(global as u32)).ok()
+    }
+    /// Local slot of a global half-edge slot `2e + bit`, if this part holds edge `e`
+    /// (a linear search over the local edges: for set-up paths such as probes).
+    pub fn local_half(&self, global_slot: usize) -> Option<usize> {
+        let e = (global_slot >> 1) as u32;
+        let l = self.edge_global.iter().position(|&g| g == e)?;
+        Some(2 * l + (global_slot & 1))
+    }
+
+    /// The local operators: `Mmu_n`, `Mmu_n⁻¹ C_n` for owned tets only, `Meps_v` for owned
+    /// vertices only, over the free half-edges of the global PEC flags. No rank holds the
+    /// whole operator: each row of the global operator is assembled on exactly one rank.
+    pub fn assemble(&self) -> Result<Dga> {
+        Dga::assemble_rows(
+            &self.mesh,
+            &self.topo,
+            &self.materials,
+            false,
+            self.free_edge.clone(),
+            Some(&self.own_tet),
+            Some(&self.own_vertex),
+        )
+    }
+
+    /// Flat encoding for sending a part to its rank (one u64 word per value; f64 by bits).
+    /// The local topology is not sent: [`Part::from_words`] rebuilds it (deterministically,
+    /// the same numbering) and checks it against the edge count.
+    pub fn to_words(&self) -> Vec<u64> {
+        let mut w = Words::default();
+        w.put(MAGIC);
+        w.put(self.rank as u64);
+        w.put(self.n_parts as u64);
+        w.put(self.global.n_tets as u64);
+        w.put(self.global.n_vertices as u64);
+        w.put(self.global.n_edges as u64);
+        w.put(self.global.n_free_half as u64);
+        w.put_str(&self.mesh.source);
+        w.put_iter(self.mesh.nodes.iter().flatten().map(|x| x.to_bits()));
+        w.put_iter(self.mesh.tets.iter().flatten().map(|&x| x as u64));
+        w.put_iter(self.mesh.tet_phys.iter().map(|&x| x as i64 as u64));
+        w.put_iter(self.mesh.tet_ids.iter().copied());
+        w.put_iter(self.materials.eps.iter().map(|x| x.to_bits()));
+        w.put_iter(self.materials.mu.iter().map(|x| x.to_bits()));
+        w.put_iter(self.tet_global.iter().map(|&x| x as u64));
+        w.put_iter(self.vertex_global.iter().map(|&x| x as u64));
+        w.put_iter(self.edge_global.iter().map(|&x| x as u64));
+        w.put_iter(self.own_tet.iter().map(|&x| x as u64));
+        w.put_iter(self.own_vertex.iter().map(|&x| x as u64));
+        w.put_iter(self.free_edge.iter().map(|&x| x as u64));
+        w.put_iter(self.free_offset.iter().copied());
+        w.put(self.halos.len() as u64);
+        for h in &self.halos {
+            w.put(h.peer as u64);
+            for l in [&h.send_tets, &h.recv_tets, &h.send_halves, &h.recv_halves] {
+                w.put_iter(l.iter().map(|&x| x as u64));
+            }
+        }
+        w.put(MAGIC);
+        w.0
+    }
+
+    /// Decodes [`Part::to_words`]; a truncated or inconsistent message is an error.
+    pub fn from_words(words: &[u64]) -> Result<Part> {
+        let mut r = Reader { w: words, at: 0 };
+        if r.get()? != MAGIC {
+            return Err(r.bad("not a part message"));
+        }
+        let rank = r.get()? as usize;
+        let n_parts = r.get()? as usize;
+        let global = GlobalCounts {
+            n_tets: r.get()? as usize,
+            n_vertices: r.get()? as usize,
+            n_edges: r.get()? as usize,
+            n_free_half: r.get()? as usize,
+        };
+        let source = r.get_str()?;
+        let xs = r.get_vec()?;
+        if xs.len() % 3 != 0 {
+            return Err(r.bad("node coordinates are not triples"));
+        }
+        let nodes: Vec<[f64; 3]> = xs
+            .chunks(3)
+            .map(|c| [0, 1, 2].map(|k| f64::from_bits(c[k])))
+            .collect();
+        let tv = r.get_vec()?;
+        if tv.len() % 4 != 0 || tv.iter().any(|&v| v as usize >= nodes.len()) {
+            return Err(r.bad("tetrahedra do not refer to the part's nodes"));
+        }
+        let tets: Vec<[u32; 4]> = tv
+            .chunks(4)
+            .map(|c| [0, 1, 2, 3].map(|k| c[k] as u32))
+            .collect();
+        let nt = tets.len();
+        let tet_phys: Vec<i32> = r.get_vec()?.iter().map(|&x| x as i64 as i32).collect();
+        let tet_ids = r.get_vec()?.to_vec();
+        let eps: Vec<f64> = r.get_vec()?.iter().map(|&x| f64::from_bits(x)).collect();
+        let mu: Vec<f64> = r.get_vec()?.iter().map(|&x| f64::from_bits(x)).collect();
+        let u32s = |v: &[u64]| v.iter().map(|&x| x as u32).collect::<Vec<u32>>();
+        let bools = |v: &[u64]| v.iter().map(|&x| x != 0).collect::<Vec<bool>>();
+        let tet_global = u32s(r.get_vec()?);
+        let vertex_global = u32s(r.get_vec()?);
+        let edge_global = u32s(r.get_vec()?);
+        let own_tet = bools(r.get_vec()?);
+        let own_vertex = bools(r.get_vec()?);
+        let free_edge = bools(r.get_vec()?);
+        let free_offset = r.get_vec()?.to_vec();
+        let nh = r.get()? as usize;
+        let mut halos = Vec::with_capacity(nh.min(words.len()));
+        for _ in 0..nh {
+            let peer = r.get()? as usize;
+            halos.push(Halo {
+                peer,
+                send_tets: u32s(r.get_vec()?),
+                recv_tets: u32s(r.get_vec()?),
+                send_halves: u32s(r.get_vec()?),
+                recv_halves: u32s(r.get_vec()?),
+            });
+        }
+        if r.get()? != MAGIC {
+            return Err(r.bad("trailing marker missing"));
+        }
+        let per_tet = [tet_phys.len(), tet_ids.len(), eps.len(), mu.len()];
+        if per_tet.iter().any(|&l| l != nt)
+            || tet_global.len() != nt
+            || own_tet.len() != nt
+            || vertex_global.len() != nodes.len()
+            || own_vertex.len() != nodes.len()
+            || free_offset.len() != nodes.len()
+        {
+            return Err(r.bad("array lengths disagree"));
+        }
+        let mesh = Mesh {
+            source,
+            nodes,
+            tets,
+            tet_phys,
+            tet_ids,
+            physical_names: Vec::new(),
+            surfaces: Vec::new(),
+            reoriented: 0,
+        };
+        let topo = Topology::build(&mesh)?;
+        if topo.n_edges() != edge_global.len() || free_edge.len() != edge_global.len() {
+            return Err(r.bad("the rebuilt local topology does not match the sender's"));
+        }
+        let n_local_half = 2 * edge_global.len();
+        let nl = mesh.n_tets();
+        for h in &halos {
+            if h.send_tets
+                .iter()
+                .chain(&h.recv_tets)
+                .any(|&n| n as usize >= nl)
+                || h.send_halves
+                    .iter()
+                    .chain(&h.recv_halves)
+                    .any(|&s| s as usize >= n_local_half)
+                || h.peer >= n_parts
+            {
+                return Err(r.bad("halo list out of range"));
+            }
+        }
+        Ok(Part {
+            rank,
+            n_parts,
+            global,
+            mesh,
+            topo,
+            materials: Media { eps, mu },
+            tet_global,
+            vertex_global,
+            edge_global,
+            own_tet,
+            own_vertex,
+            free_edge,
+            free_offset,
+            halos,
+        })
+    }
+}
+
+const MAGIC: u64 = 0x6467_6174_6450_4152; // "dgatdPAR"
+
+#[derive(Default)]
+struct Words(Vec<u64>);
+
+impl Words {
+    fn put(&mut self, x: u64) {
+        self.0.push(x);
+    }
+    /// A length-prefixed array.
+    fn put_iter(&mut self, it: impl IntoIterator<Item = u64>) {
+        let at = self.0.len();
+        self.0.push(0);
+        self.0.extend(it);
+        self.0[at] = (self.0.len() - at - 1) as u64;
+    }
+    fn put_str(&mut self, s: &str) {
+        self.put_iter(s.bytes().map(|b| b as u64));
+    }
+}
+
+struct Reader<'a> {
+    w: &'a [u64],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn bad(&self, why: &str) -> Error {
+        Error::Comm {
+            what: "receiving a part".into(),
+            msg: format!("malformed message at word {}: {why}", self.at),
+        }
+    }
+    fn get(&mut self) -> Result<u64> {
+        let x = *self.w.get(self.at).ok_or_else(|| self.bad("truncated"))?;
+        self.at += 1;
+        Ok(x)
+    }
+    fn get_vec(&mut self) -> Result<&'a [u64]> {
+        let n = self.get()? as usize;
+        if n > self.w.len() - self.at {
+            return Err(self.bad("array longer than the message"));
+        }
+        let s = &self.w[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+    fn get_str(&mut self) -> Result<String> {
+        let b: Vec<u8> = self.get_vec()?.iter().map(|&x| x as u8).collect();
+        String::from_utf8(b).map_err(|_| self.bad("mesh name is not UTF-8"))
+    }
+}
+
+/// Builds the parts of a partition from the global mesh (on rank 0).
+pub struct PartBuilder<'a> {
+    mesh: &'a Mesh,
+    topo: &'a Topology,
+    mat: &'a Media,
+    fixed: &'a [bool],
+    p: &'a Partition,
+    /// vertex -> tets (ascending), CSR.
+    vt_ptr: Vec<usize>,
+    vt: Vec<u32>,
+    /// Per rank: owned tets and owned vertices (ascending).
+    owned_tets: Vec<Vec<u32>>,
+    owned_vertices: Vec<Vec<u32>>,
+    /// Per rank: (peer, id) sent and received, F (tets) and U (global half slots).
+    f_send: Vec<Vec<(u32, u32)>>,
+    f_recv: Vec<Vec<(u32, u32)>>,
+    u_send: Vec<Vec<(u32, u32)>>,
+    u_recv: Vec<Vec<(u32, u32)>>,
+    /// Per global vertex: offset of its first free half in the global free-half order.
+    free_offset: Vec<u64>,
+    n_free_half: usize,
+}
+
+impl<'a> PartBuilder<'a> {
+    pub fn new(
+        mesh: &'a Mesh,
+        topo: &'a Topology,
+        mat: &'a Media,
+        fixed: &'a [bool],
+        p: &'a Partition,
+        halos: &HaloLists,
+    ) -> Self {
+        let nv = mesh.n_vertices();
+        let np = p.n_parts;
+        let mut vt_ptr = vec![0usize; nv + 1];
+        for t in &mesh.tets {
+            for &v in t {
+                vt_ptr[v as usize + 1] += 1;
+            }
+        }
+        for v in 0..nv {
+            vt_ptr[v + 1] += vt_ptr[v];
+        }
+        let mut fill = vt_ptr.clone();
+        let mut vt = vec![0u32; vt_ptr[nv]];
+        for (n, t) in mesh.tets.iter().enumerate() {
+            for &v in t {
+                vt[fill[v as usize]] = n as u32;
+                fill[v as usize] += 1;
+            }
+        }
+        let mut owned_tets = vec![Vec::new(); np];
+        for (n, &r) in p.tet_part.iter().enumerate() {
+            owned_tets[r as usize].push(n as u32);
+        }
+        let mut owned_vertices = vec![Vec::new(); np];
+        for (v, &r) in p.vertex_owner.iter().enumerate() {
+            owned_vertices[r as usize].push(v as u32);
+        }
+        let mut f_send = vec![Vec::new(); np];
+        let mut f_recv = vec![Vec::new(); np];
+        for &(a, b, n) in &halos.f {
+            f_send[a as usize].push((b, n));
+            f_recv[b as usize].push((a, n));
+        }
+        let mut u_send = vec![Vec::new(); np];
+        let mut u_recv = vec![Vec::new(); np];
+        for &(a, b, s) in &halos.u {
+            u_send[a as usize].push((b, s));
+            u_recv[b as usize].push((a, s));
+        }
+        for l in f_recv.iter_mut().chain(u_recv.iter_mut()) {
+            l.sort_unstable();
+        }
+        let mut free_offset = vec![0u64; nv + 1];
+        for v in 0..nv {
+            let d = topo
+                .edges_at(v)
+                .iter()
+                .filter(|&&e| !fixed[e as usize])
+                .count();
+            free_offset[v + 1] = free_offset[v] + d as u64;
+        }
+        let n_free_half = free_offset[nv] as usize;
+        PartBuilder {
+            mesh,
+            topo,
+            mat,
+            fixed,
+            p,
+            vt_ptr,
+            vt,
+            owned_tets,
+            owned_vertices,
+            f_send,
+            f_recv,
+            u_send,
+            u_recv,
+            free_offset,
+            n_free_half,
+        }
+    }
+
+    /// The part of rank `r`.
+    pub fn build(&self, r: usize) -> Result<Part> {
+        let (mesh, topo, p) = (self.mesh, self.topo, self.p);
+        let mut local: Vec<u32> = self.owned_tets[r].clone();
+        for &v in &self.owned_vertices[r] {
+            let v = v as usize;
+            local.extend_from_slice(&self.vt[self.vt_ptr[v]..self.vt_ptr[v + 1]]);
+        }
+        local.sort_unstable();
+        local.dedup();
+        let mut verts: Vec<u32> = local.iter().flat_map(|&n| mesh.tets[n as usize]).collect();
+        verts.sort_unstable();
+        verts.dedup();
+        let lv = |g: u32| verts.binary_search(&g).expect("vertex of a local tet") as u32;
+        let lmesh = Mesh {
+            source: format!("{} (part {r} of {})", mesh.source, p.n_parts),
+            nodes: verts.iter().map(|&v| mesh.nodes[v as usize]).collect(),
+            tets: local
+                .iter()
+                .map(|&n| mesh.tets[n as usize].map(lv))
+                .collect(),
+            tet_phys: local.iter().map(|&n| mesh.tet_phys[n as usize]).collect(),
+            tet_ids: local.iter().map(|&n| mesh.tet_ids[n as usize]).collect(),
+            physical_names: mesh.physical_names.clone(),
+            // boundary conditions arrive resolved, as the global free-edge flags
+            surfaces: Vec::new(),
+            reoriented: 0,
+        };
+        let ltopo = Topology::build(&lmesh)?;
+        let edge_global: Vec<u32> = ltopo
+            .edges
+            .iter()
+            .map(|&[a, b]| {
+                let (ga, gb) = (verts[a as usize], verts[b as usize]);
+                *topo
+                    .edges_at(ga as usize)
+                    .iter()
+                    .find(|&&e| topo.edges[e as usize] == [ga, gb])
+                    .expect("a local edge is a global edge")
+            })
+            .collect();
+        let mut edge_map: Vec<(u32, u32)> = edge_global
+            .iter()
+            .enumerate()
+            .map(|(l, &g)| (g, l as u32))
+            .collect();
+        edge_map.sort_unstable();
+        let local_slot = |g: u32| -> u32 {
+            let i = edge_map
+                .binary_search_by_key(&(g >> 1), |x| x.0)
+                .expect("halo half-edge is local");
+            2 * edge_map[i].1 + (g & 1)
+        };
+        let local_tet = |g: u32| local.binary_search(&g).expect("halo tet is local") as u32;
+        let mut peers: Vec<u32> = self.f_send[r]
+            .iter()
+            .chain(&self.f_recv[r])
+            .chain(&self.u_send[r])
+            .chain(&self.u_recv[r])
+            .map(|x| x.0)
+            .collect();
+        peers.sort_unstable();
+        peers.dedup();
+        let pick = |l: &[(u32, u32)], q: u32| -> Vec<u32> {
+            let a = l.partition_point(|x| x.0 < q);
+            let b = l.partition_point(|x| x.0 <= q);
+            l[a..b].iter().map(|x| x.1).collect()
+        };
+        let halos = peers
+            .iter()
+            .map(|&q| Halo {
+                peer: q as usize,
+                send_tets: pick(&self.f_send[r], q)
+                    .into_iter()
+                    .map(local_tet)
+                    .collect(),
+                recv_tets: pick(&self.f_recv[r], q)
+                    .into_iter()
+                    .map(local_tet)
+                    .collect(),
+                send_halves: pick(&self.u_send[r], q)
+                    .into_iter()
+                    .map(local_slot)
+                    .collect(),
+                recv_halves: pick(&self.u_recv[r], q)
+                    .into_iter()
+                    .map(local_slot)
+                    .collect(),
+            })
+            .collect();
+        let own_vertex: Vec<bool> = verts
+            .iter()
+            .map(|&v| p.vertex_owner[v as usize] as usize == r)
+            .collect();
+        Ok(Part {
+            rank: r,
+            n_parts: p.n_parts,
+            global: GlobalCounts {
+                n_tets: mesh.n_tets(),
+                n_vertices: mesh.n_vertices(),
+                n_edges: topo.n_edges(),
+                n_free_half: self.n_free_half,
+            },
+            materials: Media {
+                eps: local.iter().map(|&n| self.mat.eps[n as usize]).collect(),
+                mu: local.iter().map(|&n| self.mat.mu[n as usize]).collect(),
+            },
+            own_tet: local
+                .iter()
+                .map(|&n| p.tet_part[n as usize] as usize == r)
+                .collect(),
+            free_offset: verts
+                .iter()
+                .zip(&own_vertex)
+                .map(|(&v, &o)| {
+                    if o {
+                        self.free_offset[v as usize]
+                    } else {
+                        u64::MAX
+                    }
+                })
+                .collect(),
+            own_vertex,
+            free_edge: edge_global
+                .iter()
+                .map(|&e| !self.fixed[e as usize])
+                .collect(),
+            edge_global,
+            tet_global: local,
+            vertex_global: verts,
+            mesh: lmesh,
+            topo: ltopo,
+            halos,
+        })
+    }
+}

@@ -1,0 +1,617 @@
+//! The partitioned CPU stepper: each rank steps its owned tets and vertices and exchanges
+//! halos with its neighbours through a [`Comm`] (design note §14).
+//!
+//! Per step, with `P`, `D` the local operators of [`crate::dga::operators`]:
+//! 1. `F -= P U` on the interface tets (those whose F a neighbour needs); pack their F, one
+//!    buffer per neighbour; post the exchange; `F -= P U` on the interior tets while the
+//!    messages fly; complete; unpack the ghost F.
+//! 2. Circulations `c_e` and `U += Δt Meps_v⁻¹ c − w(t) g` at the interface vertices (those
+//!    with a half a neighbour needs); pack; post; the same at the interior vertices; complete;
+//!    unpack the ghost U.
+//!
+//! The kernels are those of [`crate::backend::cpu`], restricted to a selection (interface,
+//! interior) by a per-entity phase mask, with the same arithmetic in the same order: in f64
+//! the partitioned run equals the single-process CPU run bit for bit (see the module doc of
+//! [`crate::partition`]). Global quantities (energy, the power iteration's dot products) are
+//! summed per rank, then over ranks in rank order ([`Comm::sum`]).
+//!
+//! Halo values travel as f64 (exact for f32 runs; an f32 run sends twice the bytes it needs).
+
+use super::{Comm, Part};
+use crate::backend::Stepper;
+use crate::complex::TetGeom;
+use crate::dga::Dga;
+use crate::dga::excitation::{Probe, Source};
+use crate::dga::operators::Operators;
+use crate::problem::Waveform;
+use crate::solver::timestep::RHO_MARGIN;
+use crate::util::{Rng, dot};
+use crate::{Error, Real, Result};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+const MIN_LEN: usize = 2048;
+/// Phase of an entity: not updated here, interface, interior.
+pub const NOT_OWNED: u8 = 0;
+pub const INTERFACE: u8 = 1;
+pub const INTERIOR: u8 = 2;
+/// Selects both phases.
+pub const ANY: u8 = 255;
+
+#[inline(always)]
+fn picked(ph: u8, want: u8) -> bool {
+    ph != NOT_OWNED && (want == ANY || ph == want)
+}
+
+/// `f -= P u` on the selected tets (as [`crate::backend::cpu::primal`]).
+pub fn primal_sel<T: Real>(ops: &Operators<T>, ph: &[u8], want: u8, u: &[T], f: &mut [T]) {
+    let t = ops.n_tets;
+    let (p, ed) = (&ops.primal, &ops.primal_edges);
+    f.par_chunks_mut(4)
+        .with_min_len(MIN_LEN / 4)
+        .enumerate()
+        .for_each(|(n, fr)| {
+            if !picked(ph[n], want) {
+                return;
+            }
+            let mut s = [T::zero(); 6];
+            for c in 0..6 {
+                let e = ed[c * t + n] as usize;
+                s[c] = u[2 * e] + u[2 * e + 1];
+            }
+            for r in 0..4 {
+                let mut acc = T::zero();
+                for c in 0..6 {
+                    acc += p[(r * 6 + c) * t + n] * s[c];
+                }
+                fr[r] -= acc;
+            }
+        });
+}
+
+/// Dual-face circulations of the selected edges (as [`crate::backend::cpu::circulations`]).
+pub fn circulations_sel<T: Real>(ops: &Operators<T>, ph: &[u8], want: u8, f: &[T], c: &mut [T]) {
+    c.par_iter_mut()
+        .with_min_len(MIN_LEN)
+        .enumerate()
+        .for_each(|(e, ce)| {
+            if !picked(ph[e], want) {
+                return;
+            }
+            let mut acc = T::zero();
+            for &x in &ops.circ[ops.circ_ptr[e] as usize..ops.circ_ptr[e + 1] as usize] {
+                let v = f[(x >> 1) as usize];
+                if x & 1 == 1 { acc -= v } else { acc += v }
+            }
+            *ce = acc;
+        });
+}
+
+/// `u += B c` on the selected half-edges (as [`crate::backend::cpu::vertex_blocks`]).
+pub fn vertex_blocks_sel<T: Real>(ops: &Operators<T>, ph: &[u8], want: u8, c: &[T], u: &mut [T]) {
+    u.par_iter_mut()
+        .with_min_len(MIN_LEN)
+        .enumerate()
+        .for_each(|(h, uh)| {
+            if !picked(ph[h], want) {
+                return;
+            }
+            let row = ops.hrow[h];
+            let v = ops.hvert[h] as usize;
+            let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
+            let blk = &ops.block[row as usize..row as usize + (b - a)];
+            let mut acc = T::zero();
+            for (j, &bij) in blk.iter().enumerate() {
+                acc += bij * c[(ops.vh[a + j] >> 1) as usize];
+            }
+            *uh += acc;
+        });
+}
+
+/// Phase masks of a rank's tets, edges and half-edges, and its halo buffers.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub tet: Vec<u8>,
+    pub edge: Vec<u8>,
+    pub half: Vec<u8>,
+    bufs: Bufs,
+}
+
+/// One packed send and one receive buffer per neighbour.
+#[derive(Clone, Debug)]
+struct Bufs {
+    peers: Vec<usize>,
+    send: Vec<Vec<f64>>,
+    recv: Vec<Vec<f64>>,
+}
+
+impl Layout {
+    pub fn new(part: &Part, dga: &Dga) -> Layout {
+        let nt = part.mesh.n_tets();
+        let mut tet: Vec<u8> = part
+            .own_tet
+            .iter()
+            .map(|&o| if o { INTERIOR } else { NOT_OWNED })
+            .collect();
+        let mut iface_vertex = vec![false; part.mesh.n_vertices()];
+        let (hvert, _) = dga.half_edge_rows();
+        for h in &part.halos {
+            for &n in &h.send_tets {
+                tet[n as usize] = INTERFACE;
+            }
+            for &s in &h.send_halves {
+                iface_vertex[hvert[s as usize] as usize] = true;
+            }
+        }
+        debug_assert_eq!(tet.len(), nt);
+        let mut half = vec![NOT_OWNED; dga.n_half()];
+        for v in 0..dga.meps.n_vertices() {
+            let p = if iface_vertex[v] { INTERFACE } else { INTERIOR };
+            for &h in dga.meps.halves(v) {
+                half[h as usize] = p;
+            }
+        }
+        let edge = part
+            .topo
+            .edges
+            .iter()
+            .zip(&part.free_edge)
+            .map(|(ends, &free)| {
+                let own = |v: u32| part.own_vertex[v as usize];
+                if !free || !ends.iter().any(|&v| own(v)) {
+                    NOT_OWNED
+                } else if ends.iter().any(|&v| own(v) && iface_vertex[v as usize]) {
+                    INTERFACE
+                } else {
+                    INTERIOR
+                }
+            })
+            .collect();
+        let np = part.halos.len();
+        Layout {
+            tet,
+            edge,
+            half,
+            bufs: Bufs {
+                peers: part.halos.iter().map(|h| h.peer).collect(),
+                send: vec![Vec::new(); np],
+                recv: vec![Vec::new(); np],
+            },
+        }
+    }
+
+    /// Exchanges the F halo of `f` (blocking: nothing to overlap).
+    pub fn exchange_f<T: Real, C: Comm>(
+        &mut self,
+        comm: &C,
+        part: &Part,
+        f: &mut [T],
+    ) -> Result<()> {
+        let b = &mut self.bufs;
+        b.pack_f(part, f);
+        comm.exchange(&b.peers, &b.send, &mut b.recv, &mut || {})?;
+        b.unpack_f(part, f);
+        Ok(())
+    }
+    /// Exchanges the U halo of `u` (blocking).
+    pub fn exchange_u<T: Real, C: Comm>(
+        &mut self,
+        comm: &C,
+        part: &Part,
+        u: &mut [T],
+    ) -> Result<()> {
+        let b = &mut self.bufs;
+        b.pack_u(part, u);
+        comm.exchange(&b.peers, &b.send, &mut b.recv, &mut || {})?;
+        b.unpack_u(part, u);
+        Ok(())
+    }
+}
+
+impl Bufs {
+    fn pack_f<T: Real>(&mut self, part: &Part, f: &[T]) {
+        for ((h, s), r) in part.halos.iter().zip(&mut self.send).zip(&mut self.recv) {
+            s.clear();
+            for &n in &h.send_tets {
+                s.extend((0..4).map(|k| f[4 * n as usize + k].f64()));
+            }
+            r.resize(4 * h.recv_tets.len(), 0.0);
+        }
+    }
+    fn unpack_f<T: Real>(&self, part: &Part, f: &mut [T]) {
+        for (h, r) in part.halos.iter().zip(&self.recv) {
+            for (i, &n) in h.recv_tets.iter().enumerate() {
+                for k in 0..4 {
+                    f[4 * n as usize + k] = T::of(r[4 * i + k]);
+                }
+            }
+        }
+    }
+    fn pack_u<T: Real>(&mut self, part: &Part, u: &[T]) {
+        for ((h, s), r) in part.halos.iter().zip(&mut self.send).zip(&mut self.recv) {
+            s.clear();
+            s.extend(h.send_halves.iter().map(|&x| u[x as usize].f64()));
+            r.resize(h.recv_halves.len(), 0.0);
+        }
+    }
+    fn unpack_u<T: Real>(&self, part: &Part, u: &mut [T]) {
+        for (h, r) in part.halos.iter().zip(&self.recv) {
+            for (&x, &v) in h.recv_halves.iter().zip(r) {
+                u[x as usize] = T::of(v);
+            }
+        }
+    }
+}
+
+/// Power-iteration estimate of ρ(K) over all ranks (no margin), the distributed form of
+/// [`crate::solver::timestep::spectral_radius`]: the same start vector (the seeded generator jumped to
+/// each free half's global position), the same local kernels, and global dot products.
+/// Collective: every rank calls it.
+pub fn spectral_radius<C: Comm>(
+    comm: &C,
+    part: &Part,
+    dga: &Dga,
+    iters: usize,
+    seed: u64,
+) -> Result<f64> {
+    const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15; // SplitMix64's increment (util::Rng)
+    let ops = Operators::<f64>::new(dga, 1.0, false);
+    let mut lay = Layout::new(part, dga);
+    let mut x = vec![0.0; dga.n_half()];
+    for v in 0..dga.meps.n_vertices() {
+        let off = part.free_offset[v];
+        for (i, &h) in dga.meps.halves(v).iter().enumerate() {
+            let k = off + i as u64;
+            x[h as usize] = Rng::new(seed.wrapping_add(k.wrapping_mul(GAMMA))).sym();
+        }
+    }
+    lay.exchange_u(comm, part, &mut x)?;
+    let mut f = vec![0.0; dga.n_dual()];
+    let mut c = vec![0.0; dga.n_edges];
+    let mut kx = vec![0.0; dga.n_half()];
+    let mut lambda = 0.0;
+    for _ in 0..iters {
+        f.iter_mut().for_each(|v| *v = 0.0);
+        kx.iter_mut().for_each(|v| *v = 0.0);
+        primal_sel(&ops, &lay.tet, ANY, &x, &mut f);
+        lay.exchange_f(comm, part, &mut f)?;
+        circulations_sel(&ops, &lay.edge, ANY, &f, &mut c);
+        vertex_blocks_sel(&ops, &lay.half, ANY, &c, &mut kx);
+        kx.iter_mut().for_each(|v| *v = -*v);
+        let mut mkx = vec![0.0; x.len()];
+        dga.meps.apply_add(&kx, &mut mkx);
+        let num: f64 = x.iter().zip(&mkx).map(|(a, b)| a * b).sum();
+        let den = dga.meps.quad(&x);
+        let nrm2 = kx.iter().map(|v| v * v).sum::<f64>();
+        let g = comm.sum(&[num, den, nrm2])?;
+        lambda = g[0] / g[1];
+        let nrm = g[2].sqrt();
+        if nrm == 0.0 {
+            break;
+        }
+        lay.exchange_u(comm, part, &mut kx)?;
+        x.iter_mut().zip(&kx).for_each(|(a, b)| *a = b / nrm);
+    }
+    Ok(lambda)
+}
+
+/// The stable time step over all ranks, as [`crate::solver::timestep::time_step`]: `(Δt, ρ·margin)`.
+pub fn time_step<C: Comm>(comm: &C, part: &Part, dga: &Dga, cfl: f64) -> Result<(f64, f64)> {
+    if !(cfl > 0.0 && cfl <= 1.0) {
+        return Err(Error::config("cfl", cfl, "must be in (0, 1]"));
+    }
+    let rho = spectral_radius(comm, part, dga, 60, 0x5eed)? * RHO_MARGIN;
+    Ok((cfl * 2.0 / rho.sqrt(), rho))
+}
+
+/// One rank of a partitioned run. Implements [`Stepper`] with global semantics: `advance`
+/// appends every probe's samples (gathered from their owners) on every rank, `energy` is the
+/// global energy, `state`/`set_state` take the global vectors. All methods are collective.
+pub struct PartStepper<T: Real, C: Comm> {
+    comm: C,
+    pub part: Arc<Part>,
+    pub dga: Arc<Dga>,
+    pub ops: Operators<T>,
+    pub u: Vec<T>,
+    pub f: Vec<T>,
+    c: Vec<T>,
+    lay: Layout,
+    /// `(local half, g, phase)`: this rank's share of the source pattern.
+    source: Vec<(u32, T, u8)>,
+    wave: Option<Waveform>,
+    /// Probes whose tet this rank owns, with local slots.
+    probes: Vec<Probe>,
+    /// Per global probe: (owning rank, index among that rank's probes).
+    probe_owner: Vec<(usize, usize)>,
+    owned_per_rank: Vec<usize>,
+}
+
+impl<T: Real, C: Comm> PartStepper<T, C> {
+    /// A stepper from a zero state. `source` gives the global source (its `tet`, a global
+    /// tet index, and `dir` are used; this rank computes its share of the pattern
+    /// `Δt Meps⁻¹ j` from its own blocks); `probes` are the global probes (built on the
+    /// global mesh). Collective.
+    pub fn new(
+        comm: C,
+        part: Arc<Part>,
+        dga: Arc<Dga>,
+        dt: f64,
+        source: Option<(&Source, Waveform)>,
+        probes: &[Probe],
+    ) -> Result<Self> {
+        let ops = Operators::<T>::new(&dga, dt, false);
+        let lay = Layout::new(&part, &dga);
+        let mut pattern = Vec::new();
+        let mut has_edge = false;
+        if let Some((s, _)) = source
+            && let Some(lt) = part.local_tet(s.tet)
+        {
+            let g = TetGeom::new(&part.mesh, lt);
+            let mut j = vec![0.0; dga.n_half()];
+            for l in 0..6 {
+                let e = part.topo.tet_edges[lt][l] as usize;
+                if !part.free_edge[e] {
+                    continue;
+                }
+                has_edge = true;
+                let je = dot(s.dir, g.dual_face_area(l));
+                j[2 * e] = je;
+                j[2 * e + 1] = je;
+            }
+            let mut gv = vec![0.0; dga.n_half()];
+            dga.meps_inv.apply_add(&j, &mut gv);
+            pattern = gv
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| **x != 0.0)
+                .map(|(h, &x)| (h as u32, T::of(x * dt), lay.half[h]))
+                .collect();
+        }
+        if let Some((s, _)) = source
+            && !comm.any(has_edge)?
+        {
+            return Err(Error::config(
+                "source point",
+                format!("{:?}", s.point),
+                "its tetrahedron has no interior edge: move the source away from the wall",
+            ));
+        }
+        let mut mine = Vec::new();
+        let mut owned = Vec::new();
+        for (i, p) in probes.iter().enumerate() {
+            if let Some(lt) = part.local_tet(p.tet)
+                && part.own_tet[lt]
+            {
+                let mut q = p.clone();
+                for s in q.slots.iter_mut() {
+                    *s = part.local_half(*s as usize).ok_or_else(|| Error::Comm {
+                        what: format!("probe {i} on rank {}", part.rank),
+                        msg: "a half-edge of the probe's tet is not local".into(),
+                    })? as u32;
+                }
+                q.tet = lt;
+                mine.push(i as f64);
+                owned.push(q);
+            }
+        }
+        let all = comm.all_gather(&mine)?;
+        let mut probe_owner = vec![(usize::MAX, 0); probes.len()];
+        for (r, list) in all.iter().enumerate() {
+            for (q, &i) in list.iter().enumerate() {
+                probe_owner[i as usize] = (r, q);
+            }
+        }
+        if let Some(i) = probe_owner.iter().position(|o| o.0 == usize::MAX) {
+            return Err(Error::Comm {
+                what: format!("probe {i}"),
+                msg: "no rank owns its tetrahedron".into(),
+            });
+        }
+        Ok(PartStepper {
+            u: vec![T::zero(); ops.n_half()],
+            f: vec![T::zero(); ops.n_dual()],
+            c: vec![T::zero(); ops.n_edges],
+            owned_per_rank: all.iter().map(|l| l.len()).collect(),
+            comm,
+            part,
+            dga,
+            ops,
+            lay,
+            source: pattern,
+            wave: source.map(|(_, w)| w),
+            probes: owned,
+            probe_owner,
+        })
+    }
+
+    /// The transport.
+    pub fn comm(&self) -> &C {
+        &self.comm
+    }
+    /// Global indices of the probes this rank records.
+    pub fn owned_probes(&self) -> Vec<usize> {
+        (0..self.probe_owner.len())
+            .filter(|&i| self.probe_owner[i].0 == self.comm.rank())
+            .collect()
+    }
+    /// Whether this rank holds part of the source pattern.
+    pub fn has_source(&self) -> bool {
+        !self.source.is_empty()
+    }
+
+    /// One leapfrog step with source amplitude `amp`, overlapping each halo exchange with the
+    /// interior part of its half step. Collective.
+    pub fn step(&mut self, amp: f64) -> Result<()> {
+        let PartStepper {
+            comm,
+            part,
+            ops,
+            u,
+            f,
+            c,
+            lay,
+            source,
+            ..
+        } = self;
+        primal_sel(ops, &lay.tet, INTERFACE, u, f);
+        let b = &mut lay.bufs;
+        b.pack_f(part, f);
+        comm.exchange(&b.peers, &b.send, &mut b.recv, &mut || {
+            primal_sel(ops, &lay.tet, INTERIOR, u, f)
+        })?;
+        b.unpack_f(part, f);
+        let a = T::of(amp);
+        let dual = |phase: u8, u: &mut [T], c: &mut [T]| {
+            circulations_sel(ops, &lay.edge, phase, f, c);
+            vertex_blocks_sel(ops, &lay.half, phase, c, u);
+            if amp != 0.0 {
+                for &(h, g, p) in source.iter() {
+                    if p == phase {
+                        u[h as usize] -= a * g;
+                    }
+                }
+            }
+        };
+        dual(INTERFACE, u, c);
+        b.pack_u(part, u);
+        comm.exchange(&b.peers, &b.send, &mut b.recv, &mut || dual(INTERIOR, u, c))?;
+        b.unpack_u(part, u);
+        Ok(())
+    }
+
+    /// This rank's share of the energy: its vertices' `½ UᵀMeps U` and its tets'
+    /// `½ F_oldᵀ Mmu F_new`.
+    pub fn local_energy(&self) -> f64 {
+        let mut fnew = self.f.clone();
+        primal_sel(&self.ops, &self.lay.tet, ANY, &self.u, &mut fnew);
+        let u64v: Vec<f64> = self.u.iter().map(|x| x.f64()).collect();
+        let we = 0.5 * self.dga.meps.quad(&u64v);
+        let (own, mmu, f) = (&self.part.own_tet, &self.dga.mmu, &self.f);
+        let wm: Vec<f64> = (0..self.dga.n_tets)
+            .into_par_iter()
+            .map(|n| {
+                if !own[n] {
+                    return 0.0;
+                }
+                let m = &mmu[n];
+                let mut s = 0.0;
+                for r in 0..4 {
+                    for c in 0..4 {
+                        s += f[4 * n + r].f64() * m[r * 4 + c] * fnew[4 * n + c].f64();
+                    }
+                }
+                s
+            })
+            .collect();
+        we + 0.5 * wm.iter().sum::<f64>()
+    }
+
+    /// Owned values with their global positions: `(F: (global slot, value), U: ...)`.
+    pub fn owned_state(&self) -> (Indexed, Indexed) {
+        let part = &self.part;
+        let mut fs = Vec::new();
+        for (n, &o) in part.own_tet.iter().enumerate() {
+            if o {
+                let g = part.tet_global[n] as usize;
+                fs.extend((0..4).map(|k| (4 * g + k, self.f[4 * n + k].f64())));
+            }
+        }
+        let us = self
+            .dga
+            .meps
+            .h
+            .iter()
+            .map(|&h| {
+                let g = 2 * part.edge_global[(h >> 1) as usize] as usize + (h & 1) as usize;
+                (g, self.u[h as usize].f64())
+            })
+            .collect();
+        (fs, us)
+    }
+}
+
+/// Values with their global positions.
+pub type Indexed = Vec<(usize, f64)>;
+
+fn flatten(v: &[(usize, f64)]) -> Vec<f64> {
+    v.iter().flat_map(|&(i, x)| [i as f64, x]).collect()
+}
+
+impl<T: Real, C: Comm> Stepper for PartStepper<T, C> {
+    fn name(&self) -> String {
+        format!(
+            "cpu ({} threads) x {} ranks",
+            rayon::current_num_threads(),
+            self.comm.size()
+        )
+    }
+    fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
+        let mut local = Vec::with_capacity(n * 3 * self.probes.len());
+        for k in first..first + n {
+            let a = self
+                .wave
+                .map(|w| w.at((k as f64 + 0.5) * self.ops.dt))
+                .unwrap_or(0.0);
+            self.step(a)?;
+            for p in &self.probes {
+                local.extend_from_slice(&p.sample(&self.u));
+            }
+        }
+        let all = self.comm.all_gather(&local)?;
+        for k in 0..n {
+            for &(r, q) in &self.probe_owner {
+                let m = self.owned_per_rank[r];
+                let at = (k * m + q) * 3;
+                samples.extend_from_slice(&all[r][at..at + 3]);
+            }
+        }
+        Ok(())
+    }
+    fn energy(&mut self) -> Result<f64> {
+        // Decided together: a rank with no tets has no masses and must not stop alone.
+        let lean = self.dga.n_tets > 0 && !self.dga.has_masses();
+        if self.comm.any(lean)? {
+            return Err(Error::config(
+                "energy",
+                "lean",
+                "the operators were assembled without mass matrices",
+            ));
+        }
+        Ok(self.comm.sum(&[self.local_energy()])?[0])
+    }
+    fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        let (fs, us) = self.owned_state();
+        let g = self.part.global;
+        let mut u = vec![0.0; 2 * g.n_edges];
+        let mut f = vec![0.0; 4 * g.n_tets];
+        for (dst, mine) in [(&mut f, fs), (&mut u, us)] {
+            for v in self.comm.all_gather(&flatten(&mine))? {
+                for p in v.chunks(2) {
+                    dst[p[0] as usize] = p[1];
+                }
+            }
+        }
+        Ok((u, f))
+    }
+    fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
+        let g = self.part.global;
+        if u.len() != 2 * g.n_edges || f.len() != 4 * g.n_tets {
+            return Err(Error::config(
+                "state",
+                format!("{}+{}", u.len(), f.len()),
+                "length does not match the global mesh",
+            ));
+        }
+        for (n, &tg) in self.part.tet_global.iter().enumerate() {
+            for k in 0..4 {
+                self.f[4 * n + k] = T::of(f[4 * tg as usize + k]);
+            }
+        }
+        for (e, &eg) in self.part.edge_global.iter().enumerate() {
+            for b in 0..2 {
+                self.u[2 * e + b] = T::of(u[2 * eg as usize + b]);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,520 @@
+//! Build: from a validated [`Plan`] to everything the run needs — the mesh (read, generated,
+//! refined), the problem resolved onto it, the discretisation (DGA operators or the DG
+//! operator), the device, the source and probes, and a stepper chosen by a small selector
+//! over method × backend × precision, with its time step.
+
+use super::plan::{BackendSpec, Length, MeshSpec, Plan};
+use super::timestep::{RHO_MARGIN, spectral_radius};
+use crate::backend::Stepper;
+use crate::backend::cpu::CpuStepper;
+use crate::backend::opencl::{self, ClDevice, ClStepper, DeviceInfo};
+use crate::cost;
+use crate::dg::DgOperator;
+use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED, time_step_for};
+use crate::dg::opencl::DgClStepper;
+use crate::dga::Dga;
+use crate::dga::excitation::{Probe, Source};
+use crate::dga::operators::{DualForm, Operators};
+use crate::mesh::shape::{self, Shape};
+use crate::mesh::{Mesh, Topology, generate, gmsh};
+use crate::problem::{Media, Walls, Waveform, default_point};
+use crate::real::Precision;
+use crate::solver::config::Method;
+use crate::util::{Rng, V3};
+use crate::{C0, Error, Real, Result};
+use std::sync::Arc;
+
+/// The spatial discretisation of a run.
+pub enum Discretisation {
+    Dga(Arc<Dga>),
+    Dg(Arc<DgOperator>),
+}
+
+impl Discretisation {
+    /// Unknowns of the time loop (DGA: 4 per tet + free half-edges; DG: 6 Np per tet).
+    pub fn dofs(&self) -> usize {
+        match self {
+            Discretisation::Dga(d) => d.counts().dofs(),
+            Discretisation::Dg(op) => op.n_dofs(),
+        }
+    }
+    /// Modelled bytes and flops of one time step ([`crate::cost`]).
+    pub fn step_model(&self, p: Precision) -> (f64, f64) {
+        match self {
+            Discretisation::Dga(d) => cost::dga_step(&d.counts(), p.bytes()),
+            Discretisation::Dg(op) => cost::dg_step(&op.counts(), p.bytes()),
+        }
+    }
+}
+
+/// Everything a run needs but its stepper, built from a plan.
+pub struct Built {
+    pub mesh: Mesh,
+    /// FNV-1a of the mesh file (None for generated meshes).
+    pub mesh_hash: Option<u64>,
+    pub topo: Topology,
+    pub walls: Walls,
+    pub disc: Discretisation,
+    /// Time step in metres of light travel, and ρ(K) (with the margin; 0 when `dt` was given).
+    pub dt: f64,
+    pub rho: f64,
+    pub wave: Waveform,
+    /// The source (DGA: with its unit-Δt current pattern; DG: located only).
+    pub source: Source,
+    pub probe_points: Vec<V3>,
+    pub steps: usize,
+    pub fmax_hz: f64,
+    /// One-line notices for the user (backend choice, unchecked time step).
+    pub notices: Vec<String>,
+}
+
+impl Built {
+    pub fn dt_s(&self) -> f64 {
+        self.dt / C0
+    }
+}
+
+/// Builds the run of `plan`: the run's parts and its stepper (state zero). `status` hears
+/// what the build is doing (for a progress display).
+pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepper>)> {
+    status("reading the mesh");
+    let (mesh, mesh_hash) = load_mesh(plan)?;
+    status(&format!("topology and checks of {} tets", mesh.n_tets()));
+    let topo = Topology::build(&mesh)?;
+    let mut notices = crate::mesh::check::check(&mesh, &topo)?;
+    let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
+    let walls =
+        Walls::resolve(&mesh, &topo, &plan.problem.boundaries).map_err(|e| plan.locate(e))?;
+    status(&format!(
+        "assembling the {} operators of {} tets",
+        plan.method.name().to_uppercase(),
+        mesh.n_tets()
+    ));
+    let disc = match plan.method {
+        Method::Dga => {
+            let fixed = walls.fixed_edges(&topo);
+            let dga = Dga::assemble_with(&mesh, &topo, &media, &fixed, false)
+                .map_err(|e| box_flag(plan, e))?;
+            Discretisation::Dga(Arc::new(dga))
+        }
+        Method::Dg => Discretisation::Dg(Arc::new(DgOperator::new(
+            &mesh, plan.order, plan.flux, &media.eps, &media.mu,
+        )?)),
+    };
+    let device = choose_device(plan, &mut notices)?;
+    let (lo, hi) = mesh.bbox();
+    let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
+    let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(C0 / extent));
+    let mut rng = Rng::new(plan.seed);
+    let sp = plan
+        .problem
+        .source
+        .unwrap_or_else(|| default_point(&mesh, [0.81, 0.67, 0.47], &mut rng));
+    let probe_points: Vec<V3> = if plan.problem.probes.is_empty() {
+        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]
+            .iter()
+            .map(|&f| default_point(&mesh, f, &mut rng))
+            .collect()
+    } else {
+        plan.problem.probes.clone()
+    };
+    let dir = plan.problem.source_dir;
+    let (source, probes) = match &disc {
+        Discretisation::Dga(d) => (
+            Source::new(&mesh, &topo, d, sp, dir)?,
+            probe_points
+                .iter()
+                .map(|&p| Probe::new(&mesh, &topo, p))
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        Discretisation::Dg(_) => (Source::located(&mesh, sp, dir)?, vec![]),
+    };
+    let sel = Selection {
+        plan,
+        device,
+        source: &source,
+        probes: &probes,
+        probe_points: &probe_points,
+        mesh: &mesh,
+        wave,
+    };
+    status(&match plan.dt_s {
+        Some(_) => "setting up the stepper (given time step)".to_string(),
+        None => format!(
+            "setting up the stepper; time step by power iteration ({} applications of the operator to {} unknowns)",
+            match plan.method {
+                Method::Dga => 60,
+                Method::Dg => RHO_ITERS,
+            },
+            disc.dofs()
+        ),
+    });
+    let (stepper, dt, rho) = sel.stepper(&disc, &mut notices)?;
+    let dt_s = dt / C0;
+    let (steps, flag) = match plan.length {
+        Length::Steps(s) => (s, "steps"),
+        Length::Time(t) => (steps_for(t, dt_s)?, "time"),
+    };
+    check_record_memory(steps, probe_points.len(), flag, dt_s)?;
+    let fmax_hz = plan.fmax_hz.unwrap_or(2.2 * wave.f_peak_hz());
+    let nyquist = 0.5 / dt_s;
+    if !(fmax_hz > 0.0 && fmax_hz < nyquist) {
+        return Err(Error::config(
+            "fmax",
+            fmax_hz,
+            format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)"),
+        ));
+    }
+    let built = Built {
+        mesh,
+        mesh_hash,
+        topo,
+        walls,
+        disc,
+        dt,
+        rho,
+        wave,
+        source,
+        probe_points,
+        steps,
+        fmax_hz,
+        notices,
+    };
+    Ok((built, stepper))
+}
+
+/// A mass matrix that is not SPD on a generated box means its cells are too elongated:
+/// the error names the `--box` flag.
+fn box_flag(plan: &Plan, e: Error) -> Error {
+    match (&plan.mesh, &e) {
+        (MeshSpec::Box { n, l }, Error::NotSpd { .. }) => {
+            let h: Vec<f64> = (0..3).map(|c| l[c] / n[c] as f64).collect();
+            let aspect = h.iter().cloned().fold(0.0, f64::max)
+                / h.iter().cloned().fold(f64::INFINITY, f64::min);
+            Error::config(
+                "box",
+                plan.config.box_mesh.as_deref().unwrap_or(""),
+                format!(
+                    "its cells have an aspect ratio of {aspect:.3e}: too elongated for the hexahedral mass matrices in f64 ({e})"
+                ),
+            )
+        }
+        _ => e,
+    }
+}
+
+/// Refuses a record (probe samples) that would not fit in the memory available, naming
+/// the flag that set its length.
+fn check_record_memory(steps: usize, n_probes: usize, flag: &str, dt_s: f64) -> Result<()> {
+    let need = cost::record_bytes(steps, n_probes);
+    let avail = cost::available_memory().unwrap_or(u64::MAX);
+    if need > avail / 2 {
+        return Err(Error::config(
+            flag,
+            format!("{steps} steps of {dt_s:.4e} s"),
+            format!(
+                "the probe record of {n_probes} probes would need {} of memory; {} is available (fewer steps, a larger --cfl, or fewer probes)",
+                indicatif::HumanBytes(need),
+                indicatif::HumanBytes(avail)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Steps for a simulated time, refused when shorter than one step or absurd (more than
+/// 2^40).
+fn steps_for(t: f64, dt_s: f64) -> Result<usize> {
+    if t < dt_s {
+        return Err(Error::config(
+            "time",
+            t,
+            format!("shorter than one time step ({dt_s:.4e} s)"),
+        ));
+    }
+    let n = (t / dt_s).ceil();
+    if !(n >= 1.0 && n < (1u64 << 40) as f64) {
+        return Err(Error::config(
+            "time",
+            t,
+            format!("gives {n:.3e} steps of {dt_s:.4e} s (a shorter --time or a larger --cfl)"),
+        ));
+    }
+    Ok(n as usize)
+}
+
+/// Refuses a mesh of `tets` tetrahedra (asked for by `name = value`) that exceeds the index
+/// limit or the host memory available, before anything is allocated.
+fn check_host_memory(tets: f64, name: &str, value: &str) -> Result<()> {
+    let need = cost::dga_host_bytes(tets);
+    if tets > cost::MAX_TETS {
+        return Err(Error::config(
+            name,
+            value,
+            format!(
+                "it gives {tets:.3e} tetrahedra, above the {:.1e} that 32-bit indices allow",
+                cost::MAX_TETS
+            ),
+        ));
+    }
+    if let Some(avail) = cost::available_memory()
+        && need > avail as f64
+    {
+        return Err(Error::config(
+            name,
+            value,
+            format!(
+                "it gives {tets:.3e} tetrahedra, needing about {} of host memory; {} is available",
+                indicatif::HumanBytes(need as u64),
+                indicatif::HumanBytes(avail)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Loads or generates the mesh of a plan (with refinements; cylinder walls projected).
+pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
+    let (mut mesh, hash) = match &plan.mesh {
+        MeshSpec::File(p) => {
+            let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
+            (
+                gmsh::parse(&bytes, &p.display().to_string())?,
+                Some(crate::util::fnv1a64(&bytes)),
+            )
+        }
+        MeshSpec::Bundled(name) => {
+            let bytes = crate::mesh::bundled(name)?;
+            (
+                gmsh::parse(bytes, &format!("bundled:cylinder_{name}.msh"))?,
+                Some(crate::util::fnv1a64(bytes)),
+            )
+        }
+        MeshSpec::Box { n, l } => {
+            let tets = 6.0 * n.iter().map(|&k| k as f64).product::<f64>();
+            check_host_memory(tets, "box", &format!("{n:?}"))?;
+            (generate::box_mesh(*n, *l), None)
+        }
+    };
+    if plan.refine > 0 {
+        let tets = mesh.n_tets() as f64 * 8f64.powi(plan.refine as i32);
+        check_host_memory(tets, "refine", &plan.refine.to_string())?;
+    }
+    let cyl = match shape::detect(&mesh) {
+        Some(Shape::Cylinder { origin, radius, .. }) => Some(generate::Cylinder {
+            origin,
+            axis: [0.0, 0.0, 1.0],
+            radius,
+        }),
+        _ => None,
+    };
+    for _ in 0..plan.refine {
+        mesh = generate::refine(&mesh, cyl);
+    }
+    Ok((mesh, hash))
+}
+
+/// The OpenCL device of a plan (None: the CPU backend), with a notice for `auto`.
+fn choose_device(plan: &Plan, notices: &mut Vec<String>) -> Result<Option<DeviceInfo>> {
+    Ok(match &plan.backend {
+        BackendSpec::Cpu => None,
+        BackendSpec::Opencl(spec) => Some(opencl::select_device(spec.as_deref())?),
+        BackendSpec::Auto => match opencl::select_device(None) {
+            Ok(d) if plan.precision == Precision::F32 || d.fp64 => {
+                notices.push(format!(
+                    "using OpenCL device {} ({} / {})",
+                    d.index, d.platform, d.name
+                ));
+                Some(d)
+            }
+            Ok(d) => {
+                notices.push(format!(
+                    "OpenCL device {} has no fp64; using the CPU backend",
+                    d.name
+                ));
+                None
+            }
+            Err(e) => {
+                notices.push(format!("{e}; using the CPU backend"));
+                None
+            }
+        },
+    })
+}
+
+/// What the stepper selector needs.
+struct Selection<'a> {
+    plan: &'a Plan,
+    device: Option<DeviceInfo>,
+    source: &'a Source,
+    probes: &'a [Probe],
+    probe_points: &'a [V3],
+    mesh: &'a Mesh,
+    wave: Waveform,
+}
+
+type Chosen = (Box<dyn Stepper>, f64, f64);
+
+impl Selection<'_> {
+    /// The stepper for method × backend × precision, with its time step and ρ.
+    fn stepper(&self, disc: &Discretisation, notices: &mut Vec<String>) -> Result<Chosen> {
+        let dev = match &self.device {
+            Some(info) => Some(ClDevice::open(info.clone())?),
+            None => None,
+        };
+        let f64s = self.plan.precision == Precision::F64;
+        match (disc, dev) {
+            (Discretisation::Dga(d), None) if f64s => self.dga_cpu::<f64>(d, notices),
+            (Discretisation::Dga(d), None) => self.dga_cpu::<f32>(d, notices),
+            (Discretisation::Dga(d), Some(dev)) if f64s => self.dga_cl::<f64>(d, dev, notices),
+            (Discretisation::Dga(d), Some(dev)) => self.dga_cl::<f32>(d, dev, notices),
+            (Discretisation::Dg(op), None) => self.dg_cpu(op, notices),
+            (Discretisation::Dg(op), Some(dev)) if f64s => self.dg_cl::<f64>(op, dev, notices),
+            (Discretisation::Dg(op), Some(dev)) => self.dg_cl::<f32>(op, dev, notices),
+        }
+    }
+
+    /// A given `dt` (seconds) in metres of light travel, checked against the stability
+    /// bound `2/sqrt(ρ)` estimated by `rho_est` when that is affordable (`Some`).
+    fn given_dt(&self, dt_s: f64, rho_est: Option<f64>, notices: &mut Vec<String>) -> Result<f64> {
+        let dt = dt_s * C0;
+        match rho_est {
+            Some(rho) => {
+                let bound = 2.0 / rho.sqrt();
+                if dt > bound {
+                    return Err(Error::config(
+                        "dt",
+                        dt_s,
+                        format!(
+                            "above the stability bound {:.6e} s of this mesh (power iteration)",
+                            bound / C0
+                        ),
+                    ));
+                }
+                if dt > bound / RHO_MARGIN.sqrt() {
+                    notices.push(format!(
+                        "dt = {dt_s:e} s is within 1% of the estimated stability bound {:.6e} s; the energy guard stays on",
+                        bound / C0
+                    ));
+                }
+            }
+            None => notices.push(format!(
+                "dt = {dt_s:e} s is not checked against the stability bound on this mesh; the energy guard stays on"
+            )),
+        }
+        Ok(dt)
+    }
+
+    fn dga_cpu<T: Real>(&self, d: &Arc<Dga>, notices: &mut Vec<String>) -> Result<Chosen> {
+        let (dt, rho) = match self.plan.dt_s {
+            Some(s) => (
+                self.given_dt(s, Some(spectral_radius(d, 60, 0x5eed)), notices)?,
+                0.0,
+            ),
+            None => {
+                let rho = spectral_radius(d, 60, 0x5eed) * RHO_MARGIN;
+                (self.plan.cfl * 2.0 / rho.sqrt(), rho)
+            }
+        };
+        let ops = Arc::new(Operators::<T>::new(d, dt, self.plan.dual == DualForm::Csr));
+        let s = CpuStepper::new(
+            d.clone(),
+            ops,
+            self.plan.dual,
+            Some((self.source, self.wave)),
+            self.probes.to_vec(),
+        )?;
+        Ok((Box::new(s), dt, rho))
+    }
+
+    fn dga_cl<T: Real>(
+        &self,
+        d: &Arc<Dga>,
+        dev: Arc<ClDevice>,
+        notices: &mut Vec<String>,
+    ) -> Result<Chosen> {
+        let mut s = ClStepper::<T>::new(
+            dev,
+            d.clone(),
+            self.plan.dual,
+            Some(self.source),
+            self.probes,
+        )?;
+        let (dt, rho) = match self.plan.dt_s {
+            // the host's power iteration bounds a given dt on meshes where it is cheap
+            Some(secs) => {
+                let est = (d.n_tets <= SMALL_MESH).then(|| spectral_radius(d, 60, 0x5eed));
+                (self.given_dt(secs, est, notices)?, 0.0)
+            }
+            None => {
+                let rho = s.spectral_radius(60, 0x5eed)? * RHO_MARGIN;
+                (self.plan.cfl * 2.0 / rho.sqrt(), rho)
+            }
+        };
+        s.set_time_step(dt, Some(self.wave))?;
+        Ok((Box::new(s), dt, rho))
+    }
+
+    fn dg_parts(&self, op: &DgOperator) -> Result<(DgSource, Vec<DgProbe>)> {
+        let source = DgSource {
+            tet: self.source.tet,
+            dir: self.source.dir,
+            wave: self.wave,
+        };
+        let probes = self
+            .probe_points
+            .iter()
+            .map(|&p| DgProbe::new(self.mesh, op, p))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((source, probes))
+    }
+
+    fn dg_cpu(&self, op: &Arc<DgOperator>, notices: &mut Vec<String>) -> Result<Chosen> {
+        let (source, probes) = self.dg_parts(op)?;
+        let (dt, rho) = match self.plan.dt_s {
+            Some(s) => {
+                let (dt_max, _) = crate::dg::cpu::time_step(op, 1.0);
+                let dt = s * C0;
+                if dt > dt_max {
+                    return Err(Error::config(
+                        "dt",
+                        s,
+                        format!("above the LSERK4 stability bound {:.6e} s", dt_max / C0),
+                    ));
+                }
+                let _ = notices;
+                (dt, 0.0)
+            }
+            None => crate::dg::cpu::time_step(op, self.plan.cfl),
+        };
+        Ok((
+            Box::new(DgCpuStepper::new(op.clone(), dt, Some(source), probes)),
+            dt,
+            rho,
+        ))
+    }
+
+    fn dg_cl<T: Real>(
+        &self,
+        op: &Arc<DgOperator>,
+        dev: Arc<ClDevice>,
+        notices: &mut Vec<String>,
+    ) -> Result<Chosen> {
+        let (source, probes) = self.dg_parts(op)?;
+        let mut s = DgClStepper::<T>::new(dev, op.clone(), 0.0, Some(source), probes)?;
+        let (dt, rho) = match self.plan.dt_s {
+            Some(secs) => {
+                notices.push(format!(
+                    "dt = {secs:e} s is not checked against the DG stability bound on a device; the energy guard stays on"
+                ));
+                (secs * C0, 0.0)
+            }
+            None => time_step_for(s.spectral_radius(RHO_ITERS, RHO_SEED)?, self.plan.cfl),
+        };
+        s.set_time_step(dt);
+        Ok((Box::new(s), dt, rho))
+    }
+}
+
+/// Meshes up to this many tets get a host power iteration to check a given `dt`.
+const SMALL_MESH: usize = 200_000;

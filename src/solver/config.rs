@@ -1,0 +1,421 @@
+//! The resonator job's configuration: every parameter of a run, read from a TOML file
+//! (`dgatd resonator --config FILE.toml`) and written back as the head of `run.toml`, so
+//! that a finished run's `run.toml` is a valid `--config` reproducing it.
+//!
+//! Layout: top-level keys are the `dgatd resonator` flags' long names with `-` → `_`
+//! (`mesh`, `box`, `refine`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
+//! `device`, `source`, `source_dir`, `probe` (an array of points), `f_peak`, `fmax`,
+//! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
+//! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`), then the tables
+//! `[materials.NAME]` (`eps_r`, `mu_r`) and `[boundaries.NAME]` (`kind = "pec" | "pmc"`).
+//! A `[run]` table (what `run.toml` adds: provenance and results) is ignored on input.
+//! Unknown keys, wrong types and groups the mesh does not have are errors naming the file,
+//! the line and the key. Points are arrays `[x, y, z]` in metres; times in seconds;
+//! frequencies in hertz.
+//!
+//! Invocation options (`--out`, `--quiet`, `--resume`, `--config` itself) are not part of
+//! a run's configuration.
+
+use crate::dg::Flux;
+use crate::dga::operators::DualForm;
+use crate::problem::{Boundary, Material};
+use crate::real::Precision;
+use crate::util::V3;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Spatial discretisation of a run.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// The fractioned DGA with the leapfrog.
+    #[default]
+    Dga,
+    /// Nodal discontinuous Galerkin with LSERK4.
+    Dg,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Dga => "dga",
+            Method::Dg => "dg",
+        }
+    }
+}
+
+/// How resonances are extracted from the probe signals.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Extract {
+    /// Harmonic inversion of every probe component, clustered over probes.
+    #[default]
+    Harminv,
+    /// Peaks of the combined FFT spectrum.
+    Fft,
+}
+
+/// Which backend runs the time loop.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// The first OpenCL GPU, else the first OpenCL CPU device, else the CPU backend.
+    #[default]
+    Auto,
+    /// The CPU reference backend.
+    Cpu,
+    /// An OpenCL device (`device`: index or name substring; default as for `auto`).
+    Opencl,
+}
+
+fn default_cfl() -> f64 {
+    0.95
+}
+fn default_dir() -> V3 {
+    [0.0, 0.0, 1.0]
+}
+fn default_prominence() -> f64 {
+    0.02
+}
+fn default_cavity() -> String {
+    "auto".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_order() -> usize {
+    3
+}
+fn default_checkpoint_minutes() -> f64 {
+    10.0
+}
+
+/// Every parameter of a resonator run. `None` means "derived": from the mesh, or the
+/// documented default.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Gmsh file or `bundled:coarse|medium|fine` (default `bundled:medium`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<String>,
+    /// Generated box instead of a file: `"NX,NY,NZ[:LX,LY,LZ]"`.
+    #[serde(rename = "box", default, skip_serializing_if = "Option::is_none")]
+    pub box_mesh: Option<String>,
+    /// Uniform 1:8 refinements.
+    #[serde(default)]
+    pub refine: u32,
+    /// Number of time steps (overrides `time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u64>,
+    /// Simulated time in seconds (default 1 µs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<f64>,
+    /// Courant number: `Δt = CFL · 2/sqrt(ρ(K))`.
+    #[serde(default = "default_cfl")]
+    pub cfl: f64,
+    /// A given time step in seconds instead of the power iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dt: Option<f64>,
+    #[serde(default)]
+    pub precision: Precision,
+    #[serde(default)]
+    pub dual: DualForm,
+    #[serde(default)]
+    pub backend: BackendKind,
+    /// OpenCL device: index or name substring.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// Source point (m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<V3>,
+    /// Source current direction.
+    #[serde(default = "default_dir")]
+    pub source_dir: V3,
+    /// Probe points (m).
+    #[serde(default)]
+    pub probe: Vec<V3>,
+    /// Peak frequency of the pulse in Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub f_peak: Option<f64>,
+    /// Upper end of the analysed band in Hz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fmax: Option<f64>,
+    /// FFT extraction: minimum peak prominence relative to the largest peak.
+    #[serde(default = "default_prominence")]
+    pub min_prominence: f64,
+    /// Harmonic inversion: drop modes with a lower quality factor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_q: Option<f64>,
+    /// Analytic modes to compare with: auto, none, cylinder:R,H, box:A,B,D or sphere:R.
+    #[serde(default = "default_cavity")]
+    pub cavity: String,
+    #[serde(default)]
+    pub extract: Extract,
+    /// Mode shapes of the N strongest resonances (modes.vtu).
+    #[serde(default)]
+    pub mode_shapes: usize,
+    /// Seed of the default source and probe placement.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub method: Method,
+    /// DG polynomial order.
+    #[serde(default = "default_order")]
+    pub order: usize,
+    /// DG numerical flux.
+    #[serde(default)]
+    pub flux: Flux,
+    /// Checkpoint every N steps (0: only by time).
+    #[serde(default)]
+    pub checkpoint_steps: u64,
+    /// Checkpoint after this many minutes of running (0: only by steps).
+    #[serde(default = "default_checkpoint_minutes")]
+    pub checkpoint_minutes: f64,
+    /// Materials of volume groups (name or number); vacuum elsewhere.
+    #[serde(default)]
+    pub materials: BTreeMap<String, Material>,
+    /// Conditions of surface groups (name or number); PEC elsewhere.
+    #[serde(default)]
+    pub boundaries: BTreeMap<String, Boundary>,
+    /// What `run.toml` adds after the configuration (provenance and results); ignored.
+    #[serde(default, skip_serializing)]
+    pub run: Option<toml::Table>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mesh: None,
+            box_mesh: None,
+            refine: 0,
+            steps: None,
+            time: None,
+            cfl: default_cfl(),
+            dt: None,
+            precision: Precision::default(),
+            dual: DualForm::default(),
+            backend: BackendKind::default(),
+            device: None,
+            source: None,
+            source_dir: default_dir(),
+            probe: vec![],
+            f_peak: None,
+            fmax: None,
+            min_prominence: default_prominence(),
+            min_q: None,
+            cavity: default_cavity(),
+            extract: Extract::default(),
+            mode_shapes: 0,
+            seed: default_seed(),
+            method: Method::default(),
+            order: default_order(),
+            flux: Flux::default(),
+            checkpoint_steps: 0,
+            checkpoint_minutes: default_checkpoint_minutes(),
+            materials: BTreeMap::new(),
+            boundaries: BTreeMap::new(),
+            run: None,
+        }
+    }
+}
+
+/// Where a configuration came from, to name the file and line of a key in messages.
+#[derive(Clone, Debug, Default)]
+pub struct Origin {
+    /// The file's path as given.
+    pub path: String,
+    /// The file's text.
+    pub text: String,
+}
+
+impl Origin {
+    /// The line of the table or key `keys` (e.g. `["materials", "vacuum"]`), if found.
+    pub fn locate(&self, keys: &[&str]) -> Option<usize> {
+        use toml::de::{DeTable, DeValue};
+        let root = DeTable::parse(&self.text).ok()?;
+        let mut table = root.get_ref();
+        let mut span = None;
+        for (i, k) in keys.iter().enumerate() {
+            let (key, value) = table.iter().find(|(key, _)| key.get_ref().as_ref() == *k)?;
+            span = Some(key.span());
+            if i + 1 < keys.len() {
+                match value.get_ref() {
+                    DeValue::Table(t) => table = t,
+                    _ => return None,
+                }
+            }
+        }
+        Some(line_of(&self.text, span?.start))
+    }
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    1 + text.as_bytes()[..byte.min(text.len())]
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count()
+}
+
+impl Config {
+    /// Reads a configuration file.
+    pub fn read(path: &Path) -> Result<(Config, Origin)> {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            return Err(Error::config(
+                "config",
+                path.display(),
+                "not a regular file",
+            ));
+        }
+        if meta.len() > 16 << 20 {
+            return Err(Error::config(
+                "config",
+                path.display(),
+                format!("{} bytes: too large for a configuration file", meta.len()),
+            ));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let origin = Origin {
+            path: path.display().to_string(),
+            text,
+        };
+        Ok((Config::parse(&origin)?, origin))
+    }
+
+    /// Parses configuration text; errors name `origin.path`, the line and the key.
+    pub fn parse(origin: &Origin) -> Result<Config> {
+        let text = origin.text.strip_prefix('\u{feff}').unwrap_or(&origin.text);
+        toml::from_str::<Config>(text).map_err(|e| {
+            let (line, key) = match e.span() {
+                Some(s) => {
+                    let line = line_of(text, s.start);
+                    let l = text.lines().nth(line - 1).unwrap_or("");
+                    let key = l
+                        .split_once('=')
+                        .map(|(k, _)| k)
+                        .unwrap_or(l)
+                        .trim()
+                        .trim_matches(['[', ']', '"'])
+                        .to_string();
+                    (line, key)
+                }
+                None => (0, String::new()),
+            };
+            Error::ConfigFile {
+                path: origin.path.clone(),
+                line,
+                key,
+                msg: e.message().trim().to_string(),
+            }
+        })
+    }
+
+    /// The configuration as TOML (the head of `run.toml`).
+    pub fn to_toml(&self) -> Result<toml::Table> {
+        toml::Table::try_from(self).map_err(|e| Error::config("config", "toml", e.to_string()))
+    }
+
+    /// A short fingerprint of the configuration (FNV-1a of its TOML form).
+    pub fn fingerprint(&self) -> u64 {
+        let t = self.to_toml().map(|t| t.to_string()).unwrap_or_default();
+        crate::util::fnv1a64(t.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config> {
+        Config::parse(&Origin {
+            path: "test.toml".into(),
+            text: text.into(),
+        })
+    }
+
+    #[test]
+    fn round_trip_through_toml() {
+        let mut c = Config {
+            mesh: Some("bundled:coarse".into()),
+            steps: Some(1234),
+            cfl: 0.9,
+            probe: vec![[0.1, 0.2, 0.3], [-0.4, 0.5, 0.06]],
+            f_peak: Some(1.234_567_890_123e8),
+            ..Config::default()
+        };
+        c.materials.insert(
+            "vacuum".into(),
+            Material {
+                eps_r: 4.0,
+                mu_r: 1.0,
+            },
+        );
+        c.boundaries.insert(
+            "xmin".into(),
+            Boundary {
+                kind: crate::problem::BoundaryKind::Pmc,
+            },
+        );
+        let text = c.to_toml().unwrap().to_string();
+        assert_eq!(parse(&text).unwrap(), c, "{text}");
+    }
+
+    #[test]
+    fn errors_name_the_file_line_and_key() {
+        let e = parse("steps = 10\ncfl = 0.5\nbogus = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("test.toml: line 3") && e.contains("bogus"),
+            "{e}"
+        );
+        let e = parse("steps = 10\ncfl = \"fast\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("cfl"), "{e}");
+        let e = parse("[materials.glass]\neps_r = 4\ncolour = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 3") && e.contains("colour"), "{e}");
+        let e = parse("[boundaries.top]\nkind = \"wet\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("kind"), "{e}");
+        let o = Origin {
+            path: "a.toml".into(),
+            text: "steps = 3\n\n[materials.glass]\neps_r = 2\n".into(),
+        };
+        assert_eq!(o.locate(&["materials", "glass"]), Some(3));
+    }
+}

@@ -1,0 +1,398 @@
+//! The validated plan of a run: every value of a [`Config`] checked in one place and turned
+//! into the types the build needs. Checks that need the mesh or the time step (groups,
+//! points inside the mesh, `fmax` below Nyquist) are done by the build, which names the
+//! same flags.
+
+use super::config::{BackendKind, Config, Extract, Method, Origin};
+use crate::dg::Flux;
+use crate::dga::operators::DualForm;
+use crate::problem::{BoundaryKind, Problem};
+use crate::real::Precision;
+use crate::spectrum::analytic::Cavity;
+use crate::util::V3;
+use crate::{Error, Result};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Where the mesh comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeshSpec {
+    File(PathBuf),
+    /// One of the meshes compiled into the binary: coarse, medium or fine.
+    Bundled(String),
+    /// Structured box: cells per axis and side lengths (m).
+    Box {
+        n: [usize; 3],
+        l: [f64; 3],
+    },
+}
+
+/// Which analytic resonances to compare with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CavitySpec {
+    /// Recognise a box, a z-axis cylinder or a sphere from the mesh.
+    Auto,
+    None,
+    Given(Cavity),
+}
+
+/// Which backend runs the time loop.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackendSpec {
+    Cpu,
+    /// An OpenCL device (index or name substring; None: the first GPU, else CPU device).
+    Opencl(Option<String>),
+    /// The best OpenCL device found, else the CPU backend.
+    Auto,
+}
+
+/// How long the record is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Length {
+    Steps(usize),
+    /// Simulated time in seconds.
+    Time(f64),
+}
+
+/// A validated run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The configuration it came from (written to `run.toml`, fingerprinted in checkpoints).
+    pub config: Config,
+    /// The configuration file, to locate keys in messages.
+    pub origin: Option<Origin>,
+    pub mesh: MeshSpec,
+    pub refine: u32,
+    pub length: Length,
+    pub cfl: f64,
+    /// A given time step in seconds.
+    pub dt_s: Option<f64>,
+    pub precision: Precision,
+    pub method: Method,
+    pub dual: DualForm,
+    pub order: usize,
+    pub flux: Flux,
+    pub backend: BackendSpec,
+    pub problem: Problem,
+    pub f_peak_hz: Option<f64>,
+    pub fmax_hz: Option<f64>,
+    pub extract: Extract,
+    pub min_prominence: f64,
+    /// Harmonic inversion: modes with a lower quality factor are dropped.
+    pub min_q: f64,
+    pub cavity: CavitySpec,
+    pub mode_shapes: usize,
+    pub seed: u64,
+    pub checkpoint_steps: usize,
+    pub checkpoint_every: Option<Duration>,
+}
+
+/// Largest DG order accepted (setup cost grows like N^9 in the reference element).
+pub const MAX_DG_ORDER: usize = 10;
+
+fn positive(name: &str, x: f64) -> Result<f64> {
+    if x > 0.0 && x.is_finite() {
+        Ok(x)
+    } else {
+        Err(Error::config(name, x, "must be a positive finite number"))
+    }
+}
+
+fn finite_point(name: &str, p: V3) -> Result<V3> {
+    if p.iter().all(|c| c.is_finite()) {
+        Ok(p)
+    } else {
+        Err(Error::config(
+            name,
+            format!("{p:?}"),
+            "coordinates must be finite",
+        ))
+    }
+}
+
+impl Plan {
+    /// Validates `cfg` (read from `origin`, if from a file).
+    pub fn new(cfg: &Config, origin: Option<Origin>) -> Result<Plan> {
+        if !(cfg.cfl > 0.0 && cfg.cfl <= 1.0) {
+            return Err(Error::config("cfl", cfg.cfl, "must be in (0, 1]"));
+        }
+        if let Some(t) = cfg.time
+            && !(t > 0.0 && t.is_finite())
+        {
+            return Err(Error::config(
+                "time",
+                t,
+                "must be a positive number of seconds",
+            ));
+        }
+        let length = match (cfg.steps, cfg.time) {
+            (Some(0), _) => return Err(Error::config("steps", 0, "must be at least 1")),
+            (Some(s), _) => Length::Steps(usize::try_from(s).unwrap_or(usize::MAX)),
+            (None, Some(t)) => Length::Time(t),
+            (None, None) => Length::Time(1.0e-6),
+        };
+        let dt_s = cfg.dt.map(|d| positive("dt", d)).transpose()?;
+        let f_peak_hz = cfg.f_peak.map(|f| {
+            positive("f-peak", f)
+                .map_err(|_| Error::config("f-peak", f, "must be a positive frequency in Hz"))
+        });
+        let fmax_hz = cfg.fmax.map(|f| positive("fmax", f)).transpose()?;
+        if let Some(q) = cfg.min_q
+            && !(q > 0.0)
+        {
+            return Err(Error::config("min-q", q, "must be positive"));
+        }
+        if !(cfg.min_prominence > 0.0 && cfg.min_prominence < 1.0) {
+            return Err(Error::config(
+                "min-prominence",
+                cfg.min_prominence,
+                "must be in (0, 1)",
+            ));
+        }
+        if !(cfg.checkpoint_minutes >= 0.0 && cfg.checkpoint_minutes.is_finite()) {
+            return Err(Error::config(
+                "checkpoint-minutes",
+                cfg.checkpoint_minutes,
+                "must be a non-negative number of minutes",
+            ));
+        }
+        let backend = match (cfg.backend, &cfg.device) {
+            (BackendKind::Cpu, Some(d)) => {
+                return Err(Error::config(
+                    "device",
+                    d,
+                    "--device needs --backend opencl or auto",
+                ));
+            }
+            (BackendKind::Cpu, None) => BackendSpec::Cpu,
+            (BackendKind::Opencl, d) => BackendSpec::Opencl(d.clone()),
+            (BackendKind::Auto, Some(d)) => BackendSpec::Opencl(Some(d.clone())),
+            (BackendKind::Auto, None) => BackendSpec::Auto,
+        };
+        Self::check_method(cfg, &backend)?;
+        let problem = Self::problem(cfg)?;
+        Ok(Plan {
+            config: cfg.clone(),
+            origin,
+            mesh: mesh_spec(cfg)?,
+            refine: cfg.refine,
+            length,
+            cfl: cfg.cfl,
+            dt_s,
+            precision: cfg.precision,
+            method: cfg.method,
+            dual: cfg.dual,
+            order: cfg.order,
+            flux: cfg.flux,
+            backend,
+            problem,
+            f_peak_hz: f_peak_hz.transpose()?,
+            fmax_hz,
+            extract: cfg.extract,
+            min_prominence: cfg.min_prominence,
+            min_q: cfg.min_q.unwrap_or(match cfg.method {
+                Method::Dga => 1e4,
+                Method::Dg => 10.0,
+            }),
+            cavity: cavity_spec(&cfg.cavity)?,
+            mode_shapes: cfg.mode_shapes,
+            seed: cfg.seed,
+            checkpoint_steps: usize::try_from(cfg.checkpoint_steps).unwrap_or(usize::MAX),
+            checkpoint_every: (cfg.checkpoint_minutes > 0.0)
+                .then(|| Duration::from_secs_f64(60.0 * cfg.checkpoint_minutes)),
+        })
+    }
+
+    /// What only one method supports.
+    fn check_method(cfg: &Config, backend: &BackendSpec) -> Result<()> {
+        if cfg.method != Method::Dg {
+            return Ok(());
+        }
+        if !(1..=MAX_DG_ORDER).contains(&cfg.order) {
+            return Err(Error::config(
+                "order",
+                cfg.order,
+                format!("must be in 1..={MAX_DG_ORDER}"),
+            ));
+        }
+        if cfg.mode_shapes > 0 {
+            return Err(Error::config(
+                "mode-shapes",
+                cfg.mode_shapes,
+                "mode shapes are computed for --method dga only",
+            ));
+        }
+        if cfg.precision == Precision::F32 && *backend == BackendSpec::Cpu {
+            return Err(Error::config(
+                "precision",
+                "f32",
+                "the DG CPU reference runs in f64; use --backend opencl for f32",
+            ));
+        }
+        if let Some((name, b)) = cfg
+            .boundaries
+            .iter()
+            .find(|(_, b)| b.kind != BoundaryKind::Pec)
+        {
+            return Err(Error::config(
+                "boundary",
+                format!("{name}={}", b.kind.name()),
+                "--method dg supports PEC walls only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The physical problem of the configuration.
+    fn problem(cfg: &Config) -> Result<Problem> {
+        let d = cfg.source_dir;
+        let nd = crate::util::norm(d);
+        if !(nd > 0.0 && nd.is_finite()) {
+            return Err(Error::config(
+                "source direction",
+                format!("{d:?}"),
+                "must be a non-zero finite vector",
+            ));
+        }
+        for (k, m) in &cfg.materials {
+            m.validate(k)?;
+        }
+        Ok(Problem {
+            materials: cfg.materials.clone(),
+            boundaries: cfg.boundaries.clone(),
+            source: cfg.source.map(|p| finite_point("source", p)).transpose()?,
+            source_dir: d,
+            probes: cfg
+                .probe
+                .iter()
+                .map(|&p| finite_point("probe", p))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// Names the configuration file, line and key of an unknown group, when the group
+    /// came from the file.
+    pub fn locate(&self, e: Error) -> Error {
+        if let (
+            Error::UnknownGroup {
+                what,
+                key,
+                mesh,
+                known,
+            },
+            Some(o),
+        ) = (&e, &self.origin)
+        {
+            let table = if *what == "material" {
+                "materials"
+            } else {
+                "boundaries"
+            };
+            if let Some(line) = o.locate(&[table, key]) {
+                let dim = if *what == "material" {
+                    "volume"
+                } else {
+                    "surface"
+                };
+                return Error::ConfigFile {
+                    path: o.path.clone(),
+                    line,
+                    key: format!("{table}.{key}"),
+                    msg: format!("no {dim} group {key:?} in {mesh} (known: {known})"),
+                };
+            }
+        }
+        e
+    }
+}
+
+fn mesh_spec(cfg: &Config) -> Result<MeshSpec> {
+    if let Some(b) = &cfg.box_mesh {
+        if cfg.mesh.is_some() {
+            return Err(Error::config(
+                "box",
+                b,
+                "a generated box and a mesh file exclude each other",
+            ));
+        }
+        return parse_box(b);
+    }
+    let mesh = cfg.mesh.as_deref().unwrap_or("bundled:medium");
+    Ok(match mesh.strip_prefix("bundled:") {
+        Some(name) => MeshSpec::Bundled(name.to_string()),
+        None => MeshSpec::File(PathBuf::from(mesh)),
+    })
+}
+
+/// `NX,NY,NZ[:LX,LY,LZ]`.
+pub fn parse_box(b: &str) -> Result<MeshSpec> {
+    let bad = |why: &str| Error::config("box", b, why.to_string());
+    let (n, l) = b.split_once(':').unwrap_or((b, "1,1,1"));
+    let n: Vec<usize> = n
+        .split(',')
+        .map(|x| x.trim().parse())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| bad("expected NX,NY,NZ[:LX,LY,LZ]"))?;
+    let l = parse_point("box", l)?;
+    if n.len() != 3 {
+        return Err(bad("expected three cell counts"));
+    }
+    if n.contains(&0) || l.iter().any(|&x| !(x > 0.0)) {
+        return Err(bad("cells must be >= 1 and sides positive"));
+    }
+    Ok(MeshSpec::Box {
+        n: [n[0], n[1], n[2]],
+        l,
+    })
+}
+
+/// `x,y,z` with finite numbers; `name` names the flag in errors.
+pub fn parse_point(name: &str, s: &str) -> Result<V3> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::config(name, s, "expected three numbers x,y,z"))?;
+    if v.len() != 3 || v.iter().any(|x| !x.is_finite()) {
+        return Err(Error::config(
+            name,
+            s,
+            "expected three finite numbers x,y,z",
+        ));
+    }
+    Ok([v[0], v[1], v[2]])
+}
+
+/// `auto`, `none`, `cylinder:R,H`, `box:A,B,D` or `sphere:R`.
+pub fn cavity_spec(c: &str) -> Result<CavitySpec> {
+    let bad = |why: &str| Error::config("cavity", c, why.to_string());
+    match c {
+        "auto" => return Ok(CavitySpec::Auto),
+        "none" => return Ok(CavitySpec::None),
+        _ => {}
+    }
+    let (kind, dims) = c
+        .split_once(':')
+        .ok_or_else(|| bad("expected auto, none, cylinder:R,H, box:A,B,D or sphere:R"))?;
+    let d: Vec<f64> = dims
+        .split(',')
+        .map(|x| x.trim().parse())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| bad("dimensions must be numbers"))?;
+    if d.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+        return Err(bad("dimensions must be positive"));
+    }
+    Ok(CavitySpec::Given(match (kind, d.as_slice()) {
+        ("cylinder", [r, h]) => Cavity::Cylinder {
+            radius: *r,
+            height: *h,
+        },
+        ("box", [a, b, dd]) => Cavity::Box {
+            a: *a,
+            b: *b,
+            d: *dd,
+        },
+        ("sphere", [r]) => Cavity::Sphere { radius: *r },
+        _ => return Err(bad("expected cylinder:R,H, box:A,B,D or sphere:R")),
+    }))
+}
