@@ -7,9 +7,13 @@
 //! - [`leapfrog_correction`]: the leapfrog shifts a resonance `f` to
 //!   `f_td = arcsin(π f Δt)/(π Δt)`; the inverse `f = sin(π f_td Δt)/(π Δt)` leaves only
 //!   the spatial error.
-//! - [`analytic`]: PEC cylinder and box resonances, with Bessel zeros computed here.
+//! - [`analytic`]: PEC cylinder, box (also PMC and mixed wall pairs) and sphere resonances,
+//!   every TE/TM mode with its degeneracy, with Bessel zeros computed here.
+//! - [`extract`]: resonances of all probe signals jointly (the pipeline's extraction);
+//!   [`assign`]: measured lines to catalogue modes, one-to-one, with a confidence.
 
 pub mod analytic;
+pub mod assign;
 pub mod extract;
 pub mod harminv;
 
