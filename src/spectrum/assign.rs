@@ -3,12 +3,13 @@
 //! multiplicity, with a confidence value; where it is ambiguous, no label and the reason.
 //!
 //! Measured lines `f_i` (leapfrog-corrected, Hz) and catalogue modes `g_j` (each of
-//! degeneracy `d_j`) are compared on a log scale, `x = ln f`, after removing the common
-//! relative shift of the discretisation `δ`: the `δ` in `[-tol, tol]` (601-point grid) that
-//! minimises `Σ_i min(r_i², h²)` (`r_i = x_i - δ - y_nearest`, `h = 0.3%`, so that unknown
-//! lines do not pull it), refined once as the median residual of the matched lines. The
-//! spread of the mesh error `σ` is `1.4826 MAD` of the residuals (at least
-//! [`Settings::min_sigma`], at most `tol/3`).
+//! degeneracy `d_j`) are compared on a log scale, `x = ln f`, after removing the shift of
+//! the discretisation, which grows as the square of the frequency (dispersion, `(k h)²`):
+//! `δ(f) = a (f / f_top)²`, `f_top` the highest line. `a` is the point of an 801-point grid
+//! over `[-3 tol, tol]` that minimises `Σ_i min(r_i², h²)` (`r_i = x_i - δ(f_i) -
+//! y_nearest`, `h = 0.3%`, so that unknown lines do not pull it), refined once as the median
+//! of `r / (f/f_top)²` over the matched lines. The spread of the mesh error `σ` is
+//! `1.4826 MAD` of the residuals (at least [`Settings::min_sigma`], at most `tol/3`).
 //!
 //! 1. Catalogue modes closer than `3σ` (log) form a block (their order is not resolved by
 //!    the mesh); modes of equal frequency (1e-9) are one entry named `A+B` (their sum of
@@ -71,8 +72,10 @@ pub struct Label {
 pub struct Assignment {
     /// One label per input line, in input order.
     pub labels: Vec<Label>,
-    /// The common relative shift removed (`f_measured ≈ f_analytic (1 + shift)`).
+    /// The discretisation shift removed, relative, at `shift_at_hz`: a line at `f` is
+    /// compared with `f_analytic (1 + shift (f / shift_at_hz)²)`.
     pub shift: f64,
+    pub shift_at_hz: f64,
     /// The mesh-error spread used (relative).
     pub sigma: f64,
 }
@@ -109,9 +112,10 @@ pub fn assign(lines_hz: &[f64], modes: &[Mode], s: &Settings) -> Assignment {
     }
     let x: Vec<f64> = order.iter().map(|&i| lines_hz[i].ln()).collect();
     let tol = s.tolerance.ln_1p();
-    // The common shift: the δ on a grid over [-tol, tol] that minimises
-    // Σ min(r², h²) (r: residual to the nearest mode, h = 0.3%: robust to unknown lines);
-    // then the spread from the residuals under h, and both refined once from the matches.
+    // The discretisation shift, relative, grows as f² (dispersion): δ(f) = a (f/f_top)²,
+    // f_top the highest line. `a` on a grid over [-3 tol, tol] minimising Σ min(r², h²)
+    // (r: residual to the nearest mode, h = 0.3%: robust to unknown lines); the spread from
+    // the residuals under h; both refined once from the matches (a = median of r / w).
     let ys: Vec<f64> = entries.iter().map(|e| e.y).collect();
     let nearest = |v: f64| {
         let k = ys.partition_point(|&y| y < v);
@@ -123,66 +127,79 @@ pub fn assign(lines_hz: &[f64], modes: &[Mode], s: &Settings) -> Assignment {
         }
         best
     };
+    let xtop = x[x.len() - 1];
+    let w: Vec<f64> = x.iter().map(|&v| (2.0 * (v - xtop)).exp()).collect();
+    let shifted = |a: f64| -> Vec<f64> { x.iter().zip(&w).map(|(&v, &w)| v - a * w).collect() };
     let h = 3e-3f64.min(tol);
-    let robust = |d: f64| -> f64 { x.iter().map(|&v| nearest(v - d).powi(2).min(h * h)).sum() };
-    let grid = 600;
-    let mut delta = (0..=grid)
-        .map(|k| -tol + 2.0 * tol * k as f64 / grid as f64)
-        .min_by(|a, b| {
-            robust(*a)
-                .total_cmp(&robust(*b))
-                .then(a.abs().total_cmp(&b.abs()))
+    let robust = |a: f64| -> f64 {
+        shifted(a)
+            .iter()
+            .map(|&v| nearest(v).powi(2).min(h * h))
+            .sum()
+    };
+    let grid = 800;
+    let mut a = (0..=grid)
+        .map(|k| -3.0 * tol + 4.0 * tol * k as f64 / grid as f64)
+        .min_by(|p, q| {
+            robust(*p)
+                .total_cmp(&robust(*q))
+                .then(p.abs().total_cmp(&q.abs()))
         })
         .unwrap_or(0.0);
-    let spread = |res: &[f64], delta: f64| {
-        let mad = median(res.iter().map(|r| (r - delta).abs()).collect());
+    let spread = |res: &[f64]| {
+        let mad = median(res.iter().map(|r| r.abs()).collect());
         (1.4826 * mad).max(s.min_sigma).min(tol / 3.0)
     };
-    let res0: Vec<f64> = x
+    let res0: Vec<f64> = shifted(a)
         .iter()
-        .map(|&v| nearest(v - delta) + delta)
-        .filter(|r| (r - delta).abs() < h)
+        .map(|&v| nearest(v))
+        .filter(|r| r.abs() < h)
         .collect();
-    let mut sigma = spread(&res0, delta);
+    let mut sigma = spread(&res0);
+    let mut xs = shifted(a);
     let mut result = Vec::new();
     for pass in 0..2 {
         let blocks = blocks(&entries, 3.0 * sigma);
-        result = align(&x, &entries, &blocks, delta, sigma, tol);
-        let res: Vec<f64> = result
+        result = align(&xs, &entries, &blocks, 0.0, sigma, tol);
+        // (line, residual of the unshifted line to its nearest mode of the block)
+        let res: Vec<(usize, f64)> = result
             .iter()
             .flat_map(|(lines, b)| {
                 lines.iter().map(|&l| {
-                    blocks[*b]
+                    let r = blocks[*b]
                         .iter()
-                        .map(|&j| x[l] - entries[j].y)
-                        .min_by(|a, b| (a - delta).abs().total_cmp(&(b - delta).abs()))
-                        .unwrap()
+                        .map(|&j| xs[l] - entries[j].y)
+                        .min_by(|p, q| p.abs().total_cmp(&q.abs()))
+                        .unwrap();
+                    (l, r + a * w[l])
                 })
             })
             .collect();
         if pass == 0 && !res.is_empty() {
-            delta = median(res.clone());
-            sigma = spread(&res, delta);
+            a = median(res.iter().map(|&(l, r)| r / w[l]).collect());
+            xs = shifted(a);
+            sigma = spread(&res.iter().map(|&(l, r)| r - a * w[l]).collect::<Vec<f64>>());
         }
     }
-    out.shift = delta.exp_m1();
+    out.shift = a.exp_m1();
+    out.shift_at_hz = xtop.exp();
     out.sigma = sigma;
     let blocks = blocks(&entries, 3.0 * sigma);
     let mut labelled = vec![false; x.len()];
     for (lines, b) in &result {
         let block = &blocks[*b];
-        let assigned = label_block(&x, lines, block, &entries, delta, sigma);
+        let assigned = label_block(&xs, lines, block, &entries, 0.0, sigma);
         for (l, (j, conf, note)) in lines.iter().zip(assigned) {
             labelled[*l] = true;
             let lab = &mut out.labels[order[*l]];
             let mut conf = conf;
             if block.len() == 1 {
-                let r = (x[*l] - delta - entries[j].y).abs();
+                let r = (xs[*l] - entries[j].y).abs();
                 let d = entries
                     .iter()
                     .enumerate()
                     .filter(|(k, _)| !block.contains(k))
-                    .map(|(_, e)| (x[*l] - delta - e.y).abs())
+                    .map(|(_, e)| (xs[*l] - e.y).abs())
                     .fold(f64::INFINITY, f64::min);
                 conf = if d.is_finite() {
                     ((d - r) / (d + r)).max(0.0)
@@ -196,7 +213,7 @@ pub fn assign(lines_hz: &[f64], modes: &[Mode], s: &Settings) -> Assignment {
                 lab.confidence = conf;
                 lab.reason = note;
             } else {
-                let names: Vec<&str> = neighbours(&entries, x[*l] - delta, 2)
+                let names: Vec<&str> = neighbours(&entries, xs[*l], 2)
                     .into_iter()
                     .map(|k| entries[k].name.as_str())
                     .collect();
@@ -209,7 +226,7 @@ pub fn assign(lines_hz: &[f64], modes: &[Mode], s: &Settings) -> Assignment {
     }
     for (l, &i) in order.iter().enumerate() {
         if !labelled[l] {
-            let r = (x[l] - delta - entries[neighbours(&entries, x[l] - delta, 1)[0]].y).abs();
+            let r = (xs[l] - entries[neighbours(&entries, xs[l], 1)[0]].y).abs();
             out.labels[i].reason = if r > tol {
                 format!(
                     "no analytic mode within {:.1}% (after the common shift)",
@@ -499,13 +516,14 @@ mod tests {
     }
 
     /// Lines of `modes` (each degenerate one split in `deg` lines 1e-4 apart) shifted by
-    /// `shift` with noise `noise` (relative).
+    /// `shift (f / f_last)²` (dispersion) with noise `noise` (relative).
     fn lines_of(modes: &[Mode], shift: f64, noise: f64, seed: u64) -> (Vec<f64>, Vec<String>) {
         let mut r = Rng::new(seed);
         let mut f = Vec::new();
         let mut names = Vec::new();
+        let top = modes.last().unwrap().f_hz;
         for m in modes {
-            let base = m.f_hz * (1.0 + shift + noise * r.sym());
+            let base = m.f_hz * (1.0 + shift * (m.f_hz / top).powi(2) + noise * r.sym());
             for k in 0..m.degeneracy {
                 f.push(base * (1.0 + 1e-4 * k as f64));
                 names.push(m.name.clone());
@@ -515,12 +533,12 @@ mod tests {
     }
 
     #[test]
-    fn a_uniform_shift_with_noise_labels_every_line_and_each_doublet_twice() {
+    fn a_dispersive_shift_with_noise_labels_every_line_and_each_doublet_twice() {
         let modes = cyl();
         assert!(modes.len() > 15);
         let (f, names) = lines_of(&modes, -0.015, 0.001, 1);
         let a = assign(&f, &modes, &Settings::default());
-        assert!((a.shift + 0.015).abs() < 1e-3, "shift {}", a.shift);
+        assert!((a.shift + 0.015).abs() < 1.5e-3, "shift {}", a.shift);
         let mut wrong = 0;
         for (l, want) in a.labels.iter().zip(&names) {
             match &l.mode {
@@ -594,16 +612,17 @@ mod tests {
         {
             modes.push(mode(&format!("M{k}"), *f, 1));
         }
-        let s = 0.985;
+        // Dispersion: -1.5% (f / 400 MHz)².
+        let q = |f: f64| f * (1.0 - 0.015 * (f / 400e6).powi(2));
         let mut f: Vec<f64> = [100e6, 150e6, 200e6, 250e6, 350e6, 400e6]
             .iter()
             .enumerate()
-            .map(|(k, f)| f * s * (1.0 + 0.002 * (k as f64 - 2.5)))
+            .map(|(k, &f)| q(f) * (1.0 + 0.002 * (k as f64 - 2.5)))
             .collect();
         f.extend([
-            300e6 * s * 0.9985,
-            300e6 * s * 0.9986, // the TE211 pair
-            300e6 * s * 1.003,  // TM011
+            q(300e6) * 0.9985,
+            q(300e6) * 0.9986, // the TE211 pair
+            q(300e6) * 1.003,  // TM011
         ]);
         let a = assign(&f, &modes, &Settings::default());
         let got: Vec<Option<&str>> = a.labels[6..].iter().map(|l| l.mode.as_deref()).collect();
@@ -618,12 +637,13 @@ mod tests {
         for (k, f) in others.iter().enumerate() {
             modes.push(mode(&format!("M{k}"), *f, 1));
         }
+        let q = |f: f64| f * (1.0 - 0.01 * (f / 400e6).powi(2));
         let mut f: Vec<f64> = others
             .iter()
             .enumerate()
-            .map(|(k, f)| f * 0.99 * (1.0 + 0.003 * (k as f64 - 2.5)))
+            .map(|(k, &f)| q(f) * (1.0 + 0.003 * (k as f64 - 2.5)))
             .collect();
-        f.extend([300.05e6 * 0.99 * 0.999, 300.05e6 * 0.99 * 1.001]);
+        f.extend([q(300.05e6) * 0.999, q(300.05e6) * 1.001]);
         let a = assign(&f, &modes, &Settings::default());
         for l in &a.labels[6..] {
             assert_eq!(l.mode, None, "{l:?}");
