@@ -13,7 +13,7 @@
 //! - the `harminv` program (filter diagonalization, Mandelshtam & Taylor), run on the same
 //!   signals (`harminv`).
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::needless_range_loop)]
 
 use super::common::dense_k;
 use dgatd::C0;
