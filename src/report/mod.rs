@@ -6,7 +6,9 @@
 //! - `spectrum.csv`: `f_hz, magnitude` (combined probe spectrum, analysed band).
 //! - `modes.csv`: one row per detected peak: `index, f_hz` (as measured),
 //!   `f_corrected_hz` (leapfrog shift removed), `dt_s`, `amplitude`, `prominence`,
-//!   `nearest_analytic_mode`, `analytic_hz`, `rel_error` (corrected vs analytic).
+//!   `nearest_analytic_mode`, `analytic_mode` (the assigned mode, empty where the assignment
+//!   is ambiguous), `analytic_hz`, `rel_error` (corrected vs the assigned mode), `method`,
+//!   `label_confidence` (0..1, [`crate::spectrum::assign`]).
 //! - `run.toml`: the run's configuration (a valid `--config`: see
 //!   [`crate::solver::config`]), then a `[run]` table: version, commit, backend, mesh hash
 //!   and counts, time step, timings, source and probes.
@@ -95,6 +97,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
         "analytic_hz",
         "rel_error",
         "method",
+        "label_confidence",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -102,9 +105,20 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
     let opt = |x: Option<f64>| x.map(g).unwrap_or_default();
     let rows = r.peaks().iter().enumerate().map(|(i, pk)| {
         let fc = r.corrected(pk);
-        let (name, fa, err) = match r.analysis.nearest_mode(fc) {
-            Some(m) => (m.name.clone(), g(m.f_hz), g((fc - m.f_hz) / m.f_hz)),
-            None => (String::new(), String::new(), String::new()),
+        let nearest = r
+            .analysis
+            .nearest_mode(fc)
+            .map(|m| m.name.clone())
+            .unwrap_or_default();
+        let label = r.analysis.label(i).cloned().unwrap_or_default();
+        let (name, fa, err) = match (&label.mode, label.analytic_hz) {
+            (Some(m), Some(fa)) => (m.clone(), g(fa), g((fc - fa) / fa)),
+            _ => (String::new(), String::new(), String::new()),
+        };
+        let confidence = if label.mode.is_some() {
+            format!("{:.3}", label.confidence)
+        } else {
+            String::new()
         };
         vec![
             i.to_string(),
@@ -118,7 +132,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             opt(pk.error),
             opt(pk.prominence),
             pk.n_signals.to_string(),
-            name.clone(),
+            nearest,
             name,
             fa,
             err,
@@ -127,6 +141,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             } else {
                 "harminv".into()
             },
+            confidence,
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -162,7 +177,9 @@ pub fn summary_md(r: &ResonatorResult) -> String {
         r.record.steps as f64 * r.dt_s * 1e6,
         r.analysis.start,
         match cfg.extract {
-            Extract::Harminv => "harmonic inversion (matrix pencil), clustered over probes",
+            Extract::Harminv => {
+                "harmonic inversion (joint matrix pencil over all probe components)"
+            }
             Extract::Fft => "FFT peaks by prominence",
         },
         COMMIT
@@ -194,6 +211,13 @@ pub fn summary_md(r: &ResonatorResult) -> String {
                 m.mode.name,
                 m.mode.f_hz / 1e6
             )),
+        }
+    }
+    let unlabelled = unlabelled_lines(r);
+    if !unlabelled.is_empty() {
+        s.push('\n');
+        for l in unlabelled.lines() {
+            s.push_str(&format!("- {l}\n"));
         }
     }
     s.push_str(&format!(
@@ -323,6 +347,7 @@ pub fn mode_table(r: &ResonatorResult) -> String {
             ));
         }
     }
+    let unlabelled = unlabelled_lines(r);
     for m in &r.analysis.matched {
         let name = if m.mode.degeneracy > 1 {
             format!("{} x{}", m.mode.name, m.mode.degeneracy)
@@ -348,6 +373,27 @@ pub fn mode_table(r: &ResonatorResult) -> String {
                 "-",
                 "-"
             )),
+        }
+    }
+    s.push_str(&unlabelled);
+    s
+}
+
+/// Lines without a label while a catalogue was compared (one line each, with the reason).
+fn unlabelled_lines(r: &ResonatorResult) -> String {
+    let mut s = String::new();
+    if r.analysis.matched.is_empty() {
+        return s;
+    }
+    for (i, p) in r.peaks().iter().enumerate() {
+        if let Some(l) = r.analysis.label(i)
+            && l.mode.is_none()
+        {
+            s.push_str(&format!(
+                "unlabelled line at {:.4} MHz (corrected): {}\n",
+                r.corrected(p) / 1e6,
+                l.reason
+            ));
         }
     }
     s

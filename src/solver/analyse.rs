@@ -1,5 +1,9 @@
 //! Analysis of a run's probe record: the combined spectrum, the resonances (harmonic
-//! inversion or FFT peaks) and their comparison with the analytic modes of the cavity.
+//! inversion of all probe components jointly, [`spectrum::extract`], or FFT peaks) and their
+//! comparison with the analytic modes of the cavity: every TE/TM mode up to 1.1 `fmax`
+//! ([`Cavity::catalogue`], divided by `sqrt(eps_r mu_r)` when all tets have the same
+//! material), assigned one-to-one to the lines by [`spectrum::assign`] (the terminal table,
+//! `summary.md` and `modes.csv` use the same assignment).
 //!
 //! The leapfrog shifts every resonance up exactly (design note §10); `corrected` frequencies
 //! undo it (`f = sin(π f_td Δt)/(π Δt)`), leaving only the spatial error. DG's LSERK4 phase
@@ -10,14 +14,17 @@ use super::plan::{CavitySpec, Plan};
 use super::run::Record;
 use crate::mesh::Mesh;
 use crate::mesh::shape::{self, Shape};
+use crate::problem::Media;
 use crate::spectrum::analytic::{Cavity, Mode};
-use crate::spectrum::{self, Peak, Spectrum};
+use crate::spectrum::assign::{self, Label};
+use crate::spectrum::{self, Peak, Spectrum, extract};
 
 /// A resonance compared with an analytic mode.
 #[derive(Clone, Debug)]
 pub struct Matched {
     pub mode: Mode,
-    /// The strongest resonance within 3% (after the leapfrog correction), if any.
+    /// The strongest resonance assigned to the mode ([`spectrum::assign`]) and its corrected
+    /// frequency, if any.
     pub peak: Option<(Peak, f64)>,
 }
 
@@ -29,7 +36,13 @@ pub struct Analysis {
     pub spectrum: Spectrum,
     pub peaks: Vec<Peak>,
     pub cavity: Option<Cavity>,
+    /// The catalogue modes up to `fmax`, each with its strongest assigned line.
     pub matched: Vec<Matched>,
+    /// One label per peak, in the order of `peaks` (empty mode without a cavity).
+    pub labels: Vec<Label>,
+    /// `sqrt(eps_r mu_r)` of a homogeneous fill the catalogue was divided by (1 in vacuum;
+    /// None when the materials differ between tets: no analytic comparison).
+    pub fill_index: Option<f64>,
 }
 
 /// The leapfrog's exact frequency correction for DGA; none for DG.
@@ -75,13 +88,11 @@ pub fn analyse(
     let peaks = match plan.extract {
         Extract::Fft => spectrum::find_peaks(&spec, fmin, fmax_hz, plan.min_prominence),
         Extract::Harminv => {
-            use rayon::prelude::*;
-            let params = spectrum::harminv::Params::band(fmin, fmax_hz);
-            let per: Vec<Vec<spectrum::harminv::HMode>> = signals
-                .par_iter()
-                .map(|sig| spectrum::harminv::harminv(sig, dt_s, &params))
-                .collect();
-            spectrum::harminv::cluster(&per, 1e-5, plan.min_q, (steps - start) as f64 * dt_s)
+            let mut s = extract::Settings::band(fmin, fmax_hz);
+            s.min_q = plan.min_q;
+            // The band and signals were checked by the build; an error here (a band the
+            // record cannot hold) means no lines, as for a silent record.
+            extract::resonances(&signals, dt_s, &s).unwrap_or_default()
         }
     };
     let cavity = match plan.cavity {
@@ -89,18 +100,40 @@ pub fn analyse(
         CavitySpec::None => None,
         CavitySpec::Given(c) => Some(c),
     };
-    let matched = cavity
-        .map(|c| c.modes(fmax_hz))
-        .unwrap_or_default()
-        .into_iter()
+    let fill_index = homogeneous_index(plan, mesh);
+    let catalogue: Vec<Mode> = match (cavity, fill_index) {
+        (Some(c), Some(n)) => c.catalogue(1.1 * fmax_hz, n * n, 1.0),
+        _ => vec![],
+    };
+    let corrected: Vec<f64> = peaks
+        .iter()
+        .map(|p| correct(plan.method, p.f_hz, dt_s))
+        .collect();
+    let labels = if catalogue.is_empty() {
+        vec![Label::default(); peaks.len()]
+    } else {
+        assign::assign(&corrected, &catalogue, &assign::Settings::default()).labels
+    };
+    let matched = catalogue
+        .iter()
+        .filter(|m| m.f_hz <= fmax_hz)
         .map(|mode| {
             let peak = peaks
                 .iter()
-                .map(|p| (p.clone(), correct(plan.method, p.f_hz, dt_s)))
-                .filter(|(_, f)| (f - mode.f_hz).abs() < 0.03 * mode.f_hz)
-                // the strongest resonance within 3% (doublet members are equally valid)
+                .zip(&corrected)
+                .zip(&labels)
+                .filter(|(_, l)| {
+                    l.mode
+                        .as_deref()
+                        .is_some_and(|m| m.split('+').any(|x| x == mode.name))
+                })
+                .map(|((p, &f), _)| (p.clone(), f))
+                // the strongest line of the mode (both members of a split doublet are valid)
                 .max_by(|a, b| a.0.amplitude.total_cmp(&b.0.amplitude));
-            Matched { mode, peak }
+            Matched {
+                mode: mode.clone(),
+                peak,
+            }
         })
         .collect();
     Analysis {
@@ -109,7 +142,18 @@ pub fn analyse(
         peaks,
         cavity,
         matched,
+        labels,
+        fill_index,
     }
+}
+
+/// `sqrt(eps_r mu_r)` when every tet has the same material (None otherwise, or when the
+/// materials cannot be resolved).
+fn homogeneous_index(plan: &Plan, mesh: &Mesh) -> Option<f64> {
+    let m = Media::resolve(mesh, &plan.problem.materials).ok()?;
+    let (e0, m0) = (*m.eps.first()?, *m.mu.first()?);
+    let same = m.eps.iter().all(|&e| e == e0) && m.mu.iter().all(|&u| u == m0);
+    (same && e0 > 0.0 && m0 > 0.0).then(|| (e0 * m0).sqrt())
 }
 
 impl Analysis {
@@ -121,31 +165,28 @@ impl Analysis {
             .min_by(|a, b| (a.f_hz - f).abs().total_cmp(&(b.f_hz - f).abs()))
     }
 
+    /// The label of a peak (by its index in `peaks`).
+    pub fn label(&self, i: usize) -> Option<&Label> {
+        self.labels.get(i)
+    }
+
     /// The `n` strongest resonances by ascending frequency, labelled for mode shapes
-    /// (`TM010_114.4991MHz`), with their measured frequencies.
+    /// (`TM010_114.4991MHz`: the assigned mode, if any), with their measured frequencies.
     pub fn strongest(&self, n: usize, method: Method, dt_s: f64) -> Vec<(String, f64)> {
-        let mut strongest: Vec<&Peak> = self.peaks.iter().collect();
-        strongest.sort_by(|a, b| b.amplitude.total_cmp(&a.amplitude));
+        let mut strongest: Vec<usize> = (0..self.peaks.len()).collect();
+        strongest.sort_by(|&a, &b| self.peaks[b].amplitude.total_cmp(&self.peaks[a].amplitude));
         strongest.truncate(n);
-        strongest.sort_by(|a, b| a.f_hz.total_cmp(&b.f_hz));
+        strongest.sort_by(|&a, &b| self.peaks[a].f_hz.total_cmp(&self.peaks[b].f_hz));
         strongest
             .iter()
-            .map(|p| {
+            .map(|&i| {
+                let p = &self.peaks[i];
                 let fc = correct(method, p.f_hz, dt_s);
-                let near = self
-                    .matched
-                    .iter()
-                    .filter(|m| (m.mode.f_hz - fc).abs() < 0.03 * m.mode.f_hz)
-                    .min_by(|a, b| {
-                        (a.mode.f_hz - fc)
-                            .abs()
-                            .total_cmp(&(b.mode.f_hz - fc).abs())
-                    });
+                let name = self.label(i).and_then(|l| l.mode.as_deref());
                 (
                     format!(
                         "{}{:.4}MHz",
-                        near.map(|m| format!("{}_", m.mode.name))
-                            .unwrap_or_default(),
+                        name.map(|m| format!("{m}_")).unwrap_or_default(),
                         fc / 1e6
                     ),
                     p.f_hz,

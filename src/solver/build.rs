@@ -168,8 +168,21 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         Length::Time(t) => (steps_for(t, dt_s)?, "time"),
     };
     check_record_memory(steps, probe_points.len(), flag, dt_s)?;
-    let fmax_hz = plan.fmax_hz.unwrap_or(2.2 * wave.f_peak_hz());
     let nyquist = 0.5 / dt_s;
+    // Default band: up to 2.2 f_peak, but not above half the Nyquist frequency (the mesh's
+    // resolvable band: the time step follows the largest eigenvalue of the mesh's operator).
+    let fmax_hz = plan.fmax_hz.unwrap_or_else(|| {
+        let want = 2.2 * wave.f_peak_hz();
+        if want > 0.5 * nyquist {
+            notices.push(format!(
+                "fmax = {:.4e} Hz: half the Nyquist frequency of this mesh's time step (2.2 f_peak = {want:.4e} Hz is beyond what it resolves; --fmax sets it)",
+                0.5 * nyquist
+            ));
+            0.5 * nyquist
+        } else {
+            want
+        }
+    });
     if !(fmax_hz > 0.0 && fmax_hz < nyquist) {
         return Err(Error::config(
             "fmax",

@@ -102,7 +102,23 @@ pub fn riccati_prime(n: u32, x: f64) -> f64 {
 pub struct Mode {
     pub name: String,
     pub f_hz: f64,
+    /// Number of independent fields at this frequency under this name (2 for the cos/sin
+    /// pair of a cylinder mode with m > 0, 2n + 1 for a sphere mode).
     pub degeneracy: usize,
+    /// Electric-field components (x, y, z of the cavity's frame: the cylinder axis is z, the
+    /// box edges are x, y, z) the mode can have anywhere; a probe sees nothing in the others.
+    pub e_axes: [bool; 3],
+}
+
+/// How the two opposite walls of a box normal to one axis are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walls {
+    /// Both perfect electric conductors.
+    PecPec,
+    /// Both perfect magnetic conductors.
+    PmcPmc,
+    /// PEC at coordinate 0, PMC at the far side.
+    PecPmc,
 }
 
 /// A geometry with known resonances.
@@ -122,102 +138,191 @@ pub enum Cavity {
     Sphere {
         radius: f64,
     },
+    /// Box `a x b x d` whose wall pairs normal to x, y, z are made as `walls` says.
+    WalledBox {
+        a: f64,
+        b: f64,
+        d: f64,
+        walls: [Walls; 3],
+    },
 }
 
 impl Cavity {
-    /// Resonances up to `fmax_hz`, ascending.
+    /// Resonances of the empty cavity up to `fmax_hz`, ascending (same as
+    /// `catalogue(fmax_hz, 1.0, 1.0)`).
     pub fn modes(&self, fmax_hz: f64) -> Vec<Mode> {
-        let mut out = Vec::new();
-        match *self {
-            Cavity::Cylinder { radius, height } => {
-                let kmax = 2.0 * PI * fmax_hz / C0;
-                let xmax = kmax * radius;
-                for m in 0..(xmax.ceil() as u32 + 1) {
-                    let (from, to) = (m as f64, xmax + 0.05);
-                    for (te, list) in [
-                        (false, zeros(|x| bessel_j(m, x), 40, from, to)),
-                        (true, zeros(|x| bessel_j_prime(m, x), 40, from, to)),
-                    ] {
-                        for (n, &chi) in list.iter().enumerate() {
-                            for p in (if te { 1 } else { 0 })..100u32 {
-                                let k2 = (chi / radius).powi(2) + (p as f64 * PI / height).powi(2);
-                                let f = C0 * k2.sqrt() / (2.0 * PI);
-                                if f > fmax_hz {
-                                    break;
-                                }
-                                out.push(Mode {
-                                    name: format!(
-                                        "{}{}{}{}",
-                                        if te { "TE" } else { "TM" },
-                                        m,
-                                        n + 1,
-                                        p
-                                    ),
-                                    f_hz: f,
-                                    degeneracy: if m > 0 { 2 } else { 1 },
-                                });
-                            }
-                        }
+        self.catalogue(fmax_hz, 1.0, 1.0)
+    }
+
+    /// Every TE and TM resonance up to `fmax_hz` of the cavity filled homogeneously with
+    /// relative permittivity `eps_r` and permeability `mu_r` (frequencies divided by
+    /// `sqrt(eps_r mu_r)`), ascending, each with its degeneracy. Pass `fmax_hz` with a margin
+    /// above the analysed band so that lines near its top can be assigned.
+    pub fn catalogue(&self, fmax_hz: f64, eps_r: f64, mu_r: f64) -> Vec<Mode> {
+        let n = (eps_r * mu_r).sqrt();
+        if !(n > 0.0 && n.is_finite() && fmax_hz > 0.0 && fmax_hz.is_finite()) {
+            return vec![];
+        }
+        let fvac = fmax_hz * n;
+        let mut out = match *self {
+            Cavity::Cylinder { radius, height } => cylinder_modes(radius, height, fvac),
+            Cavity::Sphere { radius } => sphere_modes(radius, fvac),
+            Cavity::Box { a, b, d } => box_modes([a, b, d], [Walls::PecPec; 3], fvac),
+            Cavity::WalledBox { a, b, d, walls } => box_modes([a, b, d], walls, fvac),
+        };
+        for m in out.iter_mut() {
+            m.f_hz /= n;
+        }
+        out.sort_by(|x, y| x.f_hz.total_cmp(&y.f_hz).then(x.name.cmp(&y.name)));
+        out
+    }
+}
+
+/// `TM_mnp` (p >= 0) and `TE_mnp` (p >= 1) of a PEC cylinder: `TM_mn0` has only `E_z`, `TE`
+/// modes have no `E_z`.
+fn cylinder_modes(radius: f64, height: f64, fmax_hz: f64) -> Vec<Mode> {
+    let mut out = Vec::new();
+    let kmax = 2.0 * PI * fmax_hz / C0;
+    let xmax = kmax * radius;
+    for m in 0..(xmax.ceil() as u32 + 1) {
+        let (from, to) = (m as f64, xmax + 0.05);
+        for (te, list) in [
+            (false, zeros(|x| bessel_j(m, x), 400, from, to)),
+            (true, zeros(|x| bessel_j_prime(m, x), 400, from, to)),
+        ] {
+            for (n, &chi) in list.iter().enumerate() {
+                for p in (if te { 1 } else { 0 })..10_000u32 {
+                    let k2 = (chi / radius).powi(2) + (p as f64 * PI / height).powi(2);
+                    let f = C0 * k2.sqrt() / (2.0 * PI);
+                    if f > fmax_hz {
+                        break;
                     }
+                    out.push(Mode {
+                        name: format!("{}{}{}{}", if te { "TE" } else { "TM" }, m, n + 1, p),
+                        f_hz: f,
+                        degeneracy: if m > 0 { 2 } else { 1 },
+                        e_axes: if te {
+                            [true, true, false]
+                        } else if p == 0 {
+                            [false, false, true]
+                        } else {
+                            [true; 3]
+                        },
+                    });
                 }
             }
-            Cavity::Sphere { radius } => {
-                let xmax = 2.0 * PI * fmax_hz * radius / C0;
-                for n in 1..(xmax.ceil() as u32 + 2) {
-                    let from = 0.5 * n as f64 + 0.5;
-                    for (te, list) in [
-                        (true, zeros(|x| spherical_j(n, x), 40, from, xmax + 0.05)),
-                        (false, zeros(|x| riccati_prime(n, x), 40, from, xmax + 0.05)),
-                    ] {
-                        for (p, &x) in list.iter().enumerate() {
-                            let f = C0 * x / (2.0 * PI * radius);
-                            if f <= fmax_hz {
-                                out.push(Mode {
-                                    name: format!("{}{}{}", if te { "TE" } else { "TM" }, n, p + 1),
-                                    f_hz: f,
-                                    degeneracy: 2 * n as usize + 1,
-                                });
-                            }
-                        }
-                    }
+        }
+    }
+    out
+}
+
+fn sphere_modes(radius: f64, fmax_hz: f64) -> Vec<Mode> {
+    let mut out = Vec::new();
+    let xmax = 2.0 * PI * fmax_hz * radius / C0;
+    for n in 1..(xmax.ceil() as u32 + 2) {
+        let from = 0.5 * n as f64 + 0.5;
+        for (te, list) in [
+            (true, zeros(|x| spherical_j(n, x), 400, from, xmax + 0.05)),
+            (
+                false,
+                zeros(|x| riccati_prime(n, x), 400, from, xmax + 0.05),
+            ),
+        ] {
+            for (p, &x) in list.iter().enumerate() {
+                let f = C0 * x / (2.0 * PI * radius);
+                if f <= fmax_hz {
+                    out.push(Mode {
+                        name: format!("{}{}{}", if te { "TE" } else { "TM" }, n, p + 1),
+                        f_hz: f,
+                        degeneracy: 2 * n as usize + 1,
+                        e_axes: [true; 3],
+                    });
                 }
             }
-            Cavity::Box { a, b, d } => {
-                let lim = |s: f64| (2.0 * fmax_hz * s / C0).ceil() as u32 + 1;
-                for l in 0..=lim(a) {
-                    for m in 0..=lim(b) {
-                        for n in 0..=lim(d) {
-                            let f = 0.5
-                                * C0
-                                * ((l as f64 / a).powi(2)
-                                    + (m as f64 / b).powi(2)
-                                    + (n as f64 / d).powi(2))
-                                .sqrt();
-                            if f > fmax_hz || f == 0.0 {
-                                continue;
+        }
+    }
+    out
+}
+
+/// Box modes by counting the independent fields at each wave vector. Along axis `a` the wave
+/// number is `k_a = l_a π / L_a` for a same-kind wall pair and `(l_a + 1/2) π / L_a` for a
+/// PEC/PMC pair (l_a = 0, 1, ...). Field component `c` varies along axis `a` as a cosine when
+/// `c = a` and the wall at 0 is PEC, or `c != a` and it is PMC, as a sine otherwise; it
+/// vanishes when one of its factors is a sine with k = 0. The modes at the triple number
+/// (non-vanishing components) - (1 if one of them has `k_c != 0`: the divergence condition
+/// `k · E = 0` removes one). Names: two modes are `TE_lmn` and `TM_lmn` (with respect to z),
+/// or `TEM_lmn` (degeneracy 2) when the wave vector is along z; one mode is `TM_lmn` when
+/// its field is `E_z` alone, `TE_lmn` otherwise. For a PEC box this is the usual list
+/// (`TE_lmn`: n >= 1, l + m >= 1; `TM_lmn`: l, m >= 1).
+fn box_modes(l: [f64; 3], walls: [Walls; 3], fmax_hz: f64) -> Vec<Mode> {
+    let mut out = Vec::new();
+    let kmax = 2.0 * PI * fmax_hz / C0;
+    let half = |a: usize| if walls[a] == Walls::PecPmc { 0.5 } else { 0.0 };
+    let lim: Vec<u32> = (0..3)
+        .map(|a| (kmax * l[a] / PI).ceil().min(1e6) as u32 + 1)
+        .collect();
+    for i in 0..=lim[0] {
+        for j in 0..=lim[1] {
+            for k in 0..=lim[2] {
+                let idx = [i, j, k];
+                let kv: Vec<f64> = (0..3)
+                    .map(|a| (idx[a] as f64 + half(a)) * PI / l[a])
+                    .collect();
+                let kk = (kv[0] * kv[0] + kv[1] * kv[1] + kv[2] * kv[2]).sqrt();
+                if kk == 0.0 || kk > kmax {
+                    continue;
+                }
+                let alive: Vec<bool> = (0..3)
+                    .map(|c| {
+                        (0..3).all(|a| {
+                            let pec0 = walls[a] != Walls::PmcPmc;
+                            let cosine = (c == a) == pec0;
+                            cosine || kv[a] != 0.0
+                        })
+                    })
+                    .collect();
+                let n_alive = alive.iter().filter(|&&x| x).count();
+                let constrained = (0..3).any(|c| alive[c] && kv[c] != 0.0);
+                let count = n_alive - usize::from(constrained);
+                let f = C0 * kk / (2.0 * PI);
+                let e_axes = [alive[0], alive[1], alive[2]];
+                let tag = format!("{i}{j}{k}");
+                match count {
+                    0 => {}
+                    1 => out.push(Mode {
+                        name: format!(
+                            "{}{tag}",
+                            if e_axes == [false, false, true] {
+                                "TM"
+                            } else {
+                                "TE"
                             }
-                            if n >= 1 && l + m >= 1 {
-                                out.push(Mode {
-                                    name: format!("TE{l}{m}{n}"),
-                                    f_hz: f,
-                                    degeneracy: 1,
-                                });
-                            }
-                            if l >= 1 && m >= 1 {
-                                out.push(Mode {
-                                    name: format!("TM{l}{m}{n}"),
-                                    f_hz: f,
-                                    degeneracy: 1,
-                                });
-                            }
+                        ),
+                        f_hz: f,
+                        degeneracy: 1,
+                        e_axes,
+                    }),
+                    _ if kv[0] == 0.0 && kv[1] == 0.0 => out.push(Mode {
+                        name: format!("TEM{tag}"),
+                        f_hz: f,
+                        degeneracy: count,
+                        e_axes,
+                    }),
+                    _ => {
+                        for te in [true, false] {
+                            out.push(Mode {
+                                name: format!("{}{tag}", if te { "TE" } else { "TM" }),
+                                f_hz: f,
+                                degeneracy: 1,
+                                e_axes,
+                            });
                         }
                     }
                 }
             }
         }
-        out.sort_by(|x, y| x.f_hz.total_cmp(&y.f_hz));
-        out
     }
+    out
 }
 
 #[cfg(test)]
@@ -285,5 +390,177 @@ mod tests {
             m.iter()
                 .all(|x| (x.f_hz - C0 / 2.0 * 2f64.sqrt()).abs() < 1.0)
         );
+    }
+
+    /// The usual PEC box list: `TE_lmn` (n >= 1, l + m >= 1) and `TM_lmn` (l, m >= 1).
+    fn pec_box_reference(a: f64, b: f64, d: f64, fmax: f64) -> Vec<(String, f64)> {
+        let mut v = Vec::new();
+        for l in 0..30u32 {
+            for m in 0..30u32 {
+                for n in 0..30u32 {
+                    let f = 0.5
+                        * C0
+                        * ((l as f64 / a).powi(2)
+                            + (m as f64 / b).powi(2)
+                            + (n as f64 / d).powi(2))
+                        .sqrt();
+                    if f > fmax || f == 0.0 {
+                        continue;
+                    }
+                    if n >= 1 && l + m >= 1 {
+                        v.push((format!("TE{l}{m}{n}"), f));
+                    }
+                    if l >= 1 && m >= 1 {
+                        v.push((format!("TM{l}{m}{n}"), f));
+                    }
+                }
+            }
+        }
+        v.sort_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)));
+        v
+    }
+
+    #[test]
+    fn the_counting_rule_reproduces_the_pec_box_list() {
+        let (a, b, d) = (1.0, 0.73, 0.41);
+        let fmax = 1.6e9;
+        let got: Vec<(String, f64)> = Cavity::Box { a, b, d }
+            .modes(fmax)
+            .into_iter()
+            .map(|m| {
+                assert_eq!(m.degeneracy, 1);
+                (m.name, m.f_hz)
+            })
+            .collect();
+        let want = pec_box_reference(a, b, d, fmax);
+        assert!(want.len() > 100);
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.0, w.0);
+            assert!((g.1 - w.1).abs() < 1e-6 * w.1);
+        }
+        // TM_lm0 has E_z only, TE_0mn E_x only.
+        let m = Cavity::Box { a, b, d }.modes(fmax);
+        let tm110 = m.iter().find(|x| x.name == "TM110").unwrap();
+        assert_eq!(tm110.e_axes, [false, false, true]);
+        let te011 = m.iter().find(|x| x.name == "TE011").unwrap();
+        assert_eq!(te011.e_axes, [true, false, false]);
+    }
+
+    fn spectrum_of(c: Cavity, fmax: f64) -> Vec<(f64, usize)> {
+        c.modes(fmax)
+            .iter()
+            .map(|m| (m.f_hz, m.degeneracy))
+            .collect()
+    }
+
+    fn same_spectrum(x: &[(f64, usize)], y: &[(f64, usize)]) {
+        let expand = |v: &[(f64, usize)]| {
+            let mut e: Vec<f64> = v
+                .iter()
+                .flat_map(|&(f, d)| std::iter::repeat_n(f, d))
+                .collect();
+            e.sort_by(f64::total_cmp);
+            e
+        };
+        let (ex, ey) = (expand(x), expand(y));
+        assert_eq!(ex.len(), ey.len());
+        for (a, b) in ex.iter().zip(&ey) {
+            assert!((a - b).abs() < 1e-6 * b, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn pmc_and_mixed_walls_follow_duality_and_mirror_images() {
+        let (a, b, d) = (0.9, 0.6, 0.35);
+        let fmax = 2e9;
+        // PMC box: the dual of the PEC box (E <-> H), same frequencies and degeneracies.
+        same_spectrum(
+            &spectrum_of(
+                Cavity::WalledBox {
+                    a,
+                    b,
+                    d,
+                    walls: [Walls::PmcPmc; 3],
+                },
+                fmax,
+            ),
+            &spectrum_of(Cavity::Box { a, b, d }, fmax),
+        );
+        // A PMC wall at z = d is the mirror plane of a PEC box of height 2d: its modes are
+        // those of the tall box whose E_x, E_y are even about z = d, i.e. n odd.
+        let half = spectrum_of(
+            Cavity::WalledBox {
+                a,
+                b,
+                d,
+                walls: [Walls::PecPec, Walls::PecPec, Walls::PecPmc],
+            },
+            fmax,
+        );
+        let tall: Vec<(f64, usize)> = Cavity::Box { a, b, d: 2.0 * d }
+            .modes(fmax)
+            .iter()
+            .filter(|m| m.name[4..].parse::<u32>().unwrap() % 2 == 1)
+            .map(|m| (m.f_hz, m.degeneracy))
+            .collect();
+        assert!(half.len() > 20);
+        same_spectrum(&half, &tall);
+    }
+
+    /// Weyl's law for the electromagnetic field in a cavity of volume V: N(k) = V k³ / (3π²)
+    /// modes with wave number below k (each degeneracy counted), up to O(k) corrections.
+    #[test]
+    fn catalogues_are_complete_by_weyl_s_law() {
+        let kmax: f64 = 60.0; // 1/m
+        let fmax = C0 * kmax / (2.0 * PI);
+        for (c, v) in [
+            (
+                Cavity::Cylinder {
+                    radius: 0.5,
+                    height: 0.8,
+                },
+                PI * 0.25 * 0.8,
+            ),
+            (
+                Cavity::Sphere { radius: 0.45 },
+                4.0 / 3.0 * PI * 0.45f64.powi(3),
+            ),
+            (
+                Cavity::Box {
+                    a: 0.7,
+                    b: 0.5,
+                    d: 0.6,
+                },
+                0.7 * 0.5 * 0.6,
+            ),
+        ] {
+            let n: usize = c.modes(fmax).iter().map(|m| m.degeneracy).sum();
+            let weyl = v * kmax.powi(3) / (3.0 * PI * PI);
+            let e = (n as f64 - weyl) / weyl;
+            eprintln!("{c:?}: {n} modes, Weyl {weyl:.0} ({e:+.4})");
+            assert!(e.abs() < 0.02, "{c:?}: {n} modes, Weyl {weyl:.0} ({e:+.3})");
+        }
+    }
+
+    #[test]
+    fn a_homogeneous_fill_divides_frequencies_by_the_index() {
+        let c = Cavity::Cylinder {
+            radius: 1.0,
+            height: 0.5,
+        };
+        let vac = c.modes(700e6);
+        let filled = c.catalogue(700e6 / 2.0, 2.5, 1.6); // n = 2
+        assert_eq!(vac.len(), filled.len());
+        for (v, f) in vac.iter().zip(&filled) {
+            assert_eq!(v.name, f.name);
+            assert!((v.f_hz / 2.0 - f.f_hz).abs() < 1e-9 * f.f_hz);
+        }
+        let tm010 = &filled[0];
+        assert_eq!(
+            (tm010.name.as_str(), tm010.e_axes),
+            ("TM010", [false, false, true])
+        );
+        assert!(c.catalogue(1e9, -1.0, 1.0).is_empty());
     }
 }

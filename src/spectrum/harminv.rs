@@ -294,6 +294,8 @@ pub fn cluster(
             phase: Some(best.phase),
             error: Some(best.error.max(spread)),
             n_signals: signals.len(),
+            amplitudes: vec![],
+            phases: vec![],
         });
         i = j;
     }

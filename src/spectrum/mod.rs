@@ -7,9 +7,14 @@
 //! - [`leapfrog_correction`]: the leapfrog shifts a resonance `f` to
 //!   `f_td = arcsin(π f Δt)/(π Δt)`; the inverse `f = sin(π f_td Δt)/(π Δt)` leaves only
 //!   the spatial error.
-//! - [`analytic`]: PEC cylinder and box resonances, with Bessel zeros computed here.
+//! - [`analytic`]: PEC cylinder, box (also PMC and mixed wall pairs) and sphere resonances,
+//!   every TE/TM mode with its degeneracy, with Bessel zeros computed here.
+//! - [`extract`]: resonances of all probe signals jointly (the pipeline's extraction);
+//!   [`assign`]: measured lines to catalogue modes, one-to-one, with a confidence.
 
 pub mod analytic;
+pub mod assign;
+pub mod extract;
 pub mod harminv;
 
 use crate::util::C64;
@@ -85,6 +90,10 @@ pub struct Peak {
     /// Number of probe signals (components) in which the mode was found (0: the FFT's
     /// combined spectrum).
     pub n_signals: usize,
+    /// [`extract`] only: cosine amplitude and phase (rad, at the signals' first sample) of
+    /// the line in each input signal, in input order (empty otherwise).
+    pub amplitudes: Vec<f64>,
+    pub phases: Vec<f64>,
 }
 
 /// Peaks in `[fmin, fmax]` whose prominence is at least `min_prominence` times the largest
@@ -150,6 +159,8 @@ pub fn find_peaks(s: &Spectrum, fmin: f64, fmax: f64, min_prominence: f64) -> Ve
             phase: None,
             error: None,
             n_signals: 0,
+            amplitudes: vec![],
+            phases: vec![],
         });
     }
     out
