@@ -146,10 +146,10 @@ fn jittered_box(n: [usize; 3], seed: u64, amp: f64) -> Mesh {
 
 fn random_materials(n: usize, seed: u64) -> Media {
     let mut r = Rng::new(seed);
-    Media {
-        eps: (0..n).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
-        mu: (0..n).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
-    }
+    Media::lossless(
+        (0..n).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
+        (0..n).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
+    )
 }
 
 /// Runs every check on the device `spec` (an index or a name substring, as `--device`),
