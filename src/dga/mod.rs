@@ -320,6 +320,34 @@ impl Dga {
         .expect("valid mesh")
     }
 
+    /// Adds surface conductances (absorbing boundaries, [`surface::surface_conductance`]) into
+    /// `Msig_v`, creating it (zero blocks in the layout of `Meps_v`) when no tet conducts.
+    /// Entries on half-edges that are not unknowns (an edge also on a PEC face) are dropped.
+    pub fn add_surface(&mut self, entries: &[surface::SurfaceEntry]) {
+        if entries.is_empty() {
+            return;
+        }
+        let layout = &self.meps_inv;
+        let msig = self.msig.get_or_insert_with(|| VertexBlocks {
+            ptr: layout.ptr.clone(),
+            h: layout.h.clone(),
+            off: layout.off.clone(),
+            data: vec![0.0; *layout.off.last().unwrap_or(&0)],
+        });
+        for e in entries {
+            let v = e.vertex as usize;
+            let hs = msig.halves(v);
+            let (Some(i), Some(j)) = (
+                hs.iter().position(|&h| h == e.i),
+                hs.iter().position(|&h| h == e.j),
+            ) else {
+                continue;
+            };
+            let d = hs.len();
+            msig.data[msig.off[v] + i * d + j] += e.value;
+        }
+    }
+
     /// Per half-edge slot: its vertex and the offset of its row in the vertex block
     /// (`u64::MAX` for boundary half-edges).
     pub fn half_edge_rows(&self) -> (Vec<u32>, Vec<u64>) {

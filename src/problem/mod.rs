@@ -156,6 +156,10 @@ pub enum BoundaryKind {
     Pec,
     /// Perfect magnetic conductor: `n × H = 0` (the scheme's natural condition).
     Pmc,
+    /// First-order absorbing (Silver–Müller) boundary `n × H = −Y n × (n × E)`, `Y` the
+    /// admittance of the tet behind the face: a surface conductance on the boundary
+    /// half-edges ([`crate::dga::surface`]), exact for normal incidence in the continuum.
+    Abc,
 }
 
 impl BoundaryKind {
@@ -163,6 +167,7 @@ impl BoundaryKind {
         match self {
             BoundaryKind::Pec => "pec",
             BoundaryKind::Pmc => "pmc",
+            BoundaryKind::Abc => "abc",
         }
     }
 }
@@ -173,7 +178,12 @@ impl std::str::FromStr for BoundaryKind {
         match s {
             "pec" => Ok(BoundaryKind::Pec),
             "pmc" => Ok(BoundaryKind::Pmc),
-            _ => Err(Error::config("boundary kind", s, "expected pec or pmc")),
+            "abc" => Ok(BoundaryKind::Abc),
+            _ => Err(Error::config(
+                "boundary kind",
+                s,
+                "expected pec, pmc or abc",
+            )),
         }
     }
 }
@@ -331,6 +341,20 @@ impl Walls {
             }
         }
         fixed
+    }
+
+    /// The absorbing faces (indices into `topo.faces`) with their admittance
+    /// `Y = sqrt(ε_r/μ_r)` of the tet behind each (vacuum impedance 1).
+    pub fn absorbing(&self, topo: &Topology, media: &Media) -> (Vec<u32>, Vec<f64>) {
+        topo.boundary_faces
+            .iter()
+            .zip(&self.kind)
+            .filter(|(_, k)| **k == BoundaryKind::Abc)
+            .map(|(&(f, _), _)| {
+                let n = topo.face_tets[f as usize][0] as usize;
+                (f, (media.eps[n] / media.mu[n]).sqrt())
+            })
+            .unzip()
     }
 
     /// Whether every boundary face is PEC.

@@ -93,8 +93,12 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     let disc = match plan.method {
         Method::Dga => {
             let fixed = walls.fixed_edges(&topo);
-            let dga = Dga::assemble_with(&mesh, &topo, &media, &fixed, false)
+            let mut dga = Dga::assemble_with(&mesh, &topo, &media, &fixed, false)
                 .map_err(|e| box_flag(plan, e))?;
+            let (faces, y) = walls.absorbing(&topo, &media);
+            dga.add_surface(&crate::dga::surface::surface_conductance(
+                &mesh, &topo, &faces, &y,
+            ));
             Discretisation::Dga(Arc::new(dga))
         }
         Method::Dg => Discretisation::Dg(Arc::new(DgOperator::new(

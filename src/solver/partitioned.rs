@@ -107,6 +107,13 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
     let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
     let walls =
         Walls::resolve(&mesh, &topo, &plan.problem.boundaries).map_err(|e| plan.locate(e))?;
+    if walls.kind.contains(&crate::problem::BoundaryKind::Abc) {
+        return Err(Error::config(
+            "boundary",
+            "abc",
+            "absorbing boundaries are not supported in partitioned runs yet",
+        ));
+    }
     let fixed = walls.fixed_edges(&topo);
     let (lo, hi) = mesh.bbox();
     let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);

@@ -193,7 +193,12 @@ impl Plan {
             // a lossless DGA record has no damped modes (low-Q fits are leakage); with
             // conducting materials every mode is damped
             min_q: cfg.min_q.unwrap_or(match cfg.method {
-                Method::Dga if !cfg.materials.values().any(|m| m.conductivity() != 0.0) => 1e4,
+                Method::Dga
+                    if !cfg.materials.values().any(|m| m.conductivity() != 0.0)
+                        && !cfg.boundaries.values().any(|b| b.kind == BoundaryKind::Abc) =>
+                {
+                    1e4
+                }
                 _ => 10.0,
             }),
             cavity: cavity_spec(&cfg.cavity)?,
