@@ -7,17 +7,22 @@
 //! ```
 //!
 //! Made to run under Oclgrind (`.ci/oclgrind.sh`, `tests/oclgrind.rs`), which interprets
-//! every work-item: the meshes are jittered boxes of 72 (DGA) and 48 (DG) tets, the power
-//! iterations run two iterations (through `ClStepper::spectral_radius` and
+//! every work-item: the meshes are jittered boxes of 72 (DGA), 48 (lossy DGA) and 48 (DG)
+//! tets, the power iterations run two iterations (through `ClStepper::spectral_radius` and
 //! `DgClStepper::spectral_radius`), and the bandwidth probes use 1000 elements. Each check
 //! line ends with the seconds since the start.
 //!
 //! Checks: `ClDevice::fill_zero` zeroes exactly what it should; 3 DGA steps (with a source
 //! and two probes) from a zero and from a random state for every primal and dual variant
-//! against `CpuStepper`; the device power iteration against the host's; copy, triad and
-//! their vec4 forms against the host; 1 DG step of orders 2 (upwind) and 1 (central)
-//! against `DgCpuStepper`, and the DG power iteration against the host's; and that every
-//! kernel declared in the sources was launched.
+//! against `CpuStepper`; the device power iteration against the host's; one step through
+//! the partitioned stepper's index-subset launches (`ClStepper::primal_on`,
+//! `circulation_on`, `vertex_blocks_on` on random splits of the tets, edges and slots)
+//! against the full-range kernels and `CpuStepper`, and the halo packs (`ClStepper::gather`,
+//! `scatter`) against the host; 3 lossy steps (`loss_rows`, `loss_scatter`; σ on about half
+//! the tets of a 48-tet box) with the factored and the CSR dual against `CpuStepper`;
+//! copy, triad and their vec4 forms against the host; 1 DG step of orders 2 (upwind) and
+//! 1 (central) against `DgCpuStepper`, and the DG power iteration against the host's; and
+//! that every kernel declared in the sources was launched.
 //!
 //! Prints one line per check to stdout and nothing to stderr unless a check fails (exit
 //! status 1) or the arguments are wrong (exit status 2), so a device simulator's reports
@@ -34,8 +39,8 @@
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{
-    Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, Variants, launch,
-    select_device,
+    Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, Lane, PrimalVariant, Variants,
+    launch, select_device,
 };
 use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
 use dgatd::dg::opencl::DgClStepper;
@@ -208,6 +213,7 @@ pub fn run(spec: Option<&str>, precisions: &[&str]) -> Result<Smoke> {
 fn precision<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     fill::<T>(dev, s)?;
     dga::<T>(dev, s, tol)?;
+    lossy::<T>(dev, s, tol)?;
     stream::<T>(dev, s)?;
     dg::<T>(dev, s, tol)?;
     Ok(())
@@ -395,6 +401,272 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         rel_err(&[rho_dev], &[rho_host]),
         tol,
     );
+    subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
+    Ok(())
+}
+
+/// A random permutation of `0..n` (Fisher-Yates, seeded), split at a random point into two
+/// nonempty parts (n ≥ 2).
+fn split(n: usize, r: &mut Rng) -> (Vec<u32>, Vec<u32>) {
+    let mut p: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        p.swap(i, (r.next_u64() % (i as u64 + 1)) as usize);
+    }
+    let k = 1 + (r.next_u64() % (n as u64 - 1)) as usize;
+    let b = p.split_off(k);
+    (p, b)
+}
+
+/// The index-subset launches of the partitioned device stepper (`ClStepper::primal_on`,
+/// `circulation_on`, `vertex_blocks_on` with explicit index lists, `gather`, `scatter`): one
+/// leapfrog step (no source) from a random state done as two launches per kernel on a
+/// random split of the tets, edges and free half-edge slots (in permuted order, so a kernel
+/// that ignored its index list would write the wrong entries), against the same step done
+/// by the full-range kernels (whole-range subsets) and against `CpuStepper`. After the
+/// first part of each split, the entries of that part must hold the full-range values and
+/// all others their previous ones. The halo packs are copies, so they must be exact.
+fn subsets<T: Real>(
+    g: &mut ClStepper<T>,
+    d: &Arc<Dga>,
+    ops: &Arc<Operators<T>>,
+    u0: &[f64],
+    f0: &[f64],
+    s: &mut Smoke,
+    tol: f64,
+) -> Result<()> {
+    let dev = g.device().clone();
+    let (t, ne, nfree) = g.counts();
+    let nh = 2 * ne;
+    let raw = |g: &ClStepper<T>| -> Result<(Vec<f64>, Vec<f64>)> {
+        let (u, f) = g.state_buffers();
+        let host = |v: Vec<T>| v.iter().map(|x| x.f64()).collect::<Vec<f64>>();
+        Ok((host(dev.read(u, nh, "U")?), host(dev.read(f, 4 * t, "F")?)))
+    };
+    let ids = |n: usize| (0..n as u32).collect::<Vec<u32>>();
+    let (all_t, all_e, all_s) = (
+        g.subset(&ids(t), t, "tets")?,
+        g.subset(&ids(ne), ne, "edges")?,
+        g.subset(&ids(nfree), nfree, "slots")?,
+    );
+    // The full-range step, and the CPU's.
+    g.set_state(u0, f0)?;
+    let (u_init, f_init) = raw(g)?;
+    g.primal_on(&all_t, Lane::Main, &[])?;
+    g.circulation_on(&all_e, Lane::Main, &[])?;
+    g.vertex_blocks_on(&all_s, Lane::Main, &[])?;
+    dev.finish()?;
+    let (u_full, f_full) = raw(g)?;
+    let (ug, fg) = g.state()?;
+    let mut c = CpuStepper::new(d.clone(), ops.clone(), DualForm::Factored, None, vec![])?;
+    c.set_state(u0, f0)?;
+    c.advance(0, 1, &mut vec![])?;
+    let (uc, fc) = c.state()?;
+    let both = |a: &[f64], b: &[f64]| [a, b].concat();
+    s.covered(&["primal_tet", "circulation", "vertex_block_v"]);
+    s.check(
+        format!(
+            "{} DGA 1 step through the subset API on whole ranges (primal_tet + circulation + vertex_block_v) vs CPU",
+            T::NAME
+        ),
+        rel_err(&both(&ug, &fg), &both(&uc, &fc)),
+        tol,
+    );
+    // The same step on random splits.
+    let mut r = Rng::new(0x5b5e7);
+    let (ta, tb) = split(t, &mut r);
+    let (ea, eb) = split(ne, &mut r);
+    let (sa, sb) = split(nfree, &mut r);
+    g.set_state(u0, f0)?;
+    let (sub_ta, sub_tb) = (g.indices(&ta, "tets A")?, g.indices(&tb, "tets B")?);
+    g.primal_on(&sub_ta, Lane::Main, &[])?;
+    dev.finish()?;
+    let mut f_mix = f_init.clone();
+    for &n in &ta {
+        for k in 0..4 {
+            f_mix[k * t + n as usize] = f_full[k * t + n as usize];
+        }
+    }
+    s.check(
+        format!(
+            "{} primal_tet_idx on {} of {t} tets: those rows updated, the others untouched",
+            T::NAME,
+            ta.len()
+        ),
+        rel_err(&raw(g)?.1, &f_mix),
+        tol,
+    );
+    g.primal_on(&sub_tb, Lane::Side, &[])?;
+    dev.finish()?;
+    g.circulation_on(&g.indices(&ea, "edges A")?, Lane::Main, &[])?;
+    g.circulation_on(&g.indices(&eb, "edges B")?, Lane::Side, &[])?;
+    dev.finish()?;
+    g.vertex_blocks_on(&g.indices(&sa, "slots A")?, Lane::Main, &[])?;
+    dev.finish()?;
+    let mut u_mix = u_init.clone();
+    for &k in &sa {
+        let h = d.meps.h[k as usize] as usize;
+        u_mix[h] = u_full[h];
+    }
+    s.check(
+        format!(
+            "{} circulation_idx on {} + {} of {ne} edges, vertex_block_v_idx on {} of {nfree} slots: those half-edges updated, the others untouched",
+            T::NAME,
+            ea.len(),
+            eb.len(),
+            sa.len()
+        ),
+        rel_err(&raw(g)?.0, &u_mix),
+        tol,
+    );
+    g.vertex_blocks_on(&g.indices(&sb, "slots B")?, Lane::Side, &[])?;
+    dev.finish()?;
+    let (u_sub, f_sub) = raw(g)?;
+    let (ug, fg) = g.state()?;
+    s.covered(&["primal_tet_idx", "circulation_idx", "vertex_block_v_idx"]);
+    s.check(
+        format!(
+            "{} DGA 1 step as two index-subset launches per kernel vs the full-range kernels",
+            T::NAME
+        ),
+        rel_err(&both(&u_sub, &f_sub), &both(&u_full, &f_full)),
+        tol,
+    );
+    s.check(
+        format!(
+            "{} DGA 1 step as two index-subset launches per kernel vs CPU",
+            T::NAME
+        ),
+        rel_err(&both(&ug, &fg), &both(&uc, &fc)),
+        tol,
+    );
+    // Halo packs: a random subset of the U slots, in random order.
+    let (pick, _) = split(nh, &mut r);
+    let list = g.indices(&pick, "halo list")?;
+    let a: Vec<T> = (0..nh).map(|_| T::of(r.sym())).collect();
+    let packed0: Vec<T> = (0..pick.len()).map(|_| T::of(r.sym())).collect();
+    let src = dev.upload(&a, "gather source")?;
+    let dst = dev.upload(&packed0, "gather target")?;
+    g.gather(&src, &list, &dst, Lane::Side, &[])?;
+    dev.finish()?;
+    let got = dev.read(&dst, pick.len(), "gather target")?;
+    s.covered(&["gather"]);
+    s.require(
+        format!(
+            "{} gather: {} of {nh} values packed exactly",
+            T::NAME,
+            pick.len()
+        ),
+        got.iter()
+            .zip(&pick)
+            .all(|(x, &i)| x.f64() == a[i as usize].f64()),
+    );
+    let src = dev.upload(&packed0, "scatter source")?;
+    let dst = dev.upload(&a, "scatter target")?;
+    g.scatter(&src, &list, &dst, Lane::Main, &[])?;
+    dev.finish()?;
+    let got = dev.read(&dst, nh, "scatter target")?;
+    let mut want: Vec<f64> = a.iter().map(|x| x.f64()).collect();
+    for (k, &i) in pick.iter().enumerate() {
+        want[i as usize] = packed0[k].f64();
+    }
+    s.covered(&["scatter"]);
+    s.require(
+        format!(
+            "{} scatter: {} of {nh} values put in place exactly, the others untouched",
+            T::NAME,
+            pick.len()
+        ),
+        got.iter().zip(&want).all(|(x, y)| x.f64() == *y),
+    );
+    Ok(())
+}
+
+/// The loss step (`loss_rows`, `loss_scatter`) on a mesh where about half the tets conduct:
+/// 3 steps (source, probes) from a random state with the factored and the CSR dual update
+/// against `CpuStepper` on the same lossy operators, and a check that σ changed the result
+/// (against the lossless CPU run), so the comparison is not vacuous.
+fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
+    let mesh = jittered_box([2, 2, 2], 47, 0.25);
+    let topo = Topology::build(&mesh)?;
+    let mut mat = random_materials(mesh.n_tets(), 48);
+    let mut r = Rng::new(49);
+    // σ η₀ up to 8 /m: σ Δt / 2 ε of order 0.1 at Δt ≈ 0.03 m.
+    mat.sigma = (0..mesh.n_tets())
+        .map(|_| {
+            if r.uniform() < 0.5 {
+                8.0 * r.uniform()
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let lossless = Media::lossless(mat.eps.clone(), mat.mu.clone());
+    let d = Arc::new(Dga::assemble(&mesh, &topo, &mat)?);
+    let d0 = Arc::new(Dga::assemble(&mesh, &topo, &lossless)?);
+    let (dt, _) = solver::time_step(&d0, 0.9)?;
+    let w = Waveform {
+        tau: 2.0 * dt,
+        t0: 2.0 * dt,
+    };
+    let src_unit = Source::new(&mesh, &topo, &d, [0.52, 0.37, 0.29], [0.2, -0.3, 0.9])?;
+    let probes = vec![Probe::new(&mesh, &topo, [0.31, 0.42, 0.27])?];
+    let u0: Vec<f64> = {
+        let mut u = vec![0.0; d.n_half()];
+        for &h in &d.meps.h {
+            u[h as usize] = r.sym();
+        }
+        u
+    };
+    let f0: Vec<f64> = (0..d.n_dual()).map(|_| r.sym()).collect();
+    let steps = 3;
+    let both = |a: &[f64], b: &[f64]| [a, b].concat();
+    for form in [DualForm::Factored, DualForm::Csr] {
+        let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), form, Some(&src_unit), &probes)?;
+        g.set_time_step(dt, Some(w))?; // installs the loss step
+        g.set_variants(Variants {
+            primal: PrimalVariant::Tet,
+            block: BlockVariant::Vertex,
+            csr: CsrVariant::Vector,
+        });
+        g.set_state(&u0, &f0)?;
+        let mut sg = vec![];
+        g.advance(0, steps, &mut sg)?;
+        let (ug, fg) = g.state()?;
+        let cpu = |d: &Arc<Dga>| -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
+            let ops = Arc::new(Operators::<T>::new(d, dt, form == DualForm::Csr));
+            let mut c =
+                CpuStepper::new(d.clone(), ops, form, Some((&src_unit, w)), probes.clone())?;
+            c.set_state(&u0, &f0)?;
+            let mut sc = vec![];
+            c.advance(0, steps, &mut sc)?;
+            let (u, f) = c.state()?;
+            Ok((u, f, sc))
+        };
+        let (uc, fc, sc) = cpu(&d)?;
+        let (ul, fl, _) = cpu(&d0)?;
+        let dual = match form {
+            DualForm::Factored => "circulation + vertex_block_v",
+            DualForm::Csr => "csr_vector",
+        };
+        s.covered(&["loss_rows", "loss_scatter", "scale", "fill_u32"]);
+        let what = format!(
+            "{} lossy DGA ({} of {} tets conduct) {steps} steps, primal_tet + loss_rows + loss_scatter + {dual}",
+            T::NAME,
+            mat.sigma.iter().filter(|&&x| x > 0.0).count(),
+            mesh.n_tets()
+        );
+        s.check(
+            format!("{what}: state"),
+            rel_err(&both(&ug, &fg), &both(&uc, &fc)),
+            tol,
+        );
+        s.check(format!("{what}: probe samples"), rel_err(&sg, &sc), tol);
+        let effect = rel_err(&both(&ul, &fl), &both(&uc, &fc));
+        s.require(
+            format!("{what}: σ changes the CPU state by {effect:.2e} (at least 1e-3)"),
+            effect >= 1e-3,
+        );
+    }
     Ok(())
 }
 
