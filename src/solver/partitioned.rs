@@ -54,21 +54,7 @@ use crate::util::{Rng, V3};
 use crate::{C0, Error, Real, Result};
 use std::sync::Arc;
 
-/// The fingerprint of a run on `ranks` ranks: the single-process fingerprint for one rank,
-/// else that fingerprint hashed with P (a checkpoint is resumed by the same P only).
-pub fn ranks_fingerprint(fp: u64, ranks: usize) -> u64 {
-    if ranks <= 1 {
-        fp
-    } else {
-        crate::util::fnv1a64(format!("{fp:016x}|ranks {ranks}").as_bytes())
-    }
-}
-
-/// The rank count a checkpoint fingerprint was written for, given the run's one-process
-/// fingerprint (searched up to 4096 ranks), or None if it belongs to another run.
-pub fn checkpoint_ranks(ck_fingerprint: u64, fp: u64) -> Option<usize> {
-    (1..=4096).find(|&p| ranks_fingerprint(fp, p) == ck_fingerprint)
-}
+pub use super::checkpoint::{checkpoint_ranks, ranks_fingerprint};
 
 /// What a partitioned run reports besides the [`ResonatorResult`] (rank 0).
 pub struct PartitionedRun {

@@ -158,8 +158,7 @@ fn restore(
         path: path.clone(),
         why,
     };
-    #[cfg(feature = "partition")]
-    if let Some(q) = super::partitioned::checkpoint_ranks(ck.fingerprint, fp).filter(|&q| q > 1) {
+    if let Some(q) = checkpoint::checkpoint_ranks(ck.fingerprint, fp).filter(|&q| q > 1) {
         return Err(bad(format!(
             "it was written by a run on {q} ranks; resume it with `mpirun -np {q} dgatd resonator --resume ...`"
         )));
