@@ -478,6 +478,10 @@ fn subsets<T: Real>(
     let (sa, sb) = split(nfree, &mut r);
     g.set_state(u0, f0)?;
     let (sub_ta, sub_tb) = (g.indices(&ta, "tets A")?, g.indices(&tb, "tets B")?);
+    // Index buffers live until the commands using them have finished: a buffer released while
+    // a launch on the (unflushed) side queue still needs it crashed Intel's runtime.
+    let (sub_ea, sub_eb) = (g.indices(&ea, "edges A")?, g.indices(&eb, "edges B")?);
+    let (sub_sa, sub_sb) = (g.indices(&sa, "slots A")?, g.indices(&sb, "slots B")?);
     g.primal_on(&sub_ta, Lane::Main, &[])?;
     dev.finish()?;
     let mut f_mix = f_init.clone();
@@ -497,10 +501,10 @@ fn subsets<T: Real>(
     );
     g.primal_on(&sub_tb, Lane::Side, &[])?;
     dev.finish()?;
-    g.circulation_on(&g.indices(&ea, "edges A")?, Lane::Main, &[])?;
-    g.circulation_on(&g.indices(&eb, "edges B")?, Lane::Side, &[])?;
+    g.circulation_on(&sub_ea, Lane::Main, &[])?;
+    g.circulation_on(&sub_eb, Lane::Side, &[])?;
     dev.finish()?;
-    g.vertex_blocks_on(&g.indices(&sa, "slots A")?, Lane::Main, &[])?;
+    g.vertex_blocks_on(&sub_sa, Lane::Main, &[])?;
     dev.finish()?;
     let mut u_mix = u_init.clone();
     for &k in &sa {
@@ -518,7 +522,7 @@ fn subsets<T: Real>(
         rel_err(&raw(g)?.0, &u_mix),
         tol,
     );
-    g.vertex_blocks_on(&g.indices(&sb, "slots B")?, Lane::Side, &[])?;
+    g.vertex_blocks_on(&sub_sb, Lane::Side, &[])?;
     dev.finish()?;
     let (u_sub, f_sub) = raw(g)?;
     let (ug, fg) = g.state()?;
