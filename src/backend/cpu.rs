@@ -20,12 +20,26 @@ const MIN_LEN: usize = 2048;
 
 /// `f -= P u` (primal block update).
 pub fn primal<T: Real>(ops: &Operators<T>, u: &[T], f: &mut [T]) {
+    primal_where(ops, u, f, |_| true);
+}
+
+/// [`primal`] on the tets `n` with `keep(n)` (the others untouched); the partitioned stepper
+/// updates its interface and interior tets separately with it.
+pub fn primal_where<T: Real>(
+    ops: &Operators<T>,
+    u: &[T],
+    f: &mut [T],
+    keep: impl Fn(usize) -> bool + Sync,
+) {
     let t = ops.n_tets;
     let (p, ed) = (&ops.primal, &ops.primal_edges);
     f.par_chunks_mut(4)
         .with_min_len(MIN_LEN / 4)
         .enumerate()
         .for_each(|(n, fr)| {
+            if !keep(n) {
+                return;
+            }
             let mut s = [T::zero(); 6];
             for c in 0..6 {
                 let e = ed[c * t + n] as usize;

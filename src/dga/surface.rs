@@ -59,7 +59,7 @@ pub fn surface_conductance(
             let mut a = [[0.0; 3]; 2];
             let mut slot = [0u32; 2];
             for (i, &o) in others.iter().enumerate() {
-                let e = edge_between(topo, v, o);
+                let e = topo.edge_between(v, o).expect("an edge of a mesh face") as usize;
                 let s = if topo.edges[e][0] == v { 1.0 } else { -1.0 };
                 let d = sub(mesh.nodes[o as usize], x[k]);
                 a[i] = [0.5 * s * d[0], 0.5 * s * d[1], 0.5 * s * d[2]];
@@ -92,16 +92,6 @@ pub fn quadratic_form(g: &[SurfaceEntry], u: &[f64]) -> f64 {
     g.iter()
         .map(|e| u[e.i as usize] * e.value * u[e.j as usize])
         .sum()
-}
-
-/// The edge joining vertices `v` and `o` (both on a face of the mesh, so it exists).
-fn edge_between(topo: &Topology, v: u32, o: u32) -> usize {
-    let key = if v < o { [v, o] } else { [o, v] };
-    *topo
-        .edges_at(v as usize)
-        .iter()
-        .find(|&&e| topo.edges[e as usize] == key)
-        .expect("an edge of a mesh face") as usize
 }
 
 /// The outward unit normal and area of a boundary face (for tests and reports).

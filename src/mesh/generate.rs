@@ -231,11 +231,7 @@ fn wall_edges(mesh: &Mesh, topo: &super::Topology, wall: &CurvedWall) -> Vec<boo
         }
         let v = topo.faces[f as usize];
         for (a, b) in [(v[0], v[1]), (v[1], v[2]), (v[2], v[0])] {
-            if let Some(&e) = topo
-                .edges_at(a as usize)
-                .iter()
-                .find(|&&e| topo.edges[e as usize].contains(&b))
-            {
+            if let Some(e) = topo.edge_between(a, b) {
                 on[e as usize] = true;
             }
         }
@@ -308,12 +304,7 @@ pub fn refine(mesh: &Mesh, wall: Option<CurvedWall>) -> Mesh {
         .flat_map(|&p| std::iter::repeat_n(p, 8))
         .collect();
     // Each surface triangle splits into 4 through its edge midpoints.
-    let edge_of = |a: u32, b: u32| -> Option<u32> {
-        topo.edges_at(a as usize)
-            .iter()
-            .copied()
-            .find(|&e| topo.edges[e as usize].contains(&b))
-    };
+    let edge_of = |a: u32, b: u32| topo.edge_between(a, b);
     let surfaces = mesh
         .surfaces
         .iter()

@@ -103,6 +103,13 @@ impl Topology {
     pub fn edges_at(&self, v: usize) -> &[u32] {
         &self.vert_edges[self.vert_edge_ptr[v]..self.vert_edge_ptr[v + 1]]
     }
+    /// The edge joining vertices `a` and `b`, if there is one.
+    pub fn edge_between(&self, a: u32, b: u32) -> Option<u32> {
+        self.edges_at(a as usize)
+            .iter()
+            .copied()
+            .find(|&e| self.edges[e as usize].contains(&b))
+    }
     /// Half-edge slot of edge `e` at its vertex `v`: `2e` at the start, `2e + 1` at the end.
     pub fn half_edge(&self, e: usize, v: u32) -> usize {
         2 * e + (self.edges[e][1] == v) as usize

@@ -45,28 +45,7 @@ fn picked(ph: u8, want: u8) -> bool {
 
 /// `f -= P u` on the selected tets (as [`crate::backend::cpu::primal`]).
 pub fn primal_sel<T: Real>(ops: &Operators<T>, ph: &[u8], want: u8, u: &[T], f: &mut [T]) {
-    let t = ops.n_tets;
-    let (p, ed) = (&ops.primal, &ops.primal_edges);
-    f.par_chunks_mut(4)
-        .with_min_len(MIN_LEN / 4)
-        .enumerate()
-        .for_each(|(n, fr)| {
-            if !picked(ph[n], want) {
-                return;
-            }
-            let mut s = [T::zero(); 6];
-            for c in 0..6 {
-                let e = ed[c * t + n] as usize;
-                s[c] = u[2 * e] + u[2 * e + 1];
-            }
-            for r in 0..4 {
-                let mut acc = T::zero();
-                for c in 0..6 {
-                    acc += p[(r * 6 + c) * t + n] * s[c];
-                }
-                fr[r] -= acc;
-            }
-        });
+    crate::backend::cpu::primal_where(ops, u, f, |n| picked(ph[n], want));
 }
 
 /// Dual-face circulations of the selected edges (as [`crate::backend::cpu::circulations`]).

@@ -106,22 +106,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         )?)),
     };
     let device = choose_device(plan, &mut notices)?;
-    let (lo, hi) = mesh.bbox();
-    let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
-    let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(C0 / extent));
-    let mut rng = Rng::new(plan.seed);
-    let sp = plan
-        .problem
-        .source
-        .unwrap_or_else(|| default_point(&mesh, [0.81, 0.67, 0.47], &mut rng));
-    let probe_points: Vec<V3> = if plan.problem.probes.is_empty() {
-        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]
-            .iter()
-            .map(|&f| default_point(&mesh, f, &mut rng))
-            .collect()
-    } else {
-        plan.problem.probes.clone()
-    };
+    let (wave, sp, probe_points) = placement(plan, &mesh);
     let dir = plan.problem.source_dir;
     let (source, probes) = match &disc {
         Discretisation::Dga(d) => (
@@ -339,6 +324,29 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
         mesh = generate::refine(&mesh, wall);
     }
     Ok((mesh, hash))
+}
+
+/// The waveform (default peak frequency from the mesh's extent), the source point and the
+/// probe points of a run (defaults placed by the seeded generator), the same for one process
+/// and for a partitioned run.
+pub(crate) fn placement(plan: &Plan, mesh: &Mesh) -> (Waveform, V3, Vec<V3>) {
+    let (lo, hi) = mesh.bbox();
+    let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
+    let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(C0 / extent));
+    let mut rng = Rng::new(plan.seed);
+    let sp = plan
+        .problem
+        .source
+        .unwrap_or_else(|| default_point(mesh, [0.81, 0.67, 0.47], &mut rng));
+    let probe_points: Vec<V3> = if plan.problem.probes.is_empty() {
+        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]
+            .iter()
+            .map(|&f| default_point(mesh, f, &mut rng))
+            .collect()
+    } else {
+        plan.problem.probes.clone()
+    };
+    (wave, sp, probe_points)
 }
 
 /// The OpenCL device of a plan (None: the CPU backend), with a notice for `auto`.

@@ -48,9 +48,9 @@ use crate::mesh::Topology;
 use crate::partition::{
     ClPartStepper, Comm, PartStepper, Stats, broadcast_setup, distribute_with, stepper,
 };
-use crate::problem::{Media, Walls, Waveform, default_point};
+use crate::problem::{Media, Walls, Waveform};
 use crate::real::Precision;
-use crate::util::{Rng, V3};
+use crate::util::V3;
 use crate::{C0, Error, Real, Result};
 use std::sync::Arc;
 
@@ -101,22 +101,7 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
         ));
     }
     let fixed = walls.fixed_edges(&topo);
-    let (lo, hi) = mesh.bbox();
-    let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
-    let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(C0 / extent));
-    let mut rng = Rng::new(plan.seed);
-    let sp = plan
-        .problem
-        .source
-        .unwrap_or_else(|| default_point(&mesh, [0.81, 0.67, 0.47], &mut rng));
-    let probe_points: Vec<V3> = if plan.problem.probes.is_empty() {
-        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]
-            .iter()
-            .map(|&f| default_point(&mesh, f, &mut rng))
-            .collect()
-    } else {
-        plan.problem.probes.clone()
-    };
+    let (wave, sp, probe_points) = build::placement(plan, &mesh);
     let source = Source::located(&mesh, sp, plan.problem.source_dir)?;
     let probes = probe_points
         .iter()
