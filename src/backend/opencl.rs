@@ -335,25 +335,34 @@ impl ClDevice {
         Ok(b)
     }
 
+    /// Writes `data` at the start of `b` and waits until the write has completed.
+    ///
+    /// A blocking write only promises that `data` may be reused when the call returns; the
+    /// transfer itself may still be queued (OpenCL 3.0, clEnqueueWriteBuffer). A kernel then
+    /// enqueued on the *other* queue is not ordered after it: Intel's CPU runtime ran the
+    /// side-queue halo gather before such a write had landed (1 run in 3 of the kernel smoke
+    /// run, the written values overwriting the kernel's). Waiting for the write's event
+    /// orders it before every later command on either queue.
     pub fn write<T>(&self, b: &mut Buffer<T>, data: &[T], what: &str) -> Result<()> {
         // SAFETY: blocking write of data.len() elements into a buffer allocated with at least
         // that many (callers pass buffers created for this data); `data` outlives the call.
-        unsafe {
+        let ev = unsafe {
             self.queue
                 .enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[])
         }
         .map_err(cl_err(what))?;
-        Ok(())
+        ev.wait().map_err(cl_err(what))
     }
 
-    /// Writes `data` at element offset `at` of `b` (blocking).
+    /// Writes `data` at element offset `at` of `b` and waits until the write has completed
+    /// (see [`Self::write`] for why).
     pub fn write_at<T>(&self, b: &mut Buffer<T>, at: usize, data: &[T], what: &str) -> Result<()> {
         if data.is_empty() {
             return Ok(());
         }
         // SAFETY: blocking write of data.len() elements at byte offset at*size_of::<T>();
         // callers allocate `b` with at least at + data.len() elements.
-        unsafe {
+        let ev = unsafe {
             self.queue.enqueue_write_buffer(
                 b,
                 CL_BLOCKING,
@@ -363,7 +372,7 @@ impl ClDevice {
             )
         }
         .map_err(cl_err(what))?;
-        Ok(())
+        ev.wait().map_err(cl_err(what))
     }
 
     /// Allocates `n` elements and fills them chunk by chunk from `f(i)`, so no full host

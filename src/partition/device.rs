@@ -483,7 +483,10 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
     pub fn set_local_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
         self.cl.device().finish()?;
         self.events = Events::default();
-        self.cl.set_state(u, f)
+        self.cl.set_state(u, f)?;
+        // the next step's side-queue kernels wait on no event: nothing of the main queue
+        // may still be pending then
+        self.cl.device().finish()
     }
 
     /// This rank's share of the energy.
