@@ -3,7 +3,8 @@
 //! x < 0.5 m, and a conductor everywhere, for the CPU backend and (when a device is found)
 //! the OpenCL backend, f64 and f32, factored and CSR dual. Writes
 //! results/losses/bench_<label>.csv. Run:
-//! `cargo run --release --example loss_bench -- [n] [steps] [label]` (defaults 24, 40, host).
+//! `cargo run --release --example loss_bench -- [n] [steps] [label] [cpu|opencl|all]`
+//! (defaults 24, 40, host, all). Rows are printed and written as they are measured.
 
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
@@ -58,6 +59,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(24);
     let steps: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(40);
     let label = args.get(3).cloned().unwrap_or_else(|| "host".into());
+    let which = args.get(4).cloned().unwrap_or_else(|| "all".into());
+    if !["cpu", "opencl", "all"].contains(&which.as_str()) {
+        return Err(format!("backends: expected cpu, opencl or all, got {which:?}").into());
+    }
     let m = box_mesh([n, n, n], [1.0, 1.0, 1.0]);
     let t = Topology::build(&m)?;
     let nt = m.n_tets();
@@ -86,9 +91,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             },
         ),
     ];
-    let dev = select_device(None).and_then(ClDevice::open).ok();
-    let mut backends: Vec<(String, Option<Arc<ClDevice>>)> = vec![("cpu".into(), None)];
-    if let Some(d) = dev {
+    let mut backends: Vec<(String, Option<Arc<ClDevice>>)> = vec![];
+    if which != "opencl" {
+        backends.push(("cpu".into(), None));
+    }
+    if which != "cpu" {
+        let d = select_device(None).and_then(ClDevice::open)?;
         backends.push((format!("opencl:{}", d.info.name), Some(d)));
     }
     std::fs::create_dir_all("results/losses")?;
@@ -109,6 +117,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|(name, media)| Ok((*name, Arc::new(Dga::assemble(&m, &t, media)?))))
         .collect::<Result<_, dgatd::Error>>()?;
     let (dt, _) = solver::time_step(&dgas[0].1, 0.95)?;
+    let lossy_rows: Vec<usize> = dgas
+        .iter()
+        .map(|(_, d)| Operators::<f64>::new(d, dt, false).loss_h.len())
+        .collect();
     println!("{nt} tets, {steps} steps per row");
     for (bname, dev) in &backends {
         for prec in ["f64", "f32"] {
@@ -117,7 +129,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             for dual in [DualForm::Factored, DualForm::Csr] {
                 let mut base = f64::NAN;
-                for (fill, d) in &dgas {
+                for ((fill, d), &rows) in dgas.iter().zip(&lossy_rows) {
                     let mut s = if prec == "f64" {
                         stepper::<f64>(d, dt, dual, dev.as_ref())?
                     } else {
@@ -127,7 +139,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     if *fill == "lossless" {
                         base = ms;
                     }
-                    let rows = Operators::<f64>::new(d, dt, false).loss_h.len();
                     println!(
                         "{bname:>24} {prec} {:>8} {fill:>8}: {ms:8.3} ms/step ({:.2}x), {rows} lossy rows",
                         dual.name(),
@@ -143,6 +154,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         format!("{ms:.4}"),
                         format!("{:.3}", ms / base),
                     ])?;
+                    w.flush()?;
                 }
             }
         }
