@@ -214,6 +214,7 @@ fn precision<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()
     fill::<T>(dev, s)?;
     dga::<T>(dev, s, tol)?;
     lossy::<T>(dev, s, tol)?;
+    transforms::<T>(dev, s, tol)?;
     stream::<T>(dev, s)?;
     dg::<T>(dev, s, tol)?;
     Ok(())
@@ -671,6 +672,66 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             effect >= 1e-3,
         );
     }
+    Ok(())
+}
+
+/// The running transforms of the mode-shape pass (`dft_acc`): 3 frequencies, random
+/// phase factors added after each of 4 steps from a random state, against `CpuStepper`'s
+/// (U and F, both host layouts).
+fn transforms<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
+    use dgatd::util::C64;
+    let mesh = jittered_box([2, 2, 2], 53, 0.25);
+    let topo = Topology::build(&mesh)?;
+    let d = Arc::new(Dga::assemble(
+        &mesh,
+        &topo,
+        &random_materials(mesh.n_tets(), 54),
+    )?);
+    let (dt, _) = solver::time_step(&d, 0.9)?;
+    let mut r = Rng::new(55);
+    let mut u0 = vec![0.0; d.n_half()];
+    for &h in &d.meps.h {
+        u0[h as usize] = r.sym();
+    }
+    let f0: Vec<f64> = (0..d.n_dual()).map(|_| r.sym()).collect();
+    let phases: Vec<Vec<C64>> = (0..8)
+        .map(|_| {
+            (0..3)
+                .map(|_| C64::from_polar(1.0, 3.0 * r.sym()))
+                .collect()
+        })
+        .collect();
+    let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), DualForm::Factored, None, &[])?;
+    g.set_time_step(dt, None)?;
+    let ops = Arc::new(Operators::<T>::new(&d, dt, false));
+    let mut c = CpuStepper::new(d.clone(), ops, DualForm::Factored, None, vec![])?;
+    let mut worst = 0.0f64;
+    let mut sink = vec![];
+    for st in [&mut g as &mut dyn Stepper, &mut c as &mut dyn Stepper] {
+        st.set_state(&u0, &f0)?;
+        st.dft_start(3)?;
+        for k in 0..4 {
+            st.advance(k, 1, &mut sink)?;
+            st.dft_add(&phases[2 * k], &phases[2 * k + 1])?;
+        }
+    }
+    let flat = |v: &[C64]| v.iter().flat_map(|z| [z.re, z.im]).collect::<Vec<f64>>();
+    for m in 0..3 {
+        let (xg, yg) = g.dft_take(m)?;
+        let (xc, yc) = c.dft_take(m)?;
+        worst = worst
+            .max(rel_err(&flat(&xg), &flat(&xc)))
+            .max(rel_err(&flat(&yg), &flat(&yc)));
+    }
+    s.covered(&["dft_acc"]);
+    s.check(
+        format!(
+            "{} running transforms (3 frequencies, 4 steps) vs CPU",
+            T::NAME
+        ),
+        worst,
+        tol,
+    );
     Ok(())
 }
 

@@ -24,7 +24,7 @@ use std::sync::Arc;
 fn walls_of(kinds: &[(&str, BoundaryKind)]) -> BTreeMap<String, Boundary> {
     kinds
         .iter()
-        .map(|(n, k)| (n.to_string(), Boundary { kind: *k }))
+        .map(|(n, k)| (n.to_string(), Boundary::of(*k)))
         .collect()
 }
 

@@ -242,9 +242,7 @@ fn pmc_walls_give_the_pmc_box_modes_at_second_order() {
         for w in ["xmin", "xmax"] {
             cfg.boundaries.insert(
                 w.into(),
-                dgatd::problem::Boundary {
-                    kind: dgatd::problem::BoundaryKind::Pmc,
-                },
+                dgatd::problem::Boundary::of(dgatd::problem::BoundaryKind::Pmc),
             );
         }
         let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();

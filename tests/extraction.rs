@@ -12,6 +12,7 @@ use dgatd::solver;
 use dgatd::solver::config::{BackendKind, Config, Extract};
 use dgatd::solver::resonator;
 use dgatd::spectrum::{harminv, leapfrog_correction};
+use dgatd::util::C64;
 use dgatd::{C0, backend::Stepper};
 use nalgebra::DMatrix;
 use std::sync::Arc;
@@ -172,16 +173,25 @@ fn tm010_mode_shape_is_the_bessel_profile() {
         )
         .unwrap(),
     );
+    let dt = r.dt_s * C0;
+    let ops = Arc::new(dgatd::dga::operators::Operators::<f64>::new(&d, dt, false));
+    let mut stepper = dgatd::backend::cpu::CpuStepper::new(
+        d.clone(),
+        ops,
+        dgatd::dga::operators::DualForm::Factored,
+        Some((&r.source, r.waveform)),
+        vec![],
+    )
+    .unwrap();
     let shapes = dgatd::solver::modeshape::mode_shapes(
+        &mut stepper,
         &r.mesh,
         &topo,
-        &d,
-        r.dt_s * C0,
-        &r.source,
-        r.waveform,
+        dt,
         r.record.steps,
         r.analysis.start,
         &[("TM010".into(), tm010)],
+        &mut |_, _| {},
     )
     .unwrap();
     let cell = &shapes[0].cell;
@@ -209,6 +219,34 @@ fn tm010_mode_shape_is_the_bessel_profile() {
     // The doublets and other modes leak into a finite-length DFT; the coarse mesh limits it too.
     assert!(corr > 0.98, "correlation {corr}");
     assert!(frac < 0.05, "transverse fraction {frac}");
+    // H = H_φ φ̂ with H_φ ∝ J1(χ ρ / R), in quadrature with E (E normalised real): the
+    // hexahedra's H averaged per tet, projected on φ̂.
+    let (mut num, mut da, mut db, mut other, mut all) = (C64::new(0.0, 0.0), 0.0, 0.0, 0.0, 0.0);
+    for (n, hx) in shapes[0].h.iter().enumerate() {
+        let x = r.mesh.tet_x(n);
+        let b: Vec<f64> = (0..3)
+            .map(|c| 0.25 * (x[0][c] + x[1][c] + x[2][c] + x[3][c]))
+            .collect();
+        let rho = (b[0] * b[0] + b[1] * b[1]).sqrt();
+        let (c, s) = (b[0] / rho, b[1] / rho);
+        let h: Vec<C64> = (0..3)
+            .map(|k| (hx[0][k] + hx[1][k] + hx[2][k] + hx[3][k]) * 0.25)
+            .collect();
+        let hphi = h[1] * c - h[0] * s;
+        let a = dgatd::spectrum::analytic::bessel_j(1, chi01 * rho);
+        num += hphi * a;
+        da += a * a;
+        db += hphi.norm_sqr();
+        other += h.iter().map(|z| z.norm_sqr()).sum::<f64>() - hphi.norm_sqr() + hphi.re * hphi.re;
+        all += h.iter().map(|z| z.norm_sqr()).sum::<f64>();
+    }
+    let corr_h = num.norm() / (da * db).sqrt();
+    let frac_h = other / all;
+    eprintln!(
+        "TM010 H: correlation of H_φ with J1 {corr_h:.5}, non-azimuthal + in-phase fraction {frac_h:.2e}"
+    );
+    assert!(corr_h > 0.98, "H correlation {corr_h}");
+    assert!(frac_h < 0.05, "H off-mode fraction {frac_h}");
 }
 
 #[test]

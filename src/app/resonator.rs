@@ -92,7 +92,8 @@ pub struct ResonatorArgs {
     /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R[,SIGMA]] (σ in S/m; repeatable).
     #[arg(long = "material")]
     pub materials: Vec<String>,
-    /// Condition of a surface group: NAME_OR_TAG=pec|pmc (repeatable) [pec].
+    /// Condition of a surface group: NAME_OR_TAG=pec|pmc|abc|conductor:SIGMA[,MU_R]
+    /// (σ in S/m; repeatable) [pec].
     #[arg(long = "boundary")]
     pub boundaries: Vec<String>,
     /// Analytic modes to compare with: auto, none, cylinder:R,H, box:A,B,D or sphere:R
@@ -216,13 +217,7 @@ impl ResonatorArgs {
         for (k, m) in parse_pairs("material", &self.materials, parse_material)? {
             cfg.materials.insert(k, m);
         }
-        for (k, b) in parse_pairs("boundary", &self.boundaries, |s| {
-            Ok(Boundary {
-                kind: s
-                    .parse::<BoundaryKind>()
-                    .map_err(|_| Error::config("boundary", s, "expected NAME=pec or NAME=pmc"))?,
-            })
-        })? {
+        for (k, b) in parse_pairs("boundary", &self.boundaries, parse_boundary)? {
             cfg.boundaries.insert(k, b);
         }
         if cfg.method == Method::Dga
@@ -276,6 +271,39 @@ fn parse_material(v: &str) -> Result<Material> {
             v,
             "expected NAME=EPS_R[,MU_R[,SIGMA]]",
         )),
+    }
+}
+
+/// `pec`, `pmc`, `abc` or `conductor:SIGMA[,MU_R]` (σ in S/m).
+fn parse_boundary(v: &str) -> Result<Boundary> {
+    const EXPECTED: &str = "expected NAME=pec, NAME=pmc, NAME=abc or NAME=conductor:SIGMA[,MU_R]";
+    let (kind, params) = match v.split_once(':') {
+        Some((k, p)) => (k.trim(), Some(p)),
+        None => (v.trim(), None),
+    };
+    let kind = kind
+        .parse::<BoundaryKind>()
+        .map_err(|_| Error::config("boundary", v, EXPECTED))?;
+    match (kind, params) {
+        (BoundaryKind::Conductor, Some(p)) => {
+            let nums: Vec<f64> = p
+                .split(',')
+                .map(|x| x.trim().parse())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| Error::config("boundary", v, EXPECTED))?;
+            match nums.as_slice() {
+                [s] => Ok(Boundary::conductor(*s, 1.0)),
+                [s, m] => Ok(Boundary::conductor(*s, *m)),
+                _ => Err(Error::config("boundary", v, EXPECTED)),
+            }
+        }
+        (BoundaryKind::Conductor, None) => Err(Error::config(
+            "boundary",
+            v,
+            "a conductor wall needs its conductivity: NAME=conductor:SIGMA[,MU_R] (S/m)",
+        )),
+        (k, None) => Ok(Boundary::of(k)),
+        (_, Some(_)) => Err(Error::config("boundary", v, EXPECTED)),
     }
 }
 

@@ -12,6 +12,7 @@ use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators};
 use crate::problem::Waveform;
+use crate::util::C64;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -152,6 +153,8 @@ pub struct CpuStepper<T: Real> {
     source: Vec<(u32, T)>,
     wave: Option<Waveform>,
     probes: Vec<Probe>,
+    /// Running Fourier transforms of `U` and `F` ([`Stepper::dft_start`]).
+    dft: Vec<(Vec<C64>, Vec<C64>)>,
 }
 
 impl<T: Real> CpuStepper<T> {
@@ -189,6 +192,7 @@ impl<T: Real> CpuStepper<T> {
             dga,
             dual,
             probes,
+            dft: Vec::new(),
         })
     }
 
@@ -298,5 +302,40 @@ impl<T: Real> Stepper for CpuStepper<T> {
         self.u = u.iter().map(|&x| T::of(x)).collect();
         self.f = f.iter().map(|&x| T::of(x)).collect();
         Ok(())
+    }
+    fn dft_start(&mut self, n: usize) -> Result<()> {
+        let zero = C64::new(0.0, 0.0);
+        self.dft = (0..n)
+            .map(|_| (vec![zero; self.u.len()], vec![zero; self.f.len()]))
+            .collect();
+        Ok(())
+    }
+    fn dft_add(&mut self, pu: &[C64], pf: &[C64]) -> Result<()> {
+        if pu.len() != self.dft.len() || pf.len() != self.dft.len() {
+            return Err(Error::config(
+                "mode shapes",
+                pu.len(),
+                "phase factors do not match the started transforms",
+            ));
+        }
+        let (u, f) = (&self.u, &self.f);
+        self.dft
+            .par_iter_mut()
+            .zip(pu.par_iter().zip(pf))
+            .for_each(|((x, y), (&a, &b))| {
+                for (x, &v) in x.iter_mut().zip(u) {
+                    *x += a * v.f64();
+                }
+                for (y, &v) in y.iter_mut().zip(f) {
+                    *y += b * v.f64();
+                }
+            });
+        Ok(())
+    }
+    fn dft_take(&self, m: usize) -> Result<(Vec<C64>, Vec<C64>)> {
+        self.dft
+            .get(m)
+            .cloned()
+            .ok_or_else(|| Error::config("mode shapes", m, "no such running transform"))
     }
 }

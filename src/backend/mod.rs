@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod opencl;
 
 use crate::Result;
+use crate::util::C64;
 
 /// A leapfrog time stepper holding the state `U^n`, `F^(n-1/2)` on some device.
 pub trait Stepper {
@@ -31,6 +32,32 @@ pub trait Stepper {
     fn gathered_state(&self) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
         self.state().map(Some)
     }
+    /// Starts running discrete Fourier transforms of the state at `n` frequencies (mode
+    /// shapes, [`crate::solver::modeshape`]): `n` zeroed accumulators for `U` and `n` for
+    /// `F`, kept where the state is (on the device for a device stepper).
+    fn dft_start(&mut self, n: usize) -> Result<()> {
+        let _ = n;
+        Err(no_dft(&self.name()))
+    }
+    /// Adds the current state times one phase factor per frequency:
+    /// `X_m += U^n pu[m]`, `Y_m += F^(n-1/2) pf[m]`.
+    fn dft_add(&mut self, pu: &[C64], pf: &[C64]) -> Result<()> {
+        let _ = (pu, pf);
+        Err(no_dft(&self.name()))
+    }
+    /// Accumulator `m`: `(X_m, Y_m)` in host layouts (those of [`Stepper::state`]).
+    fn dft_take(&self, m: usize) -> Result<(Vec<C64>, Vec<C64>)> {
+        let _ = m;
+        Err(no_dft(&self.name()))
+    }
+}
+
+fn no_dft(name: &str) -> crate::Error {
+    crate::Error::config(
+        "mode shapes",
+        name,
+        "this stepper keeps no running Fourier transforms (DGA on one process only)",
+    )
 }
 
 /// Wraps a stepper and fails like a lost device once step `at` is reached: for testing the
@@ -73,5 +100,14 @@ impl Stepper for FaultAt {
     }
     fn gathered_state(&self) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
         self.inner.gathered_state()
+    }
+    fn dft_start(&mut self, n: usize) -> Result<()> {
+        self.inner.dft_start(n)
+    }
+    fn dft_add(&mut self, pu: &[C64], pf: &[C64]) -> Result<()> {
+        self.inner.dft_add(pu, pf)
+    }
+    fn dft_take(&self, m: usize) -> Result<(Vec<C64>, Vec<C64>)> {
+        self.inner.dft_take(m)
     }
 }

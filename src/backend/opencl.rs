@@ -27,7 +27,7 @@ use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators, build_csr};
 use crate::problem::Waveform;
-use crate::util::Rng;
+use crate::util::{C64, Rng};
 use crate::{Error, Real, Result};
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
@@ -412,6 +412,32 @@ impl ClDevice {
         Ok(())
     }
 
+    /// Reads `n` elements of `b` from element offset `at` (blocking, main queue).
+    pub fn read_range<T: Default + Clone>(
+        &self,
+        b: &Buffer<T>,
+        at: usize,
+        n: usize,
+        what: &str,
+    ) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); n];
+        if n > 0 {
+            // SAFETY: blocking read of n elements from byte offset at*size_of::<T>() into a
+            // host vector of exactly n elements; callers pass a buffer of at least at + n.
+            unsafe {
+                self.queue.enqueue_read_buffer(
+                    b,
+                    CL_BLOCKING,
+                    at * std::mem::size_of::<T>(),
+                    &mut out,
+                    &[],
+                )
+            }
+            .map_err(cl_err(what))?;
+        }
+        Ok(out)
+    }
+
     pub fn read<T: Default + Clone>(&self, b: &Buffer<T>, n: usize, what: &str) -> Result<Vec<T>> {
         let mut out = vec![T::default(); n];
         if n > 0 {
@@ -572,6 +598,7 @@ impl ClDevice {
             vertex_block_v_idx: k("vertex_block_v_idx")?,
             gather: k("gather")?,
             scatter: k("scatter")?,
+            dft_acc: k("dft_acc")?,
             _program: program,
         })
     }
@@ -605,6 +632,7 @@ pub struct Kernels {
     pub(crate) vertex_block_v_idx: Kernel,
     pub(crate) gather: Kernel,
     pub(crate) scatter: Kernel,
+    pub(crate) dft_acc: Kernel,
     _program: Program,
 }
 
@@ -792,6 +820,19 @@ pub struct ClStepper<T: Real> {
     /// The loss step's rows (none until [`ClStepper::set_time_step`] installs it for a
     /// conducting `Dga`): see [`crate::dga::operators::Operators::loss_h`].
     loss: Option<DeviceLoss<T>>,
+    /// Running Fourier transforms of U and F ([`Stepper::dft_start`]).
+    dft: Option<DeviceDft<T>>,
+}
+
+/// The running transforms on the device: `m` frequencies, accumulators of `2 m nh` and
+/// `2 m 4T` values (real and imaginary planes per frequency, F in the device layout) and
+/// this step's phase factors for U and F (`2 m` values each).
+struct DeviceDft<T> {
+    m: usize,
+    acc_u: Buffer<T>,
+    acc_f: Buffer<T>,
+    pu: Buffer<T>,
+    pf: Buffer<T>,
 }
 
 /// The loss step on the device: rows' half-edges, vertices, row offsets, `B̂` blocks, and
@@ -955,6 +996,7 @@ impl<T: Real> ClStepper<T> {
             samples: dev.alloc(SAMPLE_CHUNK * np * 3, "probe samples")?,
             np,
             loss: None,
+            dft: None,
             k,
             dev,
             dga,
@@ -1814,5 +1856,83 @@ impl<T: Real> Stepper for ClStepper<T> {
         }
         self.dev.write(&mut self.u, &ut, "U")?;
         self.dev.write(&mut self.f, &fd, "F")
+    }
+
+    fn dft_start(&mut self, m: usize) -> Result<()> {
+        self.dft = None; // release the old accumulators first
+        let what = |x: &str| format!("mode-shape transforms of {x} ({m} frequencies)");
+        self.dft = Some(DeviceDft {
+            m,
+            acc_u: self.dev.alloc(2 * m * self.nh, &what("U"))?,
+            acc_f: self.dev.alloc(2 * m * 4 * self.t, &what("F"))?,
+            pu: self.dev.alloc(2 * m, "phase factors")?,
+            pf: self.dev.alloc(2 * m, "phase factors")?,
+        });
+        Ok(())
+    }
+
+    fn dft_add(&mut self, pu: &[C64], pf: &[C64]) -> Result<()> {
+        let Some(d) = self.dft.as_mut() else {
+            return Err(Error::config(
+                "mode shapes",
+                "dft_add",
+                "dft_start was not called",
+            ));
+        };
+        if pu.len() != d.m || pf.len() != d.m {
+            return Err(Error::config(
+                "mode shapes",
+                pu.len(),
+                "phase factors do not match the started transforms",
+            ));
+        }
+        let pairs =
+            |p: &[C64]| -> Vec<T> { p.iter().flat_map(|z| [T::of(z.re), T::of(z.im)]).collect() };
+        self.dev.write(&mut d.pu, &pairs(pu), "phase factors")?;
+        self.dev.write(&mut d.pf, &pairs(pf), "phase factors")?;
+        let d = self.dft.as_ref().expect("set above");
+        for (n, p, x, acc) in [
+            (self.nh, &d.pu, &self.u, &d.acc_u),
+            (4 * self.t, &d.pf, &self.f, &d.acc_f),
+        ] {
+            launch(
+                &self.dev,
+                &self.k.dft_acc,
+                n,
+                LOCAL,
+                &[
+                    Arg::U32(n as u32),
+                    Arg::U32(d.m as u32),
+                    Arg::Buf(p),
+                    Arg::Buf(x),
+                    Arg::Buf(acc),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn dft_take(&self, m: usize) -> Result<(Vec<C64>, Vec<C64>)> {
+        let Some(d) = self.dft.as_ref().filter(|d| m < d.m) else {
+            return Err(Error::config("mode shapes", m, "no such running transform"));
+        };
+        let plane = |b: &Buffer<T>, n: usize, k: usize| -> Result<Vec<f64>> {
+            let p = self
+                .dev
+                .read_range(b, (2 * m + k) * n, n, "mode-shape transform")?;
+            Ok(p.iter().map(|x| x.f64()).collect())
+        };
+        let (nh, nf) = (self.nh, 4 * self.t);
+        let (ur, ui) = (plane(&d.acc_u, nh, 0)?, plane(&d.acc_u, nh, 1)?);
+        let (fr, fi) = (plane(&d.acc_f, nf, 0)?, plane(&d.acc_f, nf, 1)?);
+        let x = ur.iter().zip(&ui).map(|(&a, &b)| C64::new(a, b)).collect();
+        let mut y = vec![C64::new(0.0, 0.0); nf];
+        for n in 0..self.t {
+            for k in 0..4 {
+                let j = k * self.t + n;
+                y[4 * n + k] = C64::new(fr[j], fi[j]);
+            }
+        }
+        Ok((x, y))
     }
 }

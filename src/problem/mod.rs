@@ -17,6 +17,11 @@
 //! - `pmc`: `n × H = 0`, the natural condition of the scheme: the boundary half-edges stay
 //!   unknowns and no term is added, which drops the tangential H on the wall from the
 //!   dual-face circulations. An edge shared by a PEC face and a PMC face is PEC.
+//! - `abc`: first-order absorbing (Silver–Müller) wall, a surface conductance.
+//! - `conductor` (`sigma` in S/m, `mu_r`, default 1): a good but imperfect metal wall. The
+//!   time-domain run treats it as PEC; its loss is reported per mode by the perturbation
+//!   method from the mode's fields (`Q_wall`, [`crate::solver::wallq`]), which holds while
+//!   the skin depth is small against the cavity (`Q_wall ≫ 1`).
 
 pub mod dispersion;
 mod placement;
@@ -160,6 +165,9 @@ pub enum BoundaryKind {
     /// admittance of the tet behind the face: a surface conductance on the boundary
     /// half-edges ([`crate::dga::surface`]), exact for normal incidence in the continuum.
     Abc,
+    /// A good conductor of finite conductivity: PEC in the time domain, its surface
+    /// resistance `R_s = sqrt(ω μ₀ μ_r / (2σ))` giving each mode's wall-loss Q.
+    Conductor,
 }
 
 impl BoundaryKind {
@@ -168,7 +176,13 @@ impl BoundaryKind {
             BoundaryKind::Pec => "pec",
             BoundaryKind::Pmc => "pmc",
             BoundaryKind::Abc => "abc",
+            BoundaryKind::Conductor => "conductor",
         }
+    }
+
+    /// Whether the tangential E on the wall is zero in the time domain.
+    pub fn is_electric_wall(self) -> bool {
+        matches!(self, BoundaryKind::Pec | BoundaryKind::Conductor)
     }
 }
 
@@ -179,10 +193,11 @@ impl std::str::FromStr for BoundaryKind {
             "pec" => Ok(BoundaryKind::Pec),
             "pmc" => Ok(BoundaryKind::Pmc),
             "abc" => Ok(BoundaryKind::Abc),
+            "conductor" => Ok(BoundaryKind::Conductor),
             _ => Err(Error::config(
                 "boundary kind",
                 s,
-                "expected pec, pmc or abc",
+                "expected pec, pmc, abc or conductor",
             )),
         }
     }
@@ -193,7 +208,94 @@ impl std::str::FromStr for BoundaryKind {
 #[serde(deny_unknown_fields)]
 pub struct Boundary {
     pub kind: BoundaryKind,
+    /// Conductivity of a `conductor` wall (S/m, > 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma: Option<f64>,
+    /// Relative permeability of a `conductor` wall (> 0, default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mu_r: Option<f64>,
 }
+
+impl Boundary {
+    /// A condition with no parameters (`pec`, `pmc`, `abc`).
+    pub fn of(kind: BoundaryKind) -> Self {
+        Boundary {
+            kind,
+            sigma: None,
+            mu_r: None,
+        }
+    }
+
+    /// A `conductor` wall of conductivity `sigma` (S/m) and relative permeability `mu_r`.
+    pub fn conductor(sigma: f64, mu_r: f64) -> Self {
+        Boundary {
+            kind: BoundaryKind::Conductor,
+            sigma: Some(sigma),
+            mu_r: Some(mu_r),
+        }
+    }
+
+    /// Checks the parameters against the kind; `group` names the surface group in errors.
+    pub fn validate(&self, group: &str) -> Result<()> {
+        if self.kind != BoundaryKind::Conductor {
+            for (v, name) in [(self.sigma, "sigma"), (self.mu_r, "mu_r")] {
+                if let Some(v) = v {
+                    return Err(Error::config(
+                        name,
+                        v,
+                        format!(
+                            "only a kind = \"conductor\" wall takes {name} (boundary {group} is {})",
+                            self.kind.name()
+                        ),
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        let Some(sigma) = self.sigma else {
+            return Err(Error::config(
+                "sigma",
+                "missing",
+                format!("a conductor wall needs its conductivity in S/m (boundary {group})"),
+            ));
+        };
+        if !(sigma.is_finite() && sigma > 0.0) {
+            return Err(Error::config(
+                "sigma",
+                sigma,
+                format!("must be finite and positive, in S/m (boundary {group})"),
+            ));
+        }
+        let mu = self.mu_r.unwrap_or(1.0);
+        if !(mu.is_finite() && mu > 0.0) {
+            return Err(Error::config(
+                "mu_r",
+                mu,
+                format!("must be finite and positive (boundary {group})"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The metal of a `conductor` wall face.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Metal {
+    /// Conductivity (S/m).
+    pub sigma: f64,
+    /// Relative permeability.
+    pub mu_r: f64,
+}
+
+impl Metal {
+    /// Surface resistance `R_s = sqrt(ω μ₀ μ_r / (2σ))` (Ω) at angular frequency `omega`.
+    pub fn surface_resistance(&self, omega: f64) -> f64 {
+        (omega * MU0 * self.mu_r / (2.0 * self.sigma)).sqrt()
+    }
+}
+
+/// Vacuum permeability μ₀ = 1/(ε₀ c²) (H/m).
+pub const MU0: f64 = 1.0 / (EPS0 * crate::C0 * crate::C0);
 
 /// The physical problem: what fills the mesh, what bounds it, what drives it and where it
 /// is observed. Groups are named as in the mesh file (name or number).
@@ -288,6 +390,8 @@ impl Media {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Walls {
     pub kind: Vec<BoundaryKind>,
+    /// The metal of each `conductor` face (None elsewhere).
+    pub metal: Vec<Option<Metal>>,
 }
 
 impl Walls {
@@ -295,6 +399,7 @@ impl Walls {
     pub fn pec(topo: &Topology) -> Self {
         Walls {
             kind: vec![BoundaryKind::Pec; topo.boundary_faces.len()],
+            metal: vec![None; topo.boundary_faces.len()],
         }
     }
 
@@ -306,6 +411,11 @@ impl Walls {
     ) -> Result<Self> {
         let mut w = Walls::pec(topo);
         for (key, b) in boundaries {
+            b.validate(key)?;
+            let metal = (b.kind == BoundaryKind::Conductor).then(|| Metal {
+                sigma: b.sigma.unwrap_or(f64::NAN),
+                mu_r: b.mu_r.unwrap_or(1.0),
+            });
             let tag = mesh.surface_group(key).ok_or_else(|| Error::UnknownGroup {
                 what: "boundary",
                 key: key.clone(),
@@ -315,6 +425,7 @@ impl Walls {
             for (k, &(_, t)) in topo.boundary_faces.iter().enumerate() {
                 if t == tag {
                     w.kind[k] = b.kind;
+                    w.metal[k] = metal;
                 }
             }
         }
@@ -325,7 +436,7 @@ impl Walls {
     pub fn fixed_edges(&self, topo: &Topology) -> Vec<bool> {
         let mut fixed = vec![false; topo.n_edges()];
         for (&(f, _), &kind) in topo.boundary_faces.iter().zip(&self.kind) {
-            if kind != BoundaryKind::Pec {
+            if !kind.is_electric_wall() {
                 continue;
             }
             let n = topo.face_tets[f as usize][0] as usize;
@@ -395,12 +506,7 @@ mod tests {
         let all = Walls::pec(&t).fixed_edges(&t);
         assert_eq!(all, t.boundary_edge);
         let mut b = BTreeMap::new();
-        b.insert(
-            "xmin".to_string(),
-            Boundary {
-                kind: BoundaryKind::Pmc,
-            },
-        );
+        b.insert("xmin".to_string(), Boundary::of(BoundaryKind::Pmc));
         let w = Walls::resolve(&m, &t, &b).unwrap();
         let fixed = w.fixed_edges(&t);
         for (e, &[a, bb]) in t.edges.iter().enumerate() {

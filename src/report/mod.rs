@@ -8,7 +8,10 @@
 //!   `f_corrected_hz` (leapfrog shift removed), `dt_s`, `amplitude`, `prominence`,
 //!   `nearest_analytic_mode`, `analytic_mode` (the assigned mode, empty where the assignment
 //!   is ambiguous), `analytic_hz`, `rel_error` (corrected vs the assigned mode), `method`,
-//!   `label_confidence` (0..1, [`crate::spectrum::assign`]).
+//!   `label_confidence` (0..1, [`crate::spectrum::assign`]), `q_wall` (wall-loss Q of
+//!   `conductor` walls by the perturbation method, [`crate::solver::wallq`]; empty
+//!   without such walls) and `q_total` (`1/q_total = 1/q + 1/q_wall`, `q` being the Q of
+//!   the signal's decay).
 //! - `run.toml`: the run's configuration (a valid `--config`: see
 //!   [`crate::solver::config`]), then a `[run]` table: version, commit, backend, mesh hash
 //!   and counts, time step, timings, source and probes.
@@ -98,6 +101,8 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
         "rel_error",
         "method",
         "label_confidence",
+        "q_wall",
+        "q_total",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -142,6 +147,8 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
                 "harminv".into()
             },
             confidence,
+            opt(r.q_wall_of(pk)),
+            opt(crate::solver::wallq::combine(pk.q, r.q_wall_of(pk))),
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -184,11 +191,28 @@ pub fn summary_md(r: &ResonatorResult) -> String {
         },
         COMMIT
     );
-    s.push_str("| mode | analytic MHz | measured MHz | corrected MHz | error % | Q |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    let walls = !r.q_wall.is_empty();
+    if walls {
+        s.push_str("| mode | analytic MHz | measured MHz | corrected MHz | error % | Q | Q_wall | Q_total |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    } else {
+        s.push_str("| mode | analytic MHz | measured MHz | corrected MHz | error % | Q |\n| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    }
     for m in &r.analysis.matched {
+        let wall_cells = |p: &crate::spectrum::Peak| {
+            if !walls {
+                return String::new();
+            }
+            let cell = |q: Option<f64>| q.map(|q| format!("{q:.4e}")).unwrap_or_else(|| "-".into());
+            let qw = r.q_wall_of(p);
+            format!(
+                " {} | {} |",
+                cell(qw),
+                cell(crate::solver::wallq::combine(p.q, qw))
+            )
+        };
         match &m.peak {
             Some((p, fc)) => s.push_str(&format!(
-                "| {}{} | {:.4} | {:.4} | {:.4} | {:+.4} | {} |\n",
+                "| {}{} | {:.4} | {:.4} | {:.4} | {:+.4} | {} |{}\n",
                 m.mode.name,
                 if m.mode.degeneracy > 1 {
                     format!(" x{}", m.mode.degeneracy)
@@ -204,12 +228,14 @@ pub fn summary_md(r: &ResonatorResult) -> String {
                 } else {
                     "inf".into()
                 })
-                .unwrap_or_else(|| "-".into())
+                .unwrap_or_else(|| "-".into()),
+                wall_cells(p)
             )),
             None => s.push_str(&format!(
-                "| {} | {:.4} | not seen | - | - | - |\n",
+                "| {} | {:.4} | not seen | - | - | - |{}\n",
                 m.mode.name,
-                m.mode.f_hz / 1e6
+                m.mode.f_hz / 1e6,
+                if walls { " - | - |" } else { "" }
             )),
         }
     }
@@ -330,20 +356,45 @@ fn q_cell(p: &crate::spectrum::Peak) -> String {
 /// Q (from the signal's decay; harmonic inversion only).
 pub fn mode_table(r: &ResonatorResult) -> String {
     let mut s = String::new();
+    let walls = !r.q_wall.is_empty();
+    // with conductor walls: the wall-loss Q after Q (and nothing else changes)
+    let qw = |p: &crate::spectrum::Peak| {
+        if walls {
+            format!(
+                " {:>10}",
+                r.q_wall_of(p)
+                    .map(|q| format!("{q:.4e}"))
+                    .unwrap_or_else(|| "-".into())
+            )
+        } else {
+            String::new()
+        }
+    };
     s.push_str(&format!(
-        "{:<8} {:>13} {:>13} {:>14} {:>9} {:>10}\n",
-        "mode", "analytic MHz", "measured MHz", "corrected MHz", "error %", "Q"
+        "{:<8} {:>13} {:>13} {:>14} {:>9} {:>10}{}\n",
+        "mode",
+        "analytic MHz",
+        "measured MHz",
+        "corrected MHz",
+        "error %",
+        "Q",
+        if walls {
+            format!(" {:>10}", "Q_wall")
+        } else {
+            String::new()
+        }
     ));
     if r.analysis.matched.is_empty() {
         for p in r.peaks() {
             s.push_str(&format!(
-                "{:<8} {:>13} {:>13.4} {:>14.4} {:>9} {:>10}\n",
+                "{:<8} {:>13} {:>13.4} {:>14.4} {:>9} {:>10}{}\n",
                 "-",
                 "-",
                 p.f_hz / 1e6,
                 r.corrected(p) / 1e6,
                 "-",
-                q_cell(p)
+                q_cell(p),
+                qw(p)
             ));
         }
     }
@@ -356,13 +407,14 @@ pub fn mode_table(r: &ResonatorResult) -> String {
         };
         match &m.peak {
             Some((p, fc)) => s.push_str(&format!(
-                "{:<8} {:>13.4} {:>13.4} {:>14.4} {:>+9.4} {:>10}\n",
+                "{:<8} {:>13.4} {:>13.4} {:>14.4} {:>+9.4} {:>10}{}\n",
                 name,
                 m.mode.f_hz / 1e6,
                 p.f_hz / 1e6,
                 fc / 1e6,
                 100.0 * (fc - m.mode.f_hz) / m.mode.f_hz,
-                q_cell(p)
+                q_cell(p),
+                qw(p)
             )),
             None => s.push_str(&format!(
                 "{:<8} {:>13.4} {:>13} {:>14} {:>9} {:>10}\n",

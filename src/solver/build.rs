@@ -54,6 +54,8 @@ pub struct Built {
     pub mesh_hash: Option<u64>,
     pub topo: Topology,
     pub walls: Walls,
+    /// Per-tet media (relative ε, μ; σ η₀).
+    pub media: Media,
     pub disc: Discretisation,
     /// Time step in metres of light travel, and ρ(K) (with the margin; 0 when `dt` was given).
     pub dt: f64,
@@ -184,6 +186,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         mesh_hash,
         topo,
         walls,
+        media,
         disc,
         dt,
         rho,

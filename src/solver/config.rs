@@ -386,9 +386,7 @@ mod tests {
         );
         c.boundaries.insert(
             "xmin".into(),
-            Boundary {
-                kind: crate::problem::BoundaryKind::Pmc,
-            },
+            Boundary::of(crate::problem::BoundaryKind::Pmc),
         );
         let text = c.to_toml().unwrap().to_string();
         assert_eq!(parse(&text).unwrap(), c, "{text}");

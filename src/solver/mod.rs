@@ -1,7 +1,7 @@
 //! The resonator job as one straight path: configuration ([`config`]) → validated plan
 //! ([`plan`]) → build (mesh, operators, stepper: [`build`]) → run ([`run`]) → analyse
 //! ([`analyse`]) → results ([`resonator`]), with checkpoints ([`checkpoint`]) and mode
-//! shapes ([`modeshape`]).
+//! shapes ([`modeshape`]) and their wall-loss Q ([`wallq`]).
 //!
 //! Time is in metres of light travel inside the library (c = 1); `dt_s = dt / C0`.
 
@@ -16,6 +16,7 @@ pub mod plan;
 pub mod resonator;
 pub mod run;
 pub mod timestep;
+pub mod wallq;
 
 pub use run::{Record, RunControl, RunOutcome, RunSoFar, run, run_controlled};
 pub use timestep::{RHO_MARGIN, spectral_radius, time_step};

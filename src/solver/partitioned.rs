@@ -100,6 +100,16 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
             "absorbing boundaries are not supported in partitioned runs yet",
         ));
     }
+    if walls
+        .kind
+        .contains(&crate::problem::BoundaryKind::Conductor)
+    {
+        return Err(Error::config(
+            "boundary",
+            "conductor",
+            "conductor walls need mode shapes for their wall-loss Q, which partitioned runs do not compute yet; run on one process",
+        ));
+    }
     let fixed = walls.fixed_edges(&topo);
     let (wave, sp, probe_points) = build::placement(plan, &mesh);
     let source = Source::located(&mesh, sp, plan.problem.source_dir)?;
@@ -608,6 +618,7 @@ pub fn run_partitioned<C: Comm>(
         dofs: 4 * part.global.n_tets + part.global.n_free_half,
         method: plan.method,
         mode_shapes: vec![],
+        q_wall: vec![],
         model_bytes_per_step: model_bytes,
         model_flops_per_step: model_flops,
         n_edges: g.n_edges,

@@ -271,6 +271,9 @@ impl Plan {
         for (k, m) in &cfg.materials {
             m.validate(k)?;
         }
+        for (k, b) in &cfg.boundaries {
+            b.validate(k)?;
+        }
         Ok(Problem {
             materials: cfg.materials.clone(),
             boundaries: cfg.boundaries.clone(),

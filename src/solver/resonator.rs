@@ -42,6 +42,9 @@ pub struct ResonatorResult {
     pub notices: Vec<String>,
     /// Complex field of the strongest resonances (with `mode_shapes > 0`).
     pub mode_shapes: Vec<super::modeshape::ModeShape>,
+    /// Wall-loss Q of each peak (in the order of [`Self::peaks`]) with `conductor` walls,
+    /// by the perturbation method ([`super::wallq`]); empty without such walls.
+    pub q_wall: Vec<Option<f64>>,
     /// Unknowns of the time loop (DGA: 4 per tet + free half-edges; DG: 6 Np per tet).
     pub dofs: usize,
     pub method: Method,
@@ -54,6 +57,11 @@ impl ResonatorResult {
     /// The extracted resonances.
     pub fn peaks(&self) -> &[Peak] {
         &self.analysis.peaks
+    }
+    /// Wall-loss Q of a peak (conductor walls only).
+    pub fn q_wall_of(&self, p: &Peak) -> Option<f64> {
+        let i = self.analysis.peaks.iter().position(|x| x.f_hz == p.f_hz)?;
+        self.q_wall.get(i).copied().flatten()
     }
     /// Corrected frequency of a peak.
     pub fn corrected(&self, p: &Peak) -> f64 {
@@ -278,14 +286,9 @@ pub fn run_with(
         b.wave.f_peak_hz(),
         b.fmax_hz,
     );
-    if plan.mode_shapes > 0 {
-        status(&format!(
-            "mode shapes: a second pass of {steps} steps on the CPU"
-        ));
-    }
-    let mode_shapes = mode_shapes(plan, &b, &analysis, steps)?;
+    let (mode_shapes, q_wall) = shapes_and_wall_q(plan, &b, &analysis, stepper.as_mut(), &status)?;
     let backend = stepper.name();
-    Ok(result(
+    let mut r = result(
         plan,
         b,
         record,
@@ -294,7 +297,9 @@ pub fn run_with(
         probe_csv,
         setup_s,
         backend,
-    ))
+    );
+    r.q_wall = q_wall;
+    Ok(r)
 }
 
 /// The outputs needed by the application, from the run's parts.
@@ -338,6 +343,7 @@ fn result(
         backend,
         notices: b.notices,
         mesh: b.mesh,
+        q_wall: vec![],
     }
 }
 
@@ -443,28 +449,72 @@ fn check_output_space(plan: &Plan, b: &Built, dir: &std::path::Path) -> Result<(
     Ok(())
 }
 
-/// Mode shapes of the strongest resonances (DGA runs with `mode_shapes > 0`).
-fn mode_shapes(
+/// Mode shapes of the strongest resonances (DGA runs with `mode_shapes > 0`) and, with
+/// `conductor` walls, the wall-loss Q of every peak (in peak order; empty without such
+/// walls). Both come from one second pass on the run's stepper ([`super::modeshape`]),
+/// over every peak when the walls need it.
+fn shapes_and_wall_q(
     plan: &Plan,
     b: &Built,
     analysis: &Analysis,
-    steps: usize,
-) -> Result<Vec<super::modeshape::ModeShape>> {
-    match &b.disc {
-        Discretisation::Dga(dga) if plan.mode_shapes > 0 && !analysis.peaks.is_empty() => {
-            let list = analysis.strongest(plan.mode_shapes, plan.method, b.dt_s());
-            super::modeshape::mode_shapes(
-                &b.mesh,
-                &b.topo,
-                dga,
-                b.dt,
-                &b.source,
-                b.wave,
-                steps,
-                analysis.start,
-                &list,
-            )
+    stepper: &mut dyn Stepper,
+    status: &dyn Fn(&str),
+) -> Result<(Vec<super::modeshape::ModeShape>, Vec<Option<f64>>)> {
+    let conductors = b.walls.metal.iter().any(Option::is_some);
+    let wanted = match &b.disc {
+        Discretisation::Dga(_) if !analysis.peaks.is_empty() => {
+            if conductors {
+                analysis.peaks.len()
+            } else {
+                plan.mode_shapes
+            }
         }
-        _ => Ok(vec![]),
+        _ => 0,
+    };
+    if wanted == 0 {
+        return Ok((vec![], vec![]));
     }
+    let list = analysis.strongest(wanted, plan.method, b.dt_s());
+    status(&format!(
+        "mode shapes{}: a second pass of {} steps on {}, transforms at {} frequencies",
+        if conductors { " and wall-loss Q" } else { "" },
+        b.steps,
+        stepper.name(),
+        list.len()
+    ));
+    let shapes = super::modeshape::mode_shapes(
+        stepper,
+        &b.mesh,
+        &b.topo,
+        b.dt,
+        b.steps,
+        analysis.start,
+        &list,
+        &mut |_, _| {},
+    )?;
+    let q_wall = if conductors {
+        analysis
+            .peaks
+            .iter()
+            .map(|p| {
+                shapes
+                    .iter()
+                    .find(|s| s.f_hz == p.f_hz)
+                    .and_then(|s| super::wallq::wall_q(&b.mesh, &b.topo, &b.walls, &b.media.mu, s))
+            })
+            .collect()
+    } else {
+        vec![]
+    };
+    // the files keep the `mode_shapes` strongest only
+    let keep: Vec<f64> = analysis
+        .strongest(plan.mode_shapes, plan.method, b.dt_s())
+        .iter()
+        .map(|x| x.1)
+        .collect();
+    let shapes = shapes
+        .into_iter()
+        .filter(|s| keep.contains(&s.f_hz))
+        .collect();
+    Ok((shapes, q_wall))
 }

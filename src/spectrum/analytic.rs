@@ -216,6 +216,70 @@ fn cylinder_modes(radius: f64, height: f64, fmax_hz: f64) -> Vec<Mode> {
     out
 }
 
+/// Wall-loss Q of the empty cylinder's mode `name` (`TMmnp` or `TEmnp`, one digit each for
+/// m and n) with walls of conductivity `sigma` (S/m) and relative permeability `mu_c`, by
+/// the perturbation method `Q = ω μ₀ ∫|H|² dV / (R_s ∮|H_t|² dS)` evaluated on the analytic
+/// fields (None for a name that is not a cylinder mode). With `ψ = J_m(k_c r) cos mφ`:
+/// TM modes have `H ∝ ẑ × ∇ψ cos βz` (no `H_z`); TE modes `H_z = ψ sin βz` and
+/// `H_t = (β/k_c²) ∇ψ cos βz`. The φ and z integrals are done by hand (the angular factor
+/// is common to every term and cancels), the radial ones by the midpoint rule on 4000
+/// intervals (relative error below 1e-7 for the low modes).
+pub fn cylinder_wall_q(name: &str, radius: f64, height: f64, sigma: f64, mu_c: f64) -> Option<f64> {
+    let te = match name.get(..2)? {
+        "TE" => true,
+        "TM" => false,
+        _ => return None,
+    };
+    let digits: Vec<u32> = name[2..]
+        .chars()
+        .map(|c| c.to_digit(10))
+        .collect::<Option<_>>()?;
+    let (m, n, p) = match digits.as_slice() {
+        [m, n, rest @ ..] if !rest.is_empty() && *n >= 1 => {
+            (*m, *n as usize, rest.iter().fold(0u32, |a, &d| 10 * a + d))
+        }
+        _ => return None,
+    };
+    if te && p == 0 {
+        return None;
+    }
+    let (a, d) = (radius, height);
+    let x = if te {
+        bessel_prime_zero(m, n)
+    } else {
+        bessel_zero(m, n)
+    };
+    let kc = x / a;
+    let beta = p as f64 * PI / d;
+    let omega = C0 * (kc * kc + beta * beta).sqrt();
+    let mf = m as f64;
+    // ∫_0^a g(r) r dr by the midpoint rule
+    let radial = |g: &dyn Fn(f64) -> f64| {
+        let k = 4000;
+        let h = a / k as f64;
+        (0..k)
+            .map(|i| (i as f64 + 0.5) * h)
+            .map(|r| g(r) * r * h)
+            .sum::<f64>()
+    };
+    let jm = |r: f64| bessel_j(m, kc * r);
+    let jp = |r: f64| bessel_j_prime(m, kc * r);
+    let (volume, surface) = if te {
+        let rz = radial(&|r| jm(r).powi(2));
+        let rt =
+            radial(&|r| (beta / kc * jp(r)).powi(2) + (beta * mf / (kc * kc * r) * jm(r)).powi(2));
+        let side = a * (d / 2.0) * jm(a).powi(2) * (1.0 + (beta * mf / (kc * kc * a)).powi(2));
+        ((d / 2.0) * (rz + rt), side + 2.0 * rt)
+    } else {
+        let rt = radial(&|r| jp(r).powi(2) + (mf / (kc * r) * jm(r)).powi(2));
+        let zavg = if p == 0 { d } else { d / 2.0 };
+        (zavg * rt, a * zavg * jp(a).powi(2) + 2.0 * rt)
+    };
+    let mu0 = crate::problem::MU0;
+    let rs = (omega * mu0 * mu_c / (2.0 * sigma)).sqrt();
+    Some(omega * mu0 * volume / (rs * surface))
+}
+
 fn sphere_modes(radius: f64, fmax_hz: f64) -> Vec<Mode> {
     let mut out = Vec::new();
     let xmax = 2.0 * PI * fmax_hz * radius / C0;
@@ -339,6 +403,39 @@ mod tests {
         assert!((bessel_zero(2, 1) - 5.135_622_301_840_683).abs() < 1e-12);
         assert!((bessel_zero(0, 2) - 5.520_078_110_286_311).abs() < 1e-12);
         assert!((bessel_prime_zero(1, 1) - 1.841_183_781_340_659).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cylinder_wall_q_matches_closed_forms() {
+        let (a, d, sigma) = (1.0, 0.5, 5.8e7);
+        let mu0 = crate::problem::MU0;
+        // TM_mn0: Q = a d / (δ (a + d)), δ = sqrt(2 / (ω μ₀ σ))
+        for (name, x) in [("TM010", bessel_zero(0, 1)), ("TM110", bessel_zero(1, 1))] {
+            let omega = C0 * x / a;
+            let delta = (2.0 / (omega * mu0 * sigma)).sqrt();
+            let want = a * d / (delta * (a + d));
+            let got = cylinder_wall_q(name, a, d, sigma, 1.0).unwrap();
+            assert!((got / want - 1.0).abs() < 1e-6, "{name}: {got} vs {want}");
+        }
+        // TM010 of the design note's pillbox: about 5.4e4 for copper
+        let q = cylinder_wall_q("TM010", a, d, sigma, 1.0).unwrap();
+        assert!((q - 5.4e4).abs() < 0.01e4, "{q}");
+        // TE_nml: Pozar, Microwave Engineering (4th ed.), eq. 6.51, an independent closed form
+        let (m, x) = (1.0, bessel_prime_zero(1, 1));
+        let beta = PI / d;
+        let k = ((x / a).powi(2) + beta * beta).sqrt();
+        let rs = (k * C0 * mu0 / (2.0 * sigma)).sqrt();
+        let eta = mu0 * C0;
+        let want = (k * a).powi(3) * eta * a * d / (4.0 * x * x * rs) * (1.0 - (m / x).powi(2))
+            / ((a * d / 2.0) * (1.0 + (beta * a * m / (x * x)).powi(2))
+                + (beta * a * a / x).powi(2) * (1.0 - (m / x).powi(2)));
+        let got = cylinder_wall_q("TE111", a, d, sigma, 1.0).unwrap();
+        assert!((got / want - 1.0).abs() < 1e-6, "TE111: {got} vs {want}");
+        // Q scales as sqrt(σ / μ_c); not a cylinder mode: None
+        let q4 = cylinder_wall_q("TE111", a, d, 4.0 * sigma, 1.0).unwrap();
+        assert!((q4 / got - 2.0).abs() < 1e-12);
+        assert!(cylinder_wall_q("TE110", a, d, sigma, 1.0).is_none());
+        assert!(cylinder_wall_q("TEM00", a, d, sigma, 1.0).is_none());
     }
 
     #[test]
