@@ -104,7 +104,7 @@ pub struct ResonatorArgs {
     #[arg(long, value_enum)]
     pub extract: Option<Extract>,
     /// Write modes.vtu with the complex field of the N strongest resonances (a second pass
-    /// of the run on the CPU backend) [0].
+    /// of the run on the same backend) [0].
     #[arg(long)]
     pub mode_shapes: Option<usize>,
     /// Seed for the default source and probe placement [1].

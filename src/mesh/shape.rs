@@ -155,7 +155,32 @@ fn wall_fit(mesh: &Mesh, s: &Shape) -> Option<Fit> {
         .filter(|p| d(p) >= 0.98 * rmax)
         .copied()
         .collect();
-    fit_round(&cand, dims)
+    let mut fit = fit_round(&cand, dims)?;
+    // The 2% band also catches flat-wall nodes near the rim (a cylinder's end caps, many
+    // once the mesh is refined), which pull the radius inwards (0.6% on the fine cylinder
+    // refined twice). The wall's nodes are the farthest from the fitted centre: shrink the
+    // band about the largest distance from it and refit, down to 1e-4.
+    let mut band = 0.01;
+    while band >= 1e-4 {
+        let dist = |p: &V3| {
+            (0..dims)
+                .map(|c| (p[c] - fit.center[c]).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
+        let far = cand.iter().map(dist).fold(0.0, f64::max);
+        let on: Vec<V3> = cand
+            .iter()
+            .filter(|p| dist(p) >= (1.0 - band) * far)
+            .copied()
+            .collect();
+        match (on.len() >= 8).then(|| fit_round(&on, dims)).flatten() {
+            Some(f) => fit = f,
+            None => break,
+        }
+        band /= 4.0;
+    }
+    Some(fit)
 }
 
 /// The shape of a mesh, if it is one of [`Shape`].
