@@ -38,6 +38,12 @@ pub struct ResonatorArgs {
     /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].
     #[arg(long)]
     pub refine: Option<u32>,
+    /// Converged resonances: run at refinements R..=R+N (R from --refine), match the modes
+    /// across levels and report Richardson-extrapolated frequencies with an error estimate
+    /// and the observed order (modes.csv, convergence.csv, the table). Each level costs
+    /// about 16 times the one before.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub converge: Option<u32>,
     /// Number of time steps (overrides --time).
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub steps: Option<u64>,
@@ -147,7 +153,7 @@ impl ResonatorArgs {
         macro_rules! some {
             ($($f:ident => $n:literal),*) => {$(if self.$f.is_some() { g.push($n); })*};
         }
-        some!(mesh => "mesh", box_mesh => "box", refine => "refine", steps => "steps",
+        some!(mesh => "mesh", box_mesh => "box", refine => "refine", converge => "converge", steps => "steps",
             time => "time", cfl => "cfl", dt => "dt", precision => "precision", dual => "dual",
             backend => "backend", device => "device", source => "source",
             source_dir => "source-dir", f_peak => "f-peak", fmax => "fmax",
@@ -473,15 +479,27 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let progress = Progress::new(args.quiet);
     let status = |m: &str| progress.status(m);
     opts.on_status = Some(&status);
-    let r = resonator::run_with(&plan, &mut opts, &mut |done, total| {
-        progress.steps(done, total)
-    })?;
+    let (r, ladder) = match args.converge {
+        None => (
+            resonator::run_with(&plan, &mut opts, &mut |done, total| {
+                progress.steps(done, total)
+            })?,
+            None,
+        ),
+        Some(n) => {
+            let l = converge(args, &cfg, &origin_of(&plan), n, &mut opts, &progress)?;
+            (l.finest, Some(l.levels))
+        }
+    };
     progress.finish();
     for n in &r.notices {
         eprintln!("note: {n}");
     }
     let write = || -> Result<Vec<PathBuf>> {
         let mut files = dgatd::report::write_resonator(&out, &r)?;
+        if let Some(levels) = &ladder {
+            files.push(dgatd::report::write_convergence(&out, levels, &r)?);
+        }
         files.extend(super::plots::spectrum_plot(&out, &r)?);
         Ok(files)
     };
@@ -510,8 +528,66 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
         std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
     }
     print_summary(&r, &plan);
+    if let Some(levels) = &ladder {
+        out!("{}", dgatd::report::ladder_table(levels, &r));
+    }
     outln!("wrote {}", dgatd::report::path_list(&files));
     Ok(())
+}
+
+/// The origin of a plan's configuration (for the per-level plans of a ladder).
+fn origin_of(plan: &Plan) -> Option<Origin> {
+    plan.origin.clone()
+}
+
+/// `--converge N`: the ladder of refinements from `cfg.refine` (solver::converge).
+fn converge(
+    args: &ResonatorArgs,
+    cfg: &Config,
+    origin: &Option<Origin>,
+    n: u32,
+    opts: &mut RunOptions,
+    progress: &Progress,
+) -> Result<dgatd::solver::converge::Ladder> {
+    for (given, flag, why) in [
+        (
+            args.resume.is_some(),
+            "resume",
+            "a ladder is not resumed; rerun it",
+        ),
+        (
+            cfg.steps.is_some(),
+            "steps",
+            "the step count changes with each level's time step; give --time instead",
+        ),
+        (
+            cfg.dt.is_some(),
+            "dt",
+            "each level has its own time step; leave --dt out",
+        ),
+    ] {
+        if given {
+            return Err(Error::config(
+                flag,
+                "given",
+                format!("with --converge: {why}"),
+            ));
+        }
+    }
+    let base = cfg.refine;
+    let plan_at = |r: u32| {
+        let mut c = cfg.clone();
+        c.refine = r;
+        Plan::new(&c, origin.clone())
+    };
+    dgatd::solver::converge::ladder(
+        n,
+        &plan_at,
+        base,
+        opts,
+        &mut |i, r| progress.status(&format!("level {} of {}: --refine {r}", i + 1, n + 1)),
+        &mut |done, total| progress.steps(done, total),
+    )
 }
 
 fn print_summary(r: &resonator::ResonatorResult, plan: &Plan) {

@@ -11,7 +11,11 @@
 //!   `label_confidence` (0..1, [`crate::spectrum::assign`]), `q_wall` (wall-loss Q of
 //!   `conductor` walls by the perturbation method, [`crate::solver::wallq`]; empty
 //!   without such walls) and `q_total` (`1/q_total = 1/q + 1/q_wall`, `q` being the Q of
-//!   the signal's decay).
+//!   the signal's decay); with `--converge`: `f_extrapolated_hz`,
+//!   `extrapolation_error_hz`, `observed_order` (empty where order 2 was assumed) and
+//!   `levels` ([`crate::solver::converge`]).
+//! - `convergence.csv` (with `--converge`): `mode, refine, tets, dofs, f_corrected_hz`, one
+//!   row per labelled mode and level, then `extrapolated` rows (`refine` empty).
 //! - `run.toml`: the run's configuration (a valid `--config`: see
 //!   [`crate::solver::config`]), then a `[run]` table: version, commit, backend, mesh hash
 //!   and counts, time step, timings, source and probes.
@@ -103,6 +107,10 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
         "label_confidence",
         "q_wall",
         "q_total",
+        "f_extrapolated_hz",
+        "extrapolation_error_hz",
+        "observed_order",
+        "levels",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -110,6 +118,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
     let opt = |x: Option<f64>| x.map(g).unwrap_or_default();
     let rows = r.peaks().iter().enumerate().map(|(i, pk)| {
         let fc = r.corrected(pk);
+        let x = r.extrapolated.get(i).copied().flatten();
         let nearest = r
             .analysis
             .nearest_mode(fc)
@@ -149,6 +158,10 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             confidence,
             opt(r.q_wall_of(pk)),
             opt(crate::solver::wallq::combine(pk.q, r.q_wall_of(pk))),
+            opt(x.map(|x| x.f_hz)),
+            opt(x.map(|x| x.error_hz)),
+            opt(x.and_then(|x| x.order)),
+            x.map(|x| x.levels.to_string()).unwrap_or_default(),
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -350,6 +363,99 @@ fn q_cell(p: &crate::spectrum::Peak) -> String {
         Some(_) => "inf".into(),
         None => "-".into(),
     }
+}
+
+/// `convergence.csv` of a refinement ladder (see the module documentation).
+pub fn write_convergence(
+    dir: &Path,
+    levels: &[crate::solver::converge::Level],
+    finest: &ResonatorResult,
+) -> Result<PathBuf> {
+    let p = dir.join("convergence.csv");
+    let header: Vec<String> = ["mode", "refine", "tets", "dofs", "f_corrected_hz"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for l in levels {
+        for (m, f) in &l.modes {
+            rows.push(vec![
+                m.clone(),
+                l.refine.to_string(),
+                l.tets.to_string(),
+                l.dofs.to_string(),
+                g(*f),
+            ]);
+        }
+    }
+    for (name, x) in ladder_rows(finest) {
+        rows.push(vec![
+            name,
+            String::new(),
+            "extrapolated".into(),
+            String::new(),
+            g(x.f_hz),
+        ]);
+    }
+    write_atomic(&p, &csv_bytes(&header, rows.into_iter(), &p)?)?;
+    Ok(p)
+}
+
+/// The labelled modes of the finest level with their extrapolation, by frequency.
+fn ladder_rows(r: &ResonatorResult) -> Vec<(String, crate::spectrum::richardson::Extrapolated)> {
+    r.analysis
+        .matched
+        .iter()
+        .filter_map(|m| {
+            let (p, _) = m.peak.as_ref()?;
+            let i = r.peaks().iter().position(|q| q.f_hz == p.f_hz)?;
+            Some((
+                m.mode.name.clone(),
+                r.extrapolated.get(i).copied().flatten()?,
+            ))
+        })
+        .collect()
+}
+
+/// The table of a refinement ladder: per labelled mode, the corrected frequency at each
+/// level, the extrapolated one with its error estimate and observed order, and its
+/// difference from the analytic mode.
+pub fn ladder_table(levels: &[crate::solver::converge::Level], r: &ResonatorResult) -> String {
+    let mut s = format!("{:<8}", "mode");
+    for l in levels {
+        s.push_str(&format!(" {:>13}", format!("refine {} MHz", l.refine)));
+    }
+    s.push_str(&format!(
+        " {:>16} {:>10} {:>6} {:>10}\n",
+        "extrapolated MHz", "± MHz", "order", "vs analytic"
+    ));
+    for (name, x) in ladder_rows(r) {
+        s.push_str(&format!("{name:<8}"));
+        for l in levels {
+            match l.modes.iter().find(|m| m.0 == name) {
+                Some((_, f)) => s.push_str(&format!(" {:>13.5}", f / 1e6)),
+                None => s.push_str(&format!(" {:>13}", "-")),
+            }
+        }
+        let analytic = r
+            .analysis
+            .matched
+            .iter()
+            .find(|m| m.mode.name == name)
+            .map(|m| m.mode.f_hz);
+        s.push_str(&format!(
+            " {:>16.6} {:>10.2e} {:>6} {:>10}\n",
+            x.f_hz / 1e6,
+            x.error_hz / 1e6,
+            x.order
+                .map(|p| format!("{p:.2}"))
+                .unwrap_or_else(|| "(2)".into()),
+            analytic
+                .map(|fa| format!("{:+.2e}", (x.f_hz - fa) / fa))
+                .unwrap_or_else(|| "-".into())
+        ));
+    }
+    s
 }
 
 /// The table printed after a run: mode, analytic MHz, measured MHz, corrected MHz, error %,

@@ -1,7 +1,8 @@
 //! The resonator job as one straight path: configuration ([`config`]) → validated plan
 //! ([`plan`]) → build (mesh, operators, stepper: [`build`]) → run ([`run`]) → analyse
 //! ([`analyse`]) → results ([`resonator`]), with checkpoints ([`checkpoint`]) and mode
-//! shapes ([`modeshape`]) and their wall-loss Q ([`wallq`]).
+//! shapes ([`modeshape`]) and their wall-loss Q ([`wallq`]); refinement ladders with
+//! extrapolated frequencies ([`converge`]).
 //!
 //! Time is in metres of light travel inside the library (c = 1); `dt_s = dt / C0`.
 
@@ -9,6 +10,7 @@ pub mod analyse;
 pub(crate) mod build;
 pub mod checkpoint;
 pub mod config;
+pub mod converge;
 pub mod modeshape;
 #[cfg(feature = "partition")]
 pub mod partitioned;

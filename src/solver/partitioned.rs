@@ -619,6 +619,7 @@ pub fn run_partitioned<C: Comm>(
         method: plan.method,
         mode_shapes: vec![],
         q_wall: vec![],
+        extrapolated: vec![],
         model_bytes_per_step: model_bytes,
         model_flops_per_step: model_flops,
         n_edges: g.n_edges,

@@ -45,6 +45,9 @@ pub struct ResonatorResult {
     /// Wall-loss Q of each peak (in the order of [`Self::peaks`]) with `conductor` walls,
     /// by the perturbation method ([`super::wallq`]); empty without such walls.
     pub q_wall: Vec<Option<f64>>,
+    /// Richardson-extrapolated frequency of each peak (in the order of [`Self::peaks`]) in a
+    /// refinement ladder ([`super::converge`]); empty otherwise.
+    pub extrapolated: Vec<Option<crate::spectrum::richardson::Extrapolated>>,
     /// Unknowns of the time loop (DGA: 4 per tet + free half-edges; DG: 6 Np per tet).
     pub dofs: usize,
     pub method: Method,
@@ -344,6 +347,7 @@ fn result(
         notices: b.notices,
         mesh: b.mesh,
         q_wall: vec![],
+        extrapolated: vec![],
     }
 }
 
