@@ -304,6 +304,17 @@ __kernel void gather(const uint N, __global const uint* restrict idx, __global c
     if (i < N) dst[i] = src[idx[i]];
 }
 
+// Magnetic loss (σ*, design note §12): F_n ← a_n F_n on the N lossy tets idx[i] (factor
+// a[i] = (1 − b)/(1 + b)), before the primal update, whose P rows carry 1/(1 + b).
+__kernel void mag_loss(const uint N, const uint T, __global const uint* restrict idx,
+                       __global const real* restrict a, __global real* restrict F) {
+    const size_t i = get_global_id(0);
+    if (i >= N) return;
+    const size_t n = idx[i];
+    const real s = a[i];
+    for (uint k = 0; k < 4; ++k) F[(size_t)k * T + n] *= s;
+}
+
 // Running discrete Fourier transform of a state vector X (N values) at M frequencies
 // (mode shapes): for each m, ACC[2mN + i] += Re(P_m) X_i and ACC[(2m+1)N + i] += Im(P_m) X_i,
 // P holding this step's M phase factors as (re, im) pairs. Real and imaginary planes are

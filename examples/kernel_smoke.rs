@@ -586,7 +586,8 @@ fn subsets<T: Real>(
     Ok(())
 }
 
-/// The loss step (`loss_rows`, `loss_scatter`) on a mesh where about half the tets conduct:
+/// The loss steps (`loss_rows`, `loss_scatter`; `mag_loss` for σ*) on a mesh where about
+/// half the tets conduct and another half has a magnetic conductivity:
 /// 3 steps (source, probes) from a random state with the factored and the CSR dual update
 /// against `CpuStepper` on the same lossy operators, and a check that σ changed the result
 /// (against the lossless CPU run), so the comparison is not vacuous.
@@ -600,6 +601,16 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         .map(|_| {
             if r.uniform() < 0.5 {
                 8.0 * r.uniform()
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    // magnetic conductivity σ*/η₀ on another random half (mag_loss, scaled P rows)
+    mat.sigma_m = (0..mesh.n_tets())
+        .map(|_| {
+            if r.uniform() < 0.5 {
+                6.0 * r.uniform()
             } else {
                 0.0
             }
@@ -653,12 +664,13 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             DualForm::Factored => "circulation + vertex_block_v",
             DualForm::Csr => "csr_vector",
         };
-        s.covered(&["loss_rows", "loss_scatter", "scale", "fill_u32"]);
+        s.covered(&["loss_rows", "loss_scatter", "scale", "fill_u32", "mag_loss"]);
         let what = format!(
-            "{} lossy DGA ({} of {} tets conduct) {steps} steps, primal_tet + loss_rows + loss_scatter + {dual}",
+            "{} lossy DGA ({} of {} tets conduct, {} with σ*) {steps} steps, mag_loss + primal_tet + loss_rows + loss_scatter + {dual}",
             T::NAME,
             mat.sigma.iter().filter(|&&x| x > 0.0).count(),
-            mesh.n_tets()
+            mesh.n_tets(),
+            mat.sigma_m.iter().filter(|&&x| x > 0.0).count()
         );
         s.check(
             format!("{what}: state"),

@@ -95,7 +95,8 @@ pub struct ResonatorArgs {
     /// [1e4 with --method dga, 10 with --method dg].
     #[arg(long, allow_hyphen_values = true)]
     pub min_q: Option<f64>,
-    /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R[,SIGMA]] (σ in S/m; repeatable).
+    /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R[,SIGMA[,SIGMA_M]]] (σ in S/m,
+    /// magnetic σ* in ohm/m; repeatable).
     #[arg(long = "material")]
     pub materials: Vec<String>,
     /// Condition of a surface group: NAME_OR_TAG=pec|pmc|abc|conductor:SIGMA[,MU_R]
@@ -258,7 +259,7 @@ fn parse_pairs<T>(
     Ok(out)
 }
 
-/// `EPS_R[,MU_R[,SIGMA]]` (σ in S/m).
+/// `EPS_R[,MU_R[,SIGMA[,SIGMA_M]]]` (σ in S/m, σ* in ohm/m).
 fn parse_material(v: &str) -> Result<Material> {
     let nums: Vec<f64> = v
         .split(',')
@@ -272,10 +273,15 @@ fn parse_material(v: &str) -> Result<Material> {
             sigma: *s,
             ..Material::new(*e, *u)
         }),
+        [e, u, s, sm] => Ok(Material {
+            sigma: *s,
+            sigma_m: *sm,
+            ..Material::new(*e, *u)
+        }),
         _ => Err(Error::config(
             "material",
             v,
-            "expected NAME=EPS_R[,MU_R[,SIGMA]]",
+            "expected NAME=EPS_R[,MU_R[,SIGMA[,SIGMA_M]]]",
         )),
     }
 }

@@ -41,6 +41,12 @@ pub fn primal_where<T: Real>(
             if !keep(n) {
                 return;
             }
+            if let Some(&a) = ops.mag.get(n) {
+                // magnetic loss (design note §12): the old F decays first
+                for x in fr.iter_mut() {
+                    *x *= a;
+                }
+            }
             let mut s = [T::zero(); 6];
             for c in 0..6 {
                 let e = ed[c * t + n] as usize;

@@ -599,6 +599,7 @@ impl ClDevice {
             gather: k("gather")?,
             scatter: k("scatter")?,
             dft_acc: k("dft_acc")?,
+            mag_loss: k("mag_loss")?,
             _program: program,
         })
     }
@@ -633,6 +634,7 @@ pub struct Kernels {
     pub(crate) gather: Kernel,
     pub(crate) scatter: Kernel,
     pub(crate) dft_acc: Kernel,
+    pub(crate) mag_loss: Kernel,
     _program: Program,
 }
 
@@ -822,6 +824,9 @@ pub struct ClStepper<T: Real> {
     loss: Option<DeviceLoss<T>>,
     /// Running Fourier transforms of U and F ([`Stepper::dft_start`]).
     dft: Option<DeviceDft<T>>,
+    /// Magnetic loss (σ*): the lossy tets and their factors `(1 − b)/(1 + b)`, installed
+    /// by [`ClStepper::set_time_step`] (see [`crate::dga::operators::Operators::mag`]).
+    mag: Option<(usize, Buffer<u32>, Buffer<T>)>,
 }
 
 /// The running transforms on the device: `m` frequencies, accumulators of `2 m nh` and
@@ -997,6 +1002,7 @@ impl<T: Real> ClStepper<T> {
             np,
             loss: None,
             dft: None,
+            mag: None,
             k,
             dev,
             dga,
@@ -1078,7 +1084,11 @@ impl<T: Real> ClStepper<T> {
     /// of [`crate::dga::operators::Operators::new`] (the same as the CPU backend's).
     pub fn set_time_step(&mut self, dt: f64, wave: Option<Waveform>) -> Result<()> {
         let a = dt / self.dt;
-        self.scale_buf(&self.p, 24 * self.t, a)?;
+        if self.dga.mag.is_some() {
+            self.install_mag(dt)?;
+        } else {
+            self.scale_buf(&self.p, 24 * self.t, a)?;
+        }
         if self.dga.msig.is_some() {
             self.install_losses(dt)?;
         } else {
@@ -1093,6 +1103,33 @@ impl<T: Real> ClStepper<T> {
         self.dev.finish()?;
         self.dt = dt;
         self.wave = wave;
+        Ok(())
+    }
+
+    /// Uploads the primal blocks `Δt/(1 + b) Mmu⁻¹ C` and the lossy tets' factors of a
+    /// `Dga` with magnetic conductivity for `dt`.
+    fn install_mag(&mut self, dt: f64) -> Result<()> {
+        let mag = self.dga.mag.as_ref().expect("checked by the caller");
+        let t = self.t;
+        let mut p = vec![T::zero(); 24 * t];
+        for (rc, col) in p.chunks_mut(t.max(1)).enumerate() {
+            for (n, x) in col.iter_mut().enumerate() {
+                *x = T::of(dt * self.dga.mmu_inv_c[n][rc] / (1.0 + 0.5 * mag[n] * dt));
+            }
+        }
+        self.dev.write(&mut self.p, &p, "primal blocks")?;
+        let (idx, a): (Vec<u32>, Vec<T>) = (0..t)
+            .filter(|&n| mag[n] != 0.0)
+            .map(|n| {
+                let b = 0.5 * mag[n] * dt;
+                (n as u32, T::of((1.0 - b) / (1.0 + b)))
+            })
+            .unzip();
+        self.mag = Some((
+            idx.len(),
+            self.dev.upload(&idx, "magnetically lossy tets")?,
+            self.dev.upload(&a, "magnetic loss factors")?,
+        ));
         Ok(())
     }
 
@@ -1165,6 +1202,21 @@ impl<T: Real> ClStepper<T> {
 
     /// `F -= P U` with the chosen variant.
     pub fn primal_update(&self) -> Result<Event> {
+        if let Some((n, idx, a)) = self.mag.as_ref().filter(|m| m.0 > 0) {
+            launch(
+                &self.dev,
+                &self.k.mag_loss,
+                *n,
+                LOCAL,
+                &[
+                    Arg::U32(*n as u32),
+                    Arg::U32(self.t as u32),
+                    Arg::BufU32(idx),
+                    Arg::Buf(a),
+                    Arg::Buf(&self.f),
+                ],
+            )?;
+        }
         self.launch_primal(&self.u, &self.f)
     }
 

@@ -124,6 +124,11 @@ pub struct Dga {
     /// `Msig_v` (same layout as `meps`; zero blocks at vertices with no conducting tet),
     /// None when no tet conducts.
     pub msig: Option<VertexBlocks>,
+    /// Magnetic loss rate `s_n = σ*_n / μ_n` (1/m) per tet, None when no tet has σ*. A
+    /// tet's medium is uniform, so its `Msig*_n = s_n Mmu_n` and the Crank–Nicolson
+    /// primal update is the scalar `F⁺ = (1 − b)/(1 + b) F − Δt/(1 + b) Mmu⁻¹ C U`,
+    /// `b = s_n Δt / 2` (design note §12).
+    pub mag: Option<Vec<f64>>,
     /// Dual-face circulations `(C̃ F)_e = Σ ±F`: entries `circ[circ_ptr[e]..circ_ptr[e+1]]`
     /// encode `(f_slot << 1) | negative`.
     pub circ_ptr: Vec<u32>,
@@ -303,6 +308,9 @@ impl Dga {
             meps,
             meps_inv,
             msig,
+            mag: mat
+                .is_magnetically_lossy()
+                .then(|| (0..t).map(|n| mat.sigma_m_of(n) / mat.mu[n]).collect()),
             circ_ptr,
             circ,
         })

@@ -80,6 +80,9 @@ pub struct Operators<T> {
     pub loss_row: Vec<u64>,
     /// `B̂_v` of the lossy vertices, row-major.
     pub loss_block: Vec<T>,
+    /// Magnetic loss: per tet the factor `(1 − b)/(1 + b)` applied to the old F before the
+    /// primal update (whose `P` rows carry `1/(1 + b)`), `b = s_n Δt / 2`; empty without σ*.
+    pub mag: Vec<T>,
 }
 
 /// The lossy vertices' blocks in f64: `Ã_v⁻¹` (exactly symmetrised) in the layout of
@@ -157,6 +160,8 @@ impl<T: Real> Operators<T> {
 
     fn build(dga: &Dga, dt: f64, with_csr: bool, lossy: bool) -> Self {
         let t = dga.n_tets;
+        let mag = dga.mag.as_ref().filter(|_| lossy);
+        let mag_b = |n: usize| mag.map(|s| 0.5 * s[n] * dt);
         let mut primal = vec![T::zero(); 24 * t];
         let mut primal_edges = vec![0u32; 6 * t];
         primal
@@ -164,7 +169,7 @@ impl<T: Real> Operators<T> {
             .enumerate()
             .for_each(|(rc, col)| {
                 for (n, x) in col.iter_mut().enumerate() {
-                    *x = T::of(dt * dga.mmu_inv_c[n][rc]);
+                    *x = T::of(dt * dga.mmu_inv_c[n][rc] / mag_b(n).map_or(1.0, |b| 1.0 + b));
                 }
             });
         primal_edges
@@ -215,6 +220,16 @@ impl<T: Real> Operators<T> {
             loss_vert,
             loss_row,
             loss_block,
+            mag: mag
+                .map(|s| {
+                    s.iter()
+                        .map(|&x| {
+                            let b = 0.5 * x * dt;
+                            T::of((1.0 - b) / (1.0 + b))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 

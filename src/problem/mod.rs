@@ -58,6 +58,9 @@ pub struct Material {
     /// Frequency (Hz, > 0) at which `tan_delta` is given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub f_tan_delta: Option<f64>,
+    /// Magnetic conductivity σ* (Ω/m, ≥ 0): `μ ∂H/∂t + σ* H = −∇×E`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sigma_m: f64,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -72,6 +75,7 @@ impl Default for Material {
             sigma: 0.0,
             tan_delta: None,
             f_tan_delta: None,
+            sigma_m: 0.0,
         }
     }
 }
@@ -96,6 +100,13 @@ impl Material {
                     format!("must be finite and positive (material {group})"),
                 ));
             }
+        }
+        if !(self.sigma_m.is_finite() && self.sigma_m >= 0.0) {
+            return Err(Error::config(
+                "sigma_m",
+                self.sigma_m,
+                format!("must be finite and not negative, in ohm/m (material {group})"),
+            ));
         }
         if !(self.sigma.is_finite() && self.sigma >= 0.0) {
             return Err(Error::config(
@@ -319,6 +330,9 @@ pub struct Media {
     /// Conductivity in library units, `σ η₀` (1/m), per tet; empty when lossless
     /// everywhere (the same as all zeros).
     pub sigma: Vec<f64>,
+    /// Magnetic conductivity in library units, `σ* / η₀` (1/m), per tet; empty when
+    /// lossless everywhere.
+    pub sigma_m: Vec<f64>,
 }
 
 impl Media {
@@ -328,6 +342,7 @@ impl Media {
             eps: vec![1.0; n_tets],
             mu: vec![1.0; n_tets],
             sigma: Vec::new(),
+            sigma_m: Vec::new(),
         }
     }
 
@@ -337,12 +352,23 @@ impl Media {
             eps,
             mu,
             sigma: Vec::new(),
+            sigma_m: Vec::new(),
         }
     }
 
     /// Whether some tet conducts.
     pub fn is_lossy(&self) -> bool {
         self.sigma.iter().any(|&s| s != 0.0)
+    }
+
+    /// Whether some tet has a magnetic conductivity.
+    pub fn is_magnetically_lossy(&self) -> bool {
+        self.sigma_m.iter().any(|&s| s != 0.0)
+    }
+
+    /// `σ* / η₀` (1/m) of tet `n` (0 when lossless).
+    pub fn sigma_m_of(&self, n: usize) -> f64 {
+        self.sigma_m.get(n).copied().unwrap_or(0.0)
     }
 
     /// `σ η₀` (1/m) of tet `n` (0 when lossless).
@@ -365,12 +391,19 @@ impl Media {
             if sig != 0.0 && m.sigma.is_empty() {
                 m.sigma = vec![0.0; mesh.n_tets()];
             }
+            let sig_m = mat.sigma_m / ETA0;
+            if sig_m != 0.0 && m.sigma_m.is_empty() {
+                m.sigma_m = vec![0.0; mesh.n_tets()];
+            }
             for n in 0..mesh.n_tets() {
                 if mesh.tet_phys[n] == tag {
                     m.eps[n] = mat.eps_r;
                     m.mu[n] = mat.mu_r;
                     if sig != 0.0 {
                         m.sigma[n] = sig;
+                    }
+                    if sig_m != 0.0 {
+                        m.sigma_m[n] = sig_m;
                     }
                 }
             }

@@ -100,6 +100,13 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
             "absorbing boundaries are not supported in partitioned runs yet",
         ));
     }
+    if media.is_magnetically_lossy() {
+        return Err(Error::config(
+            "material",
+            "sigma_m",
+            "magnetic conductivity is not supported in partitioned runs yet; run on one process",
+        ));
+    }
     if walls
         .kind
         .contains(&crate::problem::BoundaryKind::Conductor)

@@ -194,7 +194,10 @@ impl Plan {
             // conducting materials every mode is damped
             min_q: cfg.min_q.unwrap_or(match cfg.method {
                 Method::Dga
-                    if !cfg.materials.values().any(|m| m.conductivity() != 0.0)
+                    if !cfg
+                        .materials
+                        .values()
+                        .any(|m| m.conductivity() != 0.0 || m.sigma_m != 0.0)
                         && !cfg.boundaries.values().any(|b| b.kind == BoundaryKind::Abc) =>
                 {
                     1e4
@@ -247,11 +250,15 @@ impl Plan {
                 "--method dg supports PEC walls only",
             ));
         }
-        if let Some((name, _)) = cfg.materials.iter().find(|(_, m)| m.conductivity() != 0.0) {
+        if let Some((name, _)) = cfg
+            .materials
+            .iter()
+            .find(|(_, m)| m.conductivity() != 0.0 || m.sigma_m != 0.0)
+        {
             return Err(Error::config(
                 "material",
                 name,
-                "--method dg does not support conducting materials (sigma, tan_delta)",
+                "--method dg does not support conducting materials (sigma, tan_delta, sigma_m)",
             ));
         }
         Ok(())
