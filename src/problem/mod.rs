@@ -24,6 +24,7 @@
 //!   the skin depth is small against the cavity (`Q_wall ≫ 1`).
 
 pub mod dispersion;
+pub mod layer;
 mod placement;
 mod waveform;
 
@@ -61,6 +62,20 @@ pub struct Material {
     /// Magnetic conductivity σ* (Ω/m, ≥ 0): `μ ∂H/∂t + σ* H = −∇×E`.
     #[serde(skip_serializing_if = "is_zero")]
     pub sigma_m: f64,
+    /// An absorbing layer: graded matched σ and σ* from the group's inner surface
+    /// ([`layer`]); `sigma`, `sigma_m` and `tan_delta` must then be left out.
+    #[serde(skip_serializing_if = "is_false")]
+    pub absorbing: bool,
+    /// Grading order m of an absorbing layer (default 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer_order: Option<f64>,
+    /// Target normal-incidence reflection of an absorbing layer (default 1e-6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer_reflection: Option<f64>,
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -76,6 +91,9 @@ impl Default for Material {
             tan_delta: None,
             f_tan_delta: None,
             sigma_m: 0.0,
+            absorbing: false,
+            layer_order: None,
+            layer_reflection: None,
         }
     }
 }
@@ -100,6 +118,37 @@ impl Material {
                     format!("must be finite and positive (material {group})"),
                 ));
             }
+        }
+        if self.absorbing {
+            if self.sigma != 0.0 || self.sigma_m != 0.0 || self.tan_delta.is_some() {
+                return Err(Error::config(
+                    "absorbing",
+                    group,
+                    "an absorbing layer sets its own graded sigma and sigma_m: leave sigma, sigma_m and tan_delta out",
+                ));
+            }
+            let m = self.layer_order.unwrap_or(3.0);
+            if !(m.is_finite() && (0.0..=10.0).contains(&m)) {
+                return Err(Error::config(
+                    "layer_order",
+                    m,
+                    format!("must be in [0, 10] (material {group})"),
+                ));
+            }
+            let r = self.layer_reflection.unwrap_or(1e-6);
+            if !(r > 0.0 && r < 1.0) {
+                return Err(Error::config(
+                    "layer_reflection",
+                    r,
+                    format!("must be in (0, 1) (material {group})"),
+                ));
+            }
+        } else if self.layer_order.is_some() || self.layer_reflection.is_some() {
+            return Err(Error::config(
+                "layer_order",
+                group,
+                "layer_order and layer_reflection need absorbing = true",
+            ));
         }
         if !(self.sigma_m.is_finite() && self.sigma_m >= 0.0) {
             return Err(Error::config(
@@ -154,6 +203,11 @@ impl Material {
     }
 
     /// The total conductivity (S/m): `sigma + 2π f_tan_delta ε₀ ε_r tan_delta`.
+    /// Whether the material dissipates (σ, tanδ, σ* or an absorbing layer).
+    pub fn is_lossy(&self) -> bool {
+        self.conductivity() != 0.0 || self.sigma_m != 0.0 || self.absorbing
+    }
+
     pub fn conductivity(&self) -> f64 {
         let tan = match (self.tan_delta, self.f_tan_delta) {
             (Some(t), Some(f)) => 2.0 * std::f64::consts::PI * f * EPS0 * self.eps_r * t,
@@ -379,6 +433,7 @@ impl Media {
     /// The media of a mesh: each named volume group gets its material, the rest vacuum.
     pub fn resolve(mesh: &Mesh, materials: &BTreeMap<String, Material>) -> Result<Self> {
         let mut m = Media::vacuum(mesh.n_tets());
+        let mut layers = Vec::new();
         for (key, mat) in materials {
             mat.validate(key)?;
             let tag = mesh.volume_group(key).ok_or_else(|| Error::UnknownGroup {
@@ -395,6 +450,9 @@ impl Media {
             if sig_m != 0.0 && m.sigma_m.is_empty() {
                 m.sigma_m = vec![0.0; mesh.n_tets()];
             }
+            if mat.absorbing {
+                layers.push((key.clone(), tag, *mat));
+            }
             for n in 0..mesh.n_tets() {
                 if mesh.tet_phys[n] == tag {
                     m.eps[n] = mat.eps_r;
@@ -406,6 +464,29 @@ impl Media {
                         m.sigma_m[n] = sig_m;
                     }
                 }
+            }
+        }
+        for (key, tag, mat) in layers {
+            let in_layer: Vec<bool> = mesh.tet_phys.iter().map(|&t| t == tag).collect();
+            let sig = layer::graded_sigma(
+                mesh,
+                &in_layer,
+                &m.eps,
+                &m.mu,
+                mat.layer_order.unwrap_or(3.0),
+                mat.layer_reflection.unwrap_or(1e-6),
+                &key,
+            )?;
+            if m.sigma.is_empty() {
+                m.sigma = vec![0.0; mesh.n_tets()];
+            }
+            if m.sigma_m.is_empty() {
+                m.sigma_m = vec![0.0; mesh.n_tets()];
+            }
+            for n in (0..mesh.n_tets()).filter(|&n| in_layer[n]) {
+                m.sigma[n] = sig[n];
+                // matched: σ*/μ = σ/ε (library units σ*/η₀ = σ η₀ μ_r/ε_r)
+                m.sigma_m[n] = sig[n] * m.mu[n] / m.eps[n];
             }
         }
         Ok(m)
@@ -511,6 +592,57 @@ impl Walls {
 mod tests {
     use super::*;
     use crate::mesh::generate::box_mesh;
+
+    #[test]
+    fn an_absorbing_group_gets_graded_matched_conductivities() {
+        let mut m = box_mesh([8, 2, 2], [1.0, 0.25, 0.25]);
+        // tag 7 (addressed by number) for the tets beyond x = 0.75 m
+        for n in 0..m.n_tets() {
+            let x: f64 = m.tet_x(n).iter().map(|p| p[0]).sum::<f64>() / 4.0;
+            if x > 0.75 {
+                m.tet_phys[n] = 7;
+            }
+        }
+        let mut mats = BTreeMap::new();
+        mats.insert(
+            "7".to_string(),
+            Material {
+                absorbing: true,
+                ..Material::new(4.0, 1.0)
+            },
+        );
+        let media = Media::resolve(&m, &mats).unwrap();
+        for n in 0..m.n_tets() {
+            let layer = m.tet_phys[n] == 7;
+            assert_eq!(media.sigma_of(n) > 0.0, layer, "tet {n}");
+            // matched: σ*/μ = σ/ε in library units
+            let (se, sm) = (
+                media.sigma_of(n) / media.eps[n],
+                media.sigma_m_of(n) / media.mu[n],
+            );
+            assert!(
+                (se - sm).abs() <= 1e-12 * se.max(1e-300),
+                "tet {n}: {se} vs {sm}"
+            );
+        }
+        // an absorbing layer with its own sigma, or layer keys without absorbing: refused
+        let bad = Material {
+            absorbing: true,
+            sigma: 1.0,
+            ..Material::new(1.0, 1.0)
+        };
+        assert!(
+            bad.validate("pml")
+                .unwrap_err()
+                .to_string()
+                .contains("absorbing")
+        );
+        let bad = Material {
+            layer_order: Some(2.0),
+            ..Material::new(1.0, 1.0)
+        };
+        assert!(bad.validate("pml").is_err());
+    }
 
     #[test]
     fn every_box_wall_face_is_in_its_group() {

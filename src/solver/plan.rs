@@ -194,10 +194,7 @@ impl Plan {
             // conducting materials every mode is damped
             min_q: cfg.min_q.unwrap_or(match cfg.method {
                 Method::Dga
-                    if !cfg
-                        .materials
-                        .values()
-                        .any(|m| m.conductivity() != 0.0 || m.sigma_m != 0.0)
+                    if !cfg.materials.values().any(|m| m.is_lossy())
                         && !cfg.boundaries.values().any(|b| b.kind == BoundaryKind::Abc) =>
                 {
                     1e4
@@ -250,15 +247,11 @@ impl Plan {
                 "--method dg supports PEC walls only",
             ));
         }
-        if let Some((name, _)) = cfg
-            .materials
-            .iter()
-            .find(|(_, m)| m.conductivity() != 0.0 || m.sigma_m != 0.0)
-        {
+        if let Some((name, _)) = cfg.materials.iter().find(|(_, m)| m.is_lossy()) {
             return Err(Error::config(
                 "material",
                 name,
-                "--method dg does not support conducting materials (sigma, tan_delta, sigma_m)",
+                "--method dg does not support conducting materials (sigma, tan_delta, sigma_m, absorbing)",
             ));
         }
         Ok(())
