@@ -80,6 +80,9 @@ pub enum Error {
     /// names the operation and the ranks involved.
     #[error("rank communication ({what}): {msg}")]
     Comm { what: String, msg: String },
+    /// Rank 0 failed while `what` and told the other ranks; rank 0 prints its own error.
+    #[error("rank 0 failed while {what} (its error is printed by rank 0)")]
+    RankZeroFailed { what: String },
     /// A run stopped before its end (`cause`); `saved` says what was written and how to go on.
     #[error("{cause}\n{saved}")]
     Stopped { cause: Box<Error>, saved: String },
@@ -101,6 +104,10 @@ impl Error {
             Error::Stopped { cause, .. } => cause.is_interrupted(),
             _ => false,
         }
+    }
+    /// Whether this is another rank's notice that rank 0 failed ([`Error::RankZeroFailed`]).
+    pub fn is_rank_zero_failure(&self) -> bool {
+        matches!(self, Error::RankZeroFailed { .. })
     }
     /// Shorthand for an [`Error::Io`].
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {

@@ -489,9 +489,8 @@ pub fn distribute_with<C: Comm>(
     } else {
         let words = comm.recv_words(0)?;
         if words.is_empty() {
-            return Err(Error::Comm {
-                what: format!("part for rank {}", comm.rank()),
-                msg: "rank 0 failed to partition the mesh".into(),
+            return Err(Error::RankZeroFailed {
+                what: "partitioning the mesh".into(),
             });
         }
         Ok((Part::from_words(&words)?, None))

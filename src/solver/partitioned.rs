@@ -79,10 +79,7 @@ struct Global {
 }
 
 fn rank0_failed(what: &str) -> Error {
-    Error::Comm {
-        what: what.into(),
-        msg: "rank 0 failed (its error is printed by rank 0)".into(),
-    }
+    Error::RankZeroFailed { what: what.into() }
 }
 
 /// Reads, checks and resolves the problem on rank 0 (as [`build::build`] does).

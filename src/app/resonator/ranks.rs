@@ -112,10 +112,11 @@ fn run(args: &ResonatorArgs) -> Result<()> {
     } else {
         let w = comm.broadcast_words(0, vec![])?;
         if w.first() != Some(&1) {
-            // rank 0 prints the reason
+            // rank 0 prints the reason and exits non-zero; this rank leaves with status 0 so
+            // that mpirun does not kill rank 0 before it has printed it
             drop(comm);
             drop(universe);
-            std::process::exit(1);
+            std::process::exit(0);
         }
         let origin = Origin {
             path: "rank 0's configuration".into(),
@@ -147,12 +148,21 @@ fn run(args: &ResonatorArgs) -> Result<()> {
         Ok(run) => run,
         // the other ranks' errors are rank 0's (it prints them) or their own
         Err(e) if !root => {
-            if !matches!(e, Error::Comm { .. }) && !e.is_interrupted() {
+            if !matches!(e, Error::Comm { .. }) && !e.is_interrupted() && !e.is_rank_zero_failure()
+            {
                 eprintln!("error on rank {}: {e}", comm.rank());
             }
             drop(comm);
             drop(universe);
-            std::process::exit(if e.is_interrupted() { 130 } else { 1 });
+            // when rank 0 failed it reports and exits non-zero itself: a non-zero status here
+            // would have mpirun kill rank 0 before it printed why (seen on 2-core CI)
+            std::process::exit(if e.is_interrupted() {
+                130
+            } else if e.is_rank_zero_failure() {
+                0
+            } else {
+                1
+            });
         }
         Err(e) => return Err(e),
     };
