@@ -126,6 +126,65 @@ pub fn loss_step<T: Real>(ops: &Operators<T>, u: &mut [T], tmp: &mut [T]) {
     }
 }
 
+/// The dispersive correction `U_v −= Σ_m G_m g_m` before the dual update (nothing without
+/// dispersion; [`crate::dga::operators::DispOps`]).
+pub fn disp_correct<T: Real>(ops: &Operators<T>, g: &[T], u: &mut [T]) {
+    let Some(d) = &ops.disp else { return };
+    let corr: Vec<T> = (0..d.h.len())
+        .into_par_iter()
+        .with_min_len(MIN_LEN)
+        .map(|r| {
+            let (o, l, go) = (d.row[r] as usize, d.len[r] as usize, d.goff[r] as usize);
+            if l == 0 {
+                d.block[o] * g[go]
+            } else {
+                let mut acc = T::zero();
+                for j in 0..l {
+                    acc += d.block[o + j] * g[go + j];
+                }
+                acc
+            }
+        })
+        .collect();
+    for (&h, c) in d.h.iter().zip(corr) {
+        u[h as usize] -= c;
+    }
+}
+
+/// The pole step after the dual update: every dispersive filter takes the new `U`, and
+/// `g` gets the change of each entry's summed `s₁` (nothing without dispersion).
+pub fn disp_poles<T: Real>(ops: &Operators<T>, u: &[T], s: &mut [T], g: &mut [T]) {
+    let Some(d) = &ops.disp else { return };
+    for m in 0..d.ptr.len() - 1 {
+        let (e0, n) = (d.ptr[m], d.ptr[m + 1] - d.ptr[m]);
+        let poles = &d.coef[5 * d.cptr[m]..5 * d.cptr[m + 1]];
+        let st = &mut s[d.sptr[m]..d.sptr[m + 1]];
+        let out: Vec<T> = {
+            // states are pole-major (2p + q) * n + i: update entry i across the columns
+            let cols: Vec<&mut [T]> = st.chunks_mut(n.max(1)).collect();
+            let mut cols = cols;
+            (0..n)
+                .map(|i| {
+                    let x = u[d.ent_h[e0 + i] as usize];
+                    let mut acc = T::zero();
+                    for (p, c) in poles.chunks(5).enumerate() {
+                        let (s1, s2) = (cols[2 * p][i], cols[2 * p + 1][i]);
+                        let y = c[0] * x + s1;
+                        let s1n = c[1] * x - c[3] * y + s2;
+                        cols[2 * p + 1][i] = c[2] * x - c[4] * y;
+                        cols[2 * p][i] = s1n;
+                        acc += s1n - s1;
+                    }
+                    acc
+                })
+                .collect()
+        };
+        for (i, x) in out.into_iter().enumerate() {
+            g[d.ent_g[e0 + i] as usize] = x;
+        }
+    }
+}
+
 /// `u += D f` with the global CSR matrix.
 pub fn dual_csr<T: Real>(ops: &Operators<T>, f: &[T], u: &mut [T]) {
     let m = ops
@@ -156,6 +215,9 @@ pub struct CpuStepper<T: Real> {
     c: Vec<T>,
     /// Scratch of the loss step (one per lossy row).
     lt: Vec<T>,
+    /// Dispersion: the pole states and the last changes `g` ([`disp_poles`]).
+    ds: Vec<T>,
+    dg: Vec<T>,
     source: Vec<(u32, T)>,
     wave: Option<Waveform>,
     probes: Vec<Probe>,
@@ -185,12 +247,16 @@ impl<T: Real> CpuStepper<T> {
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
             lt: vec![T::zero(); ops.loss_h.len()],
+            ds: vec![T::zero(); ops.disp.as_ref().map_or(0, |d| d.n_state)],
+            dg: vec![T::zero(); ops.disp.as_ref().map_or(0, |d| d.n_g)],
             source: source
                 .map(|(s, _)| {
-                    s.pattern
-                        .iter()
-                        .map(|&(h, g)| (h, T::of(g * ops.dt)))
-                        .collect()
+                    ops.source_pattern(s).unwrap_or_else(|| {
+                        s.pattern
+                            .iter()
+                            .map(|&(h, g)| (h, T::of(g * ops.dt)))
+                            .collect()
+                    })
                 })
                 .unwrap_or_default(),
             wave: source.map(|(_, w)| w),
@@ -211,6 +277,7 @@ impl<T: Real> CpuStepper<T> {
     pub fn step(&mut self, amp: f64) {
         primal(&self.ops, &self.u, &mut self.f);
         loss_step(&self.ops, &mut self.u, &mut self.lt);
+        disp_correct(&self.ops, &self.dg, &mut self.u);
         match self.dual {
             DualForm::Factored => {
                 circulations(&self.ops, &self.f, &mut self.c);
@@ -224,7 +291,40 @@ impl<T: Real> CpuStepper<T> {
                 self.u[h as usize] -= a * g;
             }
         }
+        disp_poles(&self.ops, &self.u, &mut self.ds, &mut self.dg);
     }
+
+    /// The dispersive states `(s, g)` ([`disp_poles`]; empty without dispersion).
+    pub fn disp_state(&self) -> (&[T], &[T]) {
+        (&self.ds, &self.dg)
+    }
+}
+
+/// The energy stored in the dispersive poles ([`crate::problem::dispersion::AuxEnergy`]):
+/// `Σ_m Σ_p (w_J J·M0^m·J + w_P P·M0^m·P)`, with `P`, `J` per half-edge read from the
+/// states `s` (layout of [`crate::dga::operators::DispOps`]) and `U`; 0 without dispersion.
+pub fn aux_energy<T: Real>(dga: &Dga, ops: &Operators<T>, u: &[T], s: &[T]) -> f64 {
+    let (Some(ds), Some(d)) = (&dga.disp, &ops.disp) else {
+        return 0.0;
+    };
+    let nh = dga.n_half();
+    let mut w = 0.0;
+    for (m, poles) in ds.poles.iter().enumerate() {
+        let (e0, n) = (d.ptr[m], d.ptr[m + 1] - d.ptr[m]);
+        for (p, pole) in poles.iter().enumerate() {
+            let ae = pole.aux_energy(ops.dt);
+            let (mut pv, mut jv) = (vec![0.0; nh], vec![0.0; nh]);
+            for i in 0..n {
+                let h = d.ent_h[e0 + i] as usize;
+                let at = |q: usize| s[d.sptr[m] + (2 * p + q) * n + i].f64();
+                let (pp, jj) = ae.pj(u[h].f64(), at(0), at(1));
+                pv[h] = pp;
+                jv[h] = jj;
+            }
+            w += ae.wp * ds.m0[m].quad(&pv) + ae.wj * ds.m0[m].quad(&jv);
+        }
+    }
+    w
 }
 
 /// The energy dissipated by conduction in the step `U^n → U^(n+1)`:
@@ -289,7 +389,8 @@ impl<T: Real> Stepper for CpuStepper<T> {
     }
     fn energy(&mut self) -> Result<f64> {
         self.dga.require_masses("energy")?;
-        Ok(energy(&self.dga, &self.ops, &self.u, &self.f))
+        Ok(energy(&self.dga, &self.ops, &self.u, &self.f)
+            + aux_energy(&self.dga, &self.ops, &self.u, &self.ds))
     }
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
         Ok((

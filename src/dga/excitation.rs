@@ -24,6 +24,8 @@ pub struct Source {
     pub tet: usize,
     pub edges: Vec<u32>,
     pub pattern: Vec<(u32, f64)>,
+    /// The current `j` itself over half-edge slots (non-zero entries).
+    pub current: Vec<(u32, f64)>,
 }
 
 impl Source {
@@ -51,6 +53,7 @@ impl Source {
             tet,
             edges: vec![],
             pattern: vec![],
+            current: vec![],
         })
     }
 
@@ -88,12 +91,19 @@ impl Source {
             .filter(|(_, x)| **x != 0.0)
             .map(|(h, &x)| (h as u32, x))
             .collect();
+        let current = j
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| **x != 0.0)
+            .map(|(h, &x)| (h as u32, x))
+            .collect();
         Ok(Source {
             point,
             dir,
             tet,
             edges,
             pattern,
+            current,
         })
     }
 }

@@ -129,10 +129,90 @@ pub struct Dga {
     /// primal update is the scalar `F⁺ = (1 − b)/(1 + b) F − Δt/(1 + b) Mmu⁻¹ C U`,
     /// `b = s_n Δt / 2` (design note §12).
     pub mag: Option<Vec<f64>>,
+    /// Dispersive media (design note §13), None when no tet is dispersive.
+    pub disp: Option<Dispersion>,
     /// Dual-face circulations `(C̃ F)_e = Σ ±F`: entries `circ[circ_ptr[e]..circ_ptr[e+1]]`
     /// encode `(f_slot << 1) | negative`.
     pub circ_ptr: Vec<u32>,
     pub circ: Vec<u32>,
+}
+
+/// The dispersive materials of a [`Dga`] (design note §13, [`crate::problem::dispersion`]).
+///
+/// Material `k` (0-based) has susceptibility poles `poles[k]` (rates in 1/m, the library's
+/// time unit), instantaneous permittivity `eps_inf[k]` (the `Meps_v` of its tets uses it),
+/// and the vacuum mass `m0[k]`: `Meps_v` assembled with coefficient 1 on the tets of
+/// material `k` and 0 elsewhere (layout of `meps`). Its polarisation in the fractioned
+/// coordinates of a hexahedron is `P = χ(z) U` restricted to the 3 half-edges of the
+/// hexahedron, and since χ is a scalar filter per material, the hexahedral states of all the
+/// tets of one material around a vertex are the same filter applied to the same `U` values:
+/// they are kept once per (half-edge, material) and enter the vertex block through `m0[k]`.
+/// `pure[v] = k + 1` when every tet around `v` belongs to material `k` and none conducts
+/// (then `m0[k]_v = Meps_v / ε∞` and the coupling is a scalar), 0 otherwise.
+#[derive(Clone, Debug)]
+pub struct Dispersion {
+    pub poles: Vec<Vec<crate::problem::dispersion::Pole>>,
+    pub eps_inf: Vec<f64>,
+    pub m0: Vec<VertexBlocks>,
+    pub pure: Vec<u16>,
+}
+
+impl Dispersion {
+    fn assemble(
+        mesh: &Mesh,
+        topo: &Topology,
+        mat: &Media,
+        free_edge: &[bool],
+        rows: Option<&[bool]>,
+    ) -> Result<Option<Dispersion>> {
+        if !mat.is_dispersive() {
+            return Ok(None);
+        }
+        let nm = mat.poles.len();
+        let mut m0 = Vec::with_capacity(nm);
+        let mut eps_inf = vec![1.0; nm];
+        for k in 0..nm {
+            let tag = (k + 1) as u16;
+            if let Some(n) = mat.disp.iter().position(|&d| d == tag) {
+                eps_inf[k] = mat.eps[n];
+            }
+            m0.push(assemble_eps(
+                mesh,
+                topo,
+                &|n| if mat.disp[n] == tag { 1.0 } else { 0.0 },
+                free_edge,
+                rows,
+            )?);
+        }
+        // per vertex: -1 unseen, k the one material of its tets so far, -2 mixed
+        let mut state = vec![-1i32; mesh.n_vertices()];
+        for (n, tv) in mesh.tets.iter().enumerate() {
+            let k = if mat.sigma_of(n) != 0.0 {
+                -2
+            } else {
+                mat.disp[n] as i32
+            };
+            for &v in tv {
+                let s = &mut state[v as usize];
+                *s = match *s {
+                    -1 => k,
+                    x if x == k => x,
+                    _ => -2,
+                };
+            }
+        }
+        let pure = state.iter().map(|&s| s.max(0) as u16).collect();
+        Ok(Some(Dispersion {
+            poles: mat
+                .poles
+                .iter()
+                .map(|(_, p)| p.iter().map(|q| q.in_metres()).collect())
+                .collect(),
+            eps_inf,
+            m0,
+            pure,
+        }))
+    }
 }
 
 impl Dga {
@@ -296,6 +376,7 @@ impl Dga {
             invert_in_place(&mut m, mesh)?;
             m
         };
+        let disp = Dispersion::assemble(mesh, topo, mat, &free_edge, vertex_rows)?;
         let (circ_ptr, circ) = dual_circulations(mesh, topo);
         Ok(Dga {
             n_tets: t,
@@ -311,6 +392,7 @@ impl Dga {
             mag: mat
                 .is_magnetically_lossy()
                 .then(|| (0..t).map(|n| mat.sigma_m_of(n) / mat.mu[n]).collect()),
+            disp,
             circ_ptr,
             circ,
         })

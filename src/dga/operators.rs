@@ -16,6 +16,23 @@
 //! second d x d block `B̂_v` is applied to the old `U_v` first ("loss step"):
 //! `U_v ← B̂_v U_v`, then `U += D F` as without losses. Vertices with `Msig_v = 0` keep
 //! exactly the lossless blocks and no loss block (bit-identical results when σ = 0).
+//!
+//! Dispersion (design note §13, [`crate::problem::dispersion`]): with `D = Meps∞ U +
+//! Σ_m M0^m P_m`, `P_m = χ_m(z) U` realised per pole in transposed direct form II
+//! (`P = b₀U + s₁`), Ampère with Crank–Nicolson σ,
+//! `D⁺ − D + (Δt/2) Msig (U⁺ + U) = Δt c`, becomes per vertex
+//!
+//! ```text
+//!     U⁺ = B̂_v U + Δt Ã_v⁻¹ c − Σ_m G_m (s₁,m⁽ⁿ⁾ − s₁,m⁽ⁿ⁻¹⁾)
+//!     A_v = Meps∞_v + Σ_m b₀,m M0^m_v,   Ã_v = A_v + (Δt/2) Msig_v,   G_m = Ã_v⁻¹ M0^m_v
+//! ```
+//!
+//! (`B̂_v = Ã_v⁻¹ (A_v − (Δt/2) Msig_v)`, the identity where σ = 0; `b₀,m` and `s₁,m` summed
+//! over the material's poles). So a dispersive vertex has the dual block `Δt Ã_v⁻¹`, a
+//! correction `U_v −= Σ_m G_m g_m` before the dual update ([`DispOps`]; `g_m` the change of
+//! the summed `s₁` in the previous step), and after it the pole step runs every filter on the
+//! new `U` and stores the new `g`. Where every tet around `v` is of one material and none
+//! conducts, `G = I/(ε∞ + b₀)`: a scalar per material.
 
 use super::{Dga, VertexBlocks};
 use crate::Real;
@@ -83,65 +100,262 @@ pub struct Operators<T> {
     /// Magnetic loss: per tet the factor `(1 − b)/(1 + b)` applied to the old F before the
     /// primal update (whose `P` rows carry `1/(1 + b)`), `b = s_n Δt / 2`; empty without σ*.
     pub mag: Vec<T>,
+    /// Dispersion (None without dispersive tets).
+    pub disp: Option<DispOps<T>>,
+    /// The vertices whose dual block is not `Δt Meps_v⁻¹` (lossy or dispersive), sorted.
+    pub special: Vec<u32>,
 }
 
-/// The lossy vertices' blocks in f64: `Ã_v⁻¹` (exactly symmetrised) in the layout of
-/// `Meps_v⁻¹` (other vertices keep `Meps_v⁻¹`), and the list of lossy vertices with their
-/// `B̂_v` blocks.
+/// The dispersive part of the operators (see the module docs).
+///
+/// - Correction rows `r`: `U[h[r]] −= Σ_{j < len[r]} block[row[r] + j] g[goff[r] + j]`, or
+///   `block[row[r]] g[goff[r]]` when `len[r] = 0` (a pure vertex: `block[row]` is the
+///   material's scalar `1/(ε∞ + b₀)`).
+/// - Pole entries, grouped by material `m` (`ptr[m]..ptr[m+1]`, `n_m` of them): entry `i`
+///   filters `x = U[ent_h]` through the material's poles `cptr[m]..cptr[m+1]` (5
+///   coefficients `b₀ b₁ b₂ a₁ a₂` each in `coef`) with states
+///   `s[sptr[m] + (2p + q) n_m + i]` (`q = 0, 1`: `s₁, s₂`), and writes `g[ent_g]` = the
+///   change of `Σ_p s₁`.
+#[derive(Clone, Debug)]
+pub struct DispOps<T> {
+    pub h: Vec<u32>,
+    pub row: Vec<u64>,
+    pub len: Vec<u32>,
+    pub goff: Vec<u32>,
+    pub block: Vec<T>,
+    pub n_g: usize,
+    pub ent_h: Vec<u32>,
+    pub ent_g: Vec<u32>,
+    pub ptr: Vec<usize>,
+    pub coef: Vec<T>,
+    pub cptr: Vec<usize>,
+    pub sptr: Vec<usize>,
+    pub n_state: usize,
+}
+
+/// How a dispersive vertex couples to its materials' polarisations.
+#[derive(Clone, Debug)]
+pub enum Coupling {
+    /// Every tet around the vertex is of material `m` and none conducts: `G = I/(ε∞ + b₀)`.
+    Pure(u16),
+    /// `G_m = Ã_v⁻¹ M0^m_v` for each material `m` around the vertex: row-major `d x (d k)`
+    /// (the k blocks side by side).
+    Full(Vec<u16>, Vec<f64>),
+}
+
+/// The sum of the `b₀` of material `k`'s poles for time step `dt` (library units).
+pub fn b0_of(disp: &super::Dispersion, k: usize, dt: f64) -> f64 {
+    disp.poles[k].iter().map(|p| p.bilinear(dt).b[0]).sum()
+}
+
+/// The lossy and dispersive vertices' blocks in f64: `Ã_v⁻¹` (exactly symmetrised) in the
+/// layout of `Meps_v⁻¹` (other vertices keep `Meps_v⁻¹`), the lossy vertices with their
+/// `B̂_v` blocks, and the dispersive vertices with their coupling.
 pub struct LossBlocks {
     pub inv: VertexBlocks,
     pub vertices: Vec<u32>,
     pub bhat: Vec<Vec<f64>>,
+    pub disp: Vec<(u32, Coupling)>,
+    /// Every vertex whose block changed, sorted.
+    pub special: Vec<u32>,
 }
 
-/// The Crank–Nicolson loss blocks for time step `dt` (None when `dga` has no `Msig`).
-pub fn loss_blocks(dga: &Dga, dt: f64) -> Option<LossBlocks> {
-    let msig = dga.msig.as_ref()?;
-    let nv = msig.n_vertices();
-    let per: Vec<Option<(Vec<f64>, Vec<f64>)>> = (0..nv)
-        .into_par_iter()
-        .map(|v| {
-            let s = msig.block(v);
-            if s.iter().all(|&x| x == 0.0) {
-                return None;
-            }
-            let d = msig.dim(v);
-            let sm = DMatrix::from_row_slice(d, d, s);
-            // Meps_v (the inverse of the kept inverse when the assembly was lean)
-            let m = if dga.meps.data.len() == dga.meps_inv.data.len() {
-                DMatrix::from_row_slice(d, d, dga.meps.block(v))
-            } else {
-                DMatrix::from_row_slice(d, d, dga.meps_inv.block(v))
-                    .try_inverse()
-                    .expect("an SPD block is invertible")
-            };
-            let a = &m + &sm * (0.5 * dt);
-            // SPD for dt > 0; a negative dt (time reversal) may lose definiteness: LU.
-            let ai = a.clone().lu().try_inverse().unwrap_or_else(|| {
-                DMatrix::from_element(d, d, f64::NAN) // reported as NaN in the fields
-            });
-            let inv: Vec<f64> = (0..d * d)
-                .map(|k| 0.5 * (ai[(k / d, k % d)] + ai[(k % d, k / d)]))
-                .collect();
-            let b = &ai * (&m - &sm * (0.5 * dt));
-            let bhat: Vec<f64> = (0..d * d).map(|k| b[(k / d, k % d)]).collect();
-            Some((inv, bhat))
+/// One vertex's blocks: `(Ã_v⁻¹, B̂_v if lossy, coupling if dispersive)`.
+type VertexUpdate = (Vec<f64>, Option<Vec<f64>>, Option<Coupling>);
+
+/// The blocks of vertex `v` (None when it neither conducts nor touches a dispersive tet).
+fn vertex_update(dga: &Dga, dt: f64, b0: &[f64], v: usize) -> Option<VertexUpdate> {
+    let d = dga.meps.dim(v);
+    let sig = dga
+        .msig
+        .as_ref()
+        .map(|m| m.block(v))
+        .filter(|b| b.iter().any(|&x| x != 0.0));
+    let disp = dga.disp.as_ref();
+    let mats: Vec<usize> = disp
+        .map(|ds| {
+            (0..ds.m0.len())
+                .filter(|&k| ds.m0[k].block(v).iter().any(|&x| x != 0.0))
+                .collect()
         })
+        .unwrap_or_default();
+    if (sig.is_none() && mats.is_empty()) || d == 0 {
+        return None;
+    }
+    if let (Some(ds), None) = (disp, sig) {
+        let k = ds.pure[v] as usize;
+        if k > 0 {
+            // M0 = Meps∞/ε∞ around v: Ã⁻¹ = Meps⁻¹ ε∞/(ε∞ + b₀), G = I/(ε∞ + b₀)
+            let e = ds.eps_inf[k - 1];
+            let f = e / (e + b0[k - 1]);
+            let inv = dga.meps_inv.block(v).iter().map(|&x| x * f).collect();
+            return Some((inv, None, Some(Coupling::Pure((k - 1) as u16))));
+        }
+    }
+    // Meps_v (the inverse of the kept inverse when the assembly was lean)
+    let m = if dga.meps.data.len() == dga.meps_inv.data.len() {
+        DMatrix::from_row_slice(d, d, dga.meps.block(v))
+    } else {
+        DMatrix::from_row_slice(d, d, dga.meps_inv.block(v))
+            .try_inverse()
+            .expect("an SPD block is invertible")
+    };
+    let mut a = m;
+    let m0: Vec<DMatrix<f64>> = mats
+        .iter()
+        .map(|&k| DMatrix::from_row_slice(d, d, disp.expect("mats").m0[k].block(v)))
+        .collect();
+    for (&k, m0k) in mats.iter().zip(&m0) {
+        a += m0k * b0[k];
+    }
+    let sm = sig
+        .map(|b| DMatrix::from_row_slice(d, d, b))
+        .unwrap_or_else(|| DMatrix::zeros(d, d));
+    let at = &a + &sm * (0.5 * dt);
+    // SPD for dt > 0; a negative dt (time reversal) may lose definiteness: LU.
+    let ai = at
+        .clone()
+        .lu()
+        .try_inverse()
+        .unwrap_or_else(|| DMatrix::from_element(d, d, f64::NAN)); // NaN in the fields
+    let inv: Vec<f64> = (0..d * d)
+        .map(|k| 0.5 * (ai[(k / d, k % d)] + ai[(k % d, k / d)]))
+        .collect();
+    let bhat = sig.map(|_| {
+        let b = &ai * (&a - &sm * (0.5 * dt));
+        (0..d * d).map(|k| b[(k / d, k % d)]).collect()
+    });
+    let coupling = (!mats.is_empty()).then(|| {
+        let w = d * mats.len();
+        let mut g = vec![0.0; d * w];
+        for (j, m0k) in m0.iter().enumerate() {
+            let gk = &ai * m0k;
+            for r in 0..d {
+                for c in 0..d {
+                    g[r * w + j * d + c] = gk[(r, c)];
+                }
+            }
+        }
+        Coupling::Full(mats.iter().map(|&k| k as u16).collect(), g)
+    });
+    Some((inv, bhat, coupling))
+}
+
+/// The Crank–Nicolson loss blocks and the dispersive couplings for time step `dt` (None when
+/// `dga` has neither `Msig` nor dispersive tets).
+pub fn loss_blocks(dga: &Dga, dt: f64) -> Option<LossBlocks> {
+    if dga.msig.is_none() && dga.disp.is_none() {
+        return None;
+    }
+    let nv = dga.meps.n_vertices();
+    let b0: Vec<f64> = dga
+        .disp
+        .as_ref()
+        .map(|ds| (0..ds.poles.len()).map(|k| b0_of(ds, k, dt)).collect())
+        .unwrap_or_default();
+    let per: Vec<Option<VertexUpdate>> = (0..nv)
+        .into_par_iter()
+        .map(|v| vertex_update(dga, dt, &b0, v))
         .collect();
     let mut inv = dga.meps_inv.clone();
-    let mut vertices = Vec::new();
-    let mut bhat = Vec::new();
+    let (mut vertices, mut bhat, mut disp, mut special) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (v, p) in per.into_iter().enumerate() {
-        if let Some((i, b)) = p {
+        if let Some((i, b, c)) = p {
             inv.data[inv.off[v]..inv.off[v + 1]].copy_from_slice(&i);
-            vertices.push(v as u32);
-            bhat.push(b);
+            special.push(v as u32);
+            if let Some(b) = b {
+                vertices.push(v as u32);
+                bhat.push(b);
+            }
+            if let Some(c) = c {
+                disp.push((v as u32, c));
+            }
         }
     }
     Some(LossBlocks {
         inv,
         vertices,
         bhat,
+        disp,
+        special,
+    })
+}
+
+/// The device layout of the dispersive couplings and poles ([`DispOps`]).
+fn disp_ops<T: Real>(dga: &Dga, l: &LossBlocks, dt: f64, b0: &[f64]) -> Option<DispOps<T>> {
+    let ds = dga.disp.as_ref()?;
+    let nm = ds.poles.len();
+    // the pure vertices' scalars first, one per material
+    let mut block: Vec<T> = (0..nm)
+        .map(|k| T::of(1.0 / (ds.eps_inf[k] + b0[k])))
+        .collect();
+    let (mut h, mut row, mut len, mut goff) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // (material, half-edge, g index) of every g entry
+    let mut ents: Vec<(u16, u32, u32)> = Vec::new();
+    for (v, c) in &l.disp {
+        let hs = dga.meps.halves(*v as usize);
+        let d = hs.len();
+        let g0 = ents.len() as u32;
+        match c {
+            Coupling::Pure(k) => {
+                for (i, &hh) in hs.iter().enumerate() {
+                    ents.push((*k, hh, g0 + i as u32));
+                    h.push(hh);
+                    row.push(*k as u64);
+                    len.push(0);
+                    goff.push(g0 + i as u32);
+                }
+            }
+            Coupling::Full(ks, g) => {
+                for (j, k) in ks.iter().enumerate() {
+                    for (i, &hh) in hs.iter().enumerate() {
+                        ents.push((*k, hh, g0 + (j * d + i) as u32));
+                    }
+                }
+                let w = d * ks.len();
+                for (i, &hh) in hs.iter().enumerate() {
+                    h.push(hh);
+                    row.push((block.len() + i * w) as u64);
+                    len.push(w as u32);
+                    goff.push(g0);
+                }
+                block.extend(g.iter().map(|&x| T::of(x)));
+            }
+        }
+    }
+    let n_g = ents.len();
+    ents.sort_by_key(|e| e.0); // stable: by material, then in vertex order
+    let mut ptr = vec![0usize; nm + 1];
+    for e in &ents {
+        ptr[e.0 as usize + 1] += 1;
+    }
+    for k in 0..nm {
+        ptr[k + 1] += ptr[k];
+    }
+    let (mut coef, mut cptr, mut sptr) = (Vec::new(), vec![0usize], vec![0usize]);
+    for k in 0..nm {
+        for p in &ds.poles[k] {
+            let f = p.bilinear(dt);
+            coef.extend([f.b[0], f.b[1], f.b[2], f.a[1], f.a[2]].map(T::of));
+        }
+        cptr.push(cptr[k] + ds.poles[k].len());
+        sptr.push(sptr[k] + 2 * ds.poles[k].len() * (ptr[k + 1] - ptr[k]));
+    }
+    Some(DispOps {
+        h,
+        row,
+        len,
+        goff,
+        block,
+        n_g,
+        ent_h: ents.iter().map(|e| e.1).collect(),
+        ent_g: ents.iter().map(|e| e.2).collect(),
+        ptr,
+        coef,
+        cptr,
+        n_state: sptr[nm],
+        sptr,
     })
 }
 
@@ -188,6 +402,13 @@ impl<T: Real> Operators<T> {
             let m = build_csr_with(dga, inv, dt);
             m.map(|&x| T::of(x))
         });
+        let b0: Vec<f64> = dga
+            .disp
+            .as_ref()
+            .map(|ds| (0..ds.poles.len()).map(|k| b0_of(ds, k, dt)).collect())
+            .unwrap_or_default();
+        let disp = loss.as_ref().and_then(|l| disp_ops(dga, l, dt, &b0));
+        let special = loss.as_ref().map(|l| l.special.clone()).unwrap_or_default();
         let (mut loss_h, mut loss_vert, mut loss_row, mut loss_block) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         if let Some(l) = &loss {
@@ -230,7 +451,55 @@ impl<T: Real> Operators<T> {
                         .collect()
                 })
                 .unwrap_or_default(),
+            disp,
+            special,
         }
+    }
+
+    /// The source pattern `Δt B j` for the source's current `j` with this operator's blocks,
+    /// None when the source touches no lossy or dispersive vertex (the stepper then scales
+    /// the unit-Δt pattern `Meps⁻¹ j`, as without losses).
+    pub fn source_pattern(&self, src: &super::excitation::Source) -> Option<Vec<(u32, T)>> {
+        let touches = src.current.iter().any(|&(h, _)| {
+            let v = self.hvert[h as usize];
+            self.hrow[h as usize] != u64::MAX && self.special.binary_search(&v).is_ok()
+        });
+        if !touches {
+            return None;
+        }
+        let mut j = std::collections::BTreeMap::new();
+        for &(h, x) in &src.current {
+            j.insert(h, x);
+        }
+        let mut out = Vec::new();
+        let mut verts: Vec<u32> = src
+            .current
+            .iter()
+            .filter(|&&(h, _)| self.hrow[h as usize] != u64::MAX)
+            .map(|&(h, _)| self.hvert[h as usize])
+            .collect();
+        verts.sort_unstable();
+        verts.dedup();
+        for v in verts {
+            let (a, b) = (
+                self.vptr[v as usize] as usize,
+                self.vptr[v as usize + 1] as usize,
+            );
+            for i in a..b {
+                let h = self.vh[i];
+                let row = self.hrow[h as usize] as usize;
+                let mut acc = 0.0;
+                for (jj, k) in (a..b).enumerate() {
+                    if let Some(x) = j.get(&self.vh[k]) {
+                        acc += self.block[row + jj].f64() * x;
+                    }
+                }
+                if acc != 0.0 {
+                    out.push((h, T::of(acc)));
+                }
+            }
+        }
+        Some(out)
     }
 
     /// Whether the operators carry a loss step.

@@ -125,6 +125,146 @@ impl Pole {
     }
 }
 
+/// A Debye pole as written in a config: `debye = [{ delta_eps = 74, tau = 8.3e-12 }]`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebyeSpec {
+    pub delta_eps: f64,
+    /// Relaxation time τ (s).
+    pub tau: f64,
+}
+
+/// A Drude pole as written in a config: `drude = [{ f_p = 2e9, gamma = 1e7 }]`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrudeSpec {
+    /// Plasma frequency f_p (Hz), `ω_p = 2π f_p`.
+    pub f_p: f64,
+    /// Collision rate γ (1/s); 0 (lossless) when left out.
+    #[serde(default)]
+    pub gamma: f64,
+}
+
+/// A Lorentz pole pair as written in a config: `lorentz = [{ delta_eps = 2, f_0 = 3e8,
+/// delta = 1e6 }]`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LorentzSpec {
+    pub delta_eps: f64,
+    /// Resonance frequency f_0 (Hz), `ω₀ = 2π f_0`.
+    pub f_0: f64,
+    /// Damping δ (1/s); 0 (lossless) when left out.
+    #[serde(default)]
+    pub delta: f64,
+}
+
+impl Pole {
+    /// The same pole with its rates in the library's time unit, metres of light travel
+    /// (`t_m = c₀ t_s`): rates divided by c₀, times multiplied by it.
+    pub fn in_metres(&self) -> Pole {
+        let c = crate::C0;
+        match *self {
+            Pole::Debye { delta_eps, tau } => Pole::Debye {
+                delta_eps,
+                tau: tau * c,
+            },
+            Pole::Drude { f_p, gamma } => Pole::Drude {
+                f_p: f_p / c,
+                gamma: gamma / c,
+            },
+            Pole::Lorentz {
+                delta_eps,
+                f_0,
+                delta,
+            } => Pole::Lorentz {
+                delta_eps,
+                f_0: f_0 / c,
+                delta: delta / c,
+            },
+        }
+    }
+
+    /// Whether the pole dissipates (Debye always; Drude and Lorentz with γ, δ > 0).
+    pub fn is_lossy(&self) -> bool {
+        match *self {
+            Pole::Debye { .. } => true,
+            Pole::Drude { gamma, .. } => gamma > 0.0,
+            Pole::Lorentz { delta, .. } => delta > 0.0,
+        }
+    }
+
+    /// How to read the pole's stored energy from its TDF-II state for time step `dt`
+    /// ([`AuxEnergy`]).
+    pub fn aux_energy(&self, dt: f64) -> AuxEnergy {
+        let f = self.bilinear(dt);
+        let (n, d) = self.rational();
+        if d[2] == 0.0 {
+            // Debye, τ dP/dt + P = Δε E: W = P·M0·P / (2Δε); s₁ = b₁U − a₁P
+            return AuxEnergy {
+                f,
+                second: false,
+                alpha_p: 0.0,
+                j_scale: 0.0,
+                wj: 0.0,
+                wp: 0.5 * d[0] / n[0],
+            };
+        }
+        // χ = n₀/(s² + d₁ s + d₀): dP/dt = J, dJ/dt = n₀ E − d₀ P − d₁ J.
+        let (n0, d0, d1) = (n[0], d[0], d[1]);
+        let h = dt;
+        let det = 1.0 + h * d1 / 2.0 + h * h * d0 / 4.0;
+        AuxEnergy {
+            f,
+            second: true,
+            alpha_p: (1.0 + h * d1 / 2.0 - h * h * d0 / 4.0) / det,
+            j_scale: det / h,
+            wj: 0.5 / n0,
+            wp: 0.5 * d0 / n0,
+        }
+    }
+}
+
+/// The energy stored in one pole, read from its transposed-direct-form-II state.
+///
+/// The bilinear transform of `χ(s)` is, input for output, the trapezoidal rule applied to
+/// the pole's ODE: `dP/dt = J, dJ/dt = n₀E − d₀P − d₁J` (second order; `χ = n₀/(s² + d₁s +
+/// d₀)`) or `τ dP/dt + P = Δε E` (Debye). With the leapfrog's Ampère update
+/// `Meps∞ (U⁺ − U) + M0 (P⁺ − P) = Δt C̃F`, the inner product with `Ū = (U⁺ + U)/2` gives
+/// exactly
+///
+/// ```text
+///     W⁺ − W = −Δt d₁ J̄·M0·J̄ / n₀          W_pole = (J·M0·J + d₀ P·M0·P) / (2 n₀)
+///     W⁺ − W = −τ ΔP·M0·ΔP / (Δt Δε)        W_pole = P·M0·P / (2 Δε)              (Debye)
+/// ```
+///
+/// so the field energy plus these terms is conserved for lossless Drude and Lorentz poles
+/// and decreases by the dissipation otherwise. The TDF-II state after step n relates to the
+/// trapezoidal state by `s₂ = b₂U − a₂P` and `s₁ = α_P P + (Δt/det) J + b₀ U`
+/// (`det = 1 + Δt d₁/2 + Δt² d₀/4`, `α_P = (1 + Δt d₁/2 − Δt² d₀/4)/det`); Debye:
+/// `s₁ = b₁U − a₁P`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AuxEnergy {
+    pub f: Biquad,
+    second: bool,
+    alpha_p: f64,
+    j_scale: f64,
+    /// `W = wj J·M0·J + wp P·M0·P`.
+    pub wj: f64,
+    pub wp: f64,
+}
+
+impl AuxEnergy {
+    /// `(P, J)` of one DoF from `U` and the filter state (`J = 0` for Debye).
+    pub fn pj(&self, u: f64, s1: f64, s2: f64) -> (f64, f64) {
+        let (b, a) = (self.f.b, self.f.a);
+        if !self.second {
+            return ((b[1] * u - s1) / a[1], 0.0);
+        }
+        let p = (b[2] * u - s2) / a[2];
+        (p, (s1 - self.alpha_p * p - b[0] * u) * self.j_scale)
+    }
+}
+
 /// `χ(z) = (b₀ + b₁ z⁻¹ + b₂ z⁻²) / (1 + a₁ z⁻¹ + a₂ z⁻²)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Biquad {

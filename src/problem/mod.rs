@@ -43,7 +43,7 @@ pub const EPS0: f64 = 8.854_187_812_8e-12;
 pub const ETA0: f64 = 1.0 / (EPS0 * crate::C0);
 
 /// A homogeneous, isotropic medium, optionally conducting.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Material {
     /// Relative permittivity (> 0).
@@ -72,6 +72,15 @@ pub struct Material {
     /// Target normal-incidence reflection of an absorbing layer (default 1e-6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer_reflection: Option<f64>,
+    /// Debye poles `Δε/(1 + sτ)` ([`dispersion`]; `eps_r` is then ε∞).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub debye: Vec<dispersion::DebyeSpec>,
+    /// Drude poles `ω_p²/(s² + γs)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drude: Vec<dispersion::DrudeSpec>,
+    /// Lorentz pole pairs `Δε ω₀²/(ω₀² + 2δs + s²)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lorentz: Vec<dispersion::LorentzSpec>,
 }
 
 fn is_false(x: &bool) -> bool {
@@ -94,6 +103,9 @@ impl Default for Material {
             absorbing: false,
             layer_order: None,
             layer_reflection: None,
+            debye: Vec::new(),
+            drude: Vec::new(),
+            lorentz: Vec::new(),
         }
     }
 }
@@ -199,7 +211,49 @@ impl Material {
                 ));
             }
         }
+        for (i, p) in self.poles().iter().enumerate() {
+            p.validate(&format!("material {group}, pole {}", i + 1))?;
+        }
+        if self.is_dispersive() && self.absorbing {
+            return Err(Error::config(
+                "absorbing",
+                group,
+                "an absorbing layer cannot also be dispersive (debye, drude, lorentz)",
+            ));
+        }
         Ok(())
+    }
+
+    /// The material's poles (SI units), Debye then Drude then Lorentz, in the order given.
+    pub fn poles(&self) -> Vec<dispersion::Pole> {
+        use dispersion::Pole;
+        let d = self.debye.iter().map(|p| Pole::Debye {
+            delta_eps: p.delta_eps,
+            tau: p.tau,
+        });
+        let r = self.drude.iter().map(|p| Pole::Drude {
+            f_p: p.f_p,
+            gamma: p.gamma,
+        });
+        let l = self.lorentz.iter().map(|p| Pole::Lorentz {
+            delta_eps: p.delta_eps,
+            f_0: p.f_0,
+            delta: p.delta,
+        });
+        d.chain(r).chain(l).collect()
+    }
+
+    /// Whether the material has poles (`eps_r` is then ε∞).
+    pub fn is_dispersive(&self) -> bool {
+        !(self.debye.is_empty() && self.drude.is_empty() && self.lorentz.is_empty())
+    }
+
+    /// `ε(s)` of the material (relative), `s` the Laplace variable in 1/s.
+    pub fn eps_of(&self, s: crate::util::C64) -> crate::util::C64 {
+        self.poles()
+            .iter()
+            .map(|p| p.chi(s))
+            .fold(crate::util::C64::new(self.eps_r, 0.0), |a, b| a + b)
     }
 
     /// The total conductivity (S/m): `sigma + 2π f_tan_delta ε₀ ε_r tan_delta`.
@@ -387,6 +441,11 @@ pub struct Media {
     /// Magnetic conductivity in library units, `σ* / η₀` (1/m), per tet; empty when
     /// lossless everywhere.
     pub sigma_m: Vec<f64>,
+    /// Dispersive material of each tet: 0 none, `k` the poles `poles[k − 1]`; empty when
+    /// no tet is dispersive.
+    pub disp: Vec<u16>,
+    /// The poles (SI units) and the name of each dispersive material.
+    pub poles: Vec<(String, Vec<dispersion::Pole>)>,
 }
 
 impl Media {
@@ -397,6 +456,8 @@ impl Media {
             mu: vec![1.0; n_tets],
             sigma: Vec::new(),
             sigma_m: Vec::new(),
+            disp: Vec::new(),
+            poles: Vec::new(),
         }
     }
 
@@ -407,7 +468,14 @@ impl Media {
             mu,
             sigma: Vec::new(),
             sigma_m: Vec::new(),
+            disp: Vec::new(),
+            poles: Vec::new(),
         }
+    }
+
+    /// Whether some tet is dispersive.
+    pub fn is_dispersive(&self) -> bool {
+        self.disp.iter().any(|&k| k != 0)
     }
 
     /// Whether some tet conducts.
@@ -451,7 +519,17 @@ impl Media {
                 m.sigma_m = vec![0.0; mesh.n_tets()];
             }
             if mat.absorbing {
-                layers.push((key.clone(), tag, *mat));
+                layers.push((key.clone(), tag, mat.clone()));
+            }
+            if mat.is_dispersive() {
+                if m.disp.is_empty() {
+                    m.disp = vec![0; mesh.n_tets()];
+                }
+                m.poles.push((key.clone(), mat.poles()));
+                let k = m.poles.len() as u16;
+                for n in (0..mesh.n_tets()).filter(|&n| mesh.tet_phys[n] == tag) {
+                    m.disp[n] = k;
+                }
             }
             for n in 0..mesh.n_tets() {
                 if mesh.tet_phys[n] == tag {

@@ -1,0 +1,373 @@
+//! Dispersive media (design note §13, `dgatd::problem::dispersion`): Debye, Drude and Lorentz
+//! poles by the bilinear transform, realised in transposed direct form II and coupled into
+//! the vertex blocks.
+//!
+//! Exact facts tested:
+//! - For a homogeneous fill, every discrete mode (`K x = λ x` of the vacuum operator on the
+//!   same mesh) evolves by itself and its amplification factors `z` are the roots of
+//!   `(ε∞ + χ(z)) (z − 2 + z⁻¹) + Δt² λ = 0` (leapfrog in `D = (ε∞ + χ(z)) U`). The roots
+//!   are read from the run by exact linear prediction and checked to 1e-9 against that
+//!   relation, with χ evaluated by the continuous formula at the warped frequency (Drude:
+//!   the closed form `Ω̂² = (λ + ω_p²)/(ε∞ + ω_p²Δt²/4)`; Lorentz: both branches; Debye:
+//!   the damped root, whose Q is Re ε / Im ε at its frequency to first order).
+//! - Field energy plus the poles' stored energy is conserved to round-off for lossless
+//!   poles on random media with several dispersive materials (interface vertices included),
+//!   and decreases with lossy poles.
+
+mod common;
+
+use common::*;
+use dgatd::backend::Stepper;
+use dgatd::backend::cpu::CpuStepper;
+use dgatd::dga::Dga;
+use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::mesh::Topology;
+use dgatd::problem::Media;
+use dgatd::problem::dispersion::Pole;
+use dgatd::util::{C64, Rng};
+use nalgebra::DMatrix;
+use std::f64::consts::TAU;
+use std::sync::Arc;
+
+const C0: f64 = dgatd::C0;
+
+/// Media with ε∞ = `eps` everywhere and the pole lists `poles[k]` on the tets `which(n) = k+1`.
+fn dispersive(
+    n: usize,
+    eps: impl Fn(usize) -> f64,
+    which: impl Fn(usize) -> u16,
+    poles: Vec<Vec<Pole>>,
+) -> Media {
+    let mut m = Media::lossless((0..n).map(&eps).collect(), vec![1.0; n]);
+    m.disp = (0..n).map(which).collect();
+    m.poles = poles
+        .into_iter()
+        .enumerate()
+        .map(|(k, p)| (format!("m{k}"), p))
+        .collect();
+    m
+}
+
+/// The lowest few generalised eigenpairs `(λ, x)` of the vacuum-relative `K` of `d`
+/// (`Meps⁻¹ C̃ Mmu⁻¹ C`, Meps with ε∞), x over the free half-edges (`free`).
+fn eigenpairs(d: &Dga) -> (Vec<usize>, Vec<(f64, Vec<f64>)>) {
+    let (free, kmat) = dense_k(d);
+    let nf = free.len();
+    let pos: std::collections::HashMap<usize, usize> =
+        free.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+    let mut meps = DMatrix::<f64>::zeros(nf, nf);
+    for v in 0..d.meps.n_vertices() {
+        let hs = d.meps.halves(v);
+        let b = d.meps.block(v);
+        for (a, &ha) in hs.iter().enumerate() {
+            for (bb, &hb) in hs.iter().enumerate() {
+                meps[(pos[&(ha as usize)], pos[&(hb as usize)])] = b[a * hs.len() + bb];
+            }
+        }
+    }
+    let s = &meps * &kmat;
+    let s = 0.5 * (&s + s.transpose());
+    let l = meps.cholesky().unwrap().l();
+    let linv = l.try_inverse().unwrap();
+    let a = &linv * s * linv.transpose();
+    let a = 0.5 * (&a + a.transpose());
+    let eig = a.symmetric_eigen();
+    let lmax = eig.eigenvalues.max();
+    let mut pairs: Vec<(f64, Vec<f64>)> = (0..nf)
+        .filter(|&i| eig.eigenvalues[i] > 1e-6 * lmax)
+        .map(|i| {
+            let y = eig.eigenvectors.column(i).into_owned();
+            let x = linv.transpose() * y;
+            (eig.eigenvalues[i], x.iter().copied().collect())
+        })
+        .collect();
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    (free, pairs)
+}
+
+/// The roots of the order-`p` linear recurrence that fits `a` exactly (least squares over
+/// the whole record, then the companion matrix's eigenvalues).
+fn recurrence_roots(a: &[f64], p: usize) -> Vec<C64> {
+    let rows = a.len() - p;
+    let m = DMatrix::<f64>::from_fn(rows, p, |r, c| a[r + c]);
+    let y = nalgebra::DVector::<f64>::from_fn(rows, |r, _| a[r + p]);
+    let c = m.svd(true, true).solve(&y, 1e-300).unwrap();
+    // z^p = Σ c_k z^k
+    let mut comp = DMatrix::<f64>::zeros(p, p);
+    for k in 0..p {
+        comp[(0, k)] = c[p - 1 - k];
+        if k + 1 < p {
+            comp[(k + 1, k)] = 1.0;
+        }
+    }
+    comp.complex_eigenvalues()
+        .iter()
+        .map(|z| C64::new(z.re, z.im))
+        .collect()
+}
+
+/// Runs a homogeneous `poles` fill of ε∞ from one eigenvector of the vacuum operator and
+/// returns (λ_vac, Δt, roots of the mode's recurrence of order `p`).
+fn mode_roots(eps_inf: f64, poles: Vec<Pole>, p: usize, which_mode: usize) -> (f64, f64, Vec<C64>) {
+    let m = jittered_box([3, 3, 2], 71, 0.2);
+    let t = Topology::build(&m).unwrap();
+    let n = m.n_tets();
+    let media = dispersive(n, |_| eps_inf, |_| 1, vec![poles]);
+    let d = Arc::new(Dga::assemble(&m, &t, &media).unwrap());
+    assert!(d.disp.as_ref().unwrap().pure.iter().all(|&k| k == 1));
+    let (dt, _) = dgatd::solver::time_step(&d, 0.9).unwrap();
+    let (free, pairs) = eigenpairs(&d);
+    let (lam_eps, x) = &pairs[which_mode];
+    let ops = Arc::new(Operators::<f64>::new(&d, dt, false));
+    let mut s = CpuStepper::new(d.clone(), ops, DualForm::Factored, None, vec![]).unwrap();
+    let mut u = vec![0.0; d.n_half()];
+    for (i, &h) in free.iter().enumerate() {
+        u[h] = x[i];
+    }
+    s.set_state(&u, &vec![0.0; d.n_dual()]).unwrap();
+    // the amplitude of the mode: xᵀ Meps U / xᵀ Meps x (the field stays along x)
+    let proj = |s: &CpuStepper<f64>| {
+        let (uu, _) = s.state().unwrap();
+        let mut mx = vec![0.0; d.n_half()];
+        d.meps.apply_add(&u, &mut mx);
+        let num: f64 = mx.iter().zip(&uu).map(|(a, b)| a * b).sum();
+        let den: f64 = mx.iter().zip(&u).map(|(a, b)| a * b).sum();
+        num / den
+    };
+    let mut a = vec![proj(&s)];
+    let mut sink = vec![];
+    for k in 0..160 {
+        s.advance(k, 1, &mut sink).unwrap();
+        a.push(proj(&s));
+    }
+    // the state stays in the mode: U ∥ x at the end
+    let (uu, _) = s.state().unwrap();
+    let last = a[a.len() - 1];
+    let off: f64 = uu
+        .iter()
+        .zip(&u)
+        .map(|(p, q)| (p - last * q).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let nrm: f64 = u.iter().map(|q| q * q).sum::<f64>().sqrt();
+    assert!(off <= 1e-9 * nrm * a.iter().fold(0.0f64, |m, x| m.max(x.abs())));
+    (eps_inf * lam_eps, dt, recurrence_roots(&a, p))
+}
+
+/// `(ε∞ + χ(z)) (z − 2 + z⁻¹) + Δt² λ` relative to `Δt² λ`, with χ from the continuous
+/// formula at the bilinear image `s = (2/Δt)(z − 1)/(z + 1)` of z (time unit: metres).
+fn residual(eps_inf: f64, poles: &[Pole], lam: f64, dt: f64, z: C64) -> f64 {
+    let s = (z - 1.0) / (z + 1.0) * (2.0 / dt);
+    let chi: C64 = poles.iter().map(|p| p.in_metres().chi(s)).sum();
+    ((C64::new(eps_inf, 0.0) + chi) * (z - 2.0 + z.inv()) + dt * dt * lam).norm() / (dt * dt * lam)
+}
+
+#[test]
+fn lossless_drude_fill_follows_the_discrete_relation() {
+    let mut r = Rng::new(0xd40de);
+    for mode in [0usize, 3] {
+        let eps_inf = 1.0 + 2.0 * r.uniform();
+        let f_p = 2e8 * (1.0 + r.uniform());
+        let pole = Pole::Drude { f_p, gamma: 0.0 };
+        let (lam, dt, roots) = mode_roots(eps_inf, vec![pole], 4, mode);
+        let z = *roots.iter().max_by(|a, b| a.im.total_cmp(&b.im)).unwrap();
+        assert!((z.norm() - 1.0).abs() < 1e-10, "|z| = {}", z.norm());
+        let theta = z.arg();
+        let w_hat = 2.0 / dt * (theta / 2.0).sin();
+        let wp = TAU * f_p / C0;
+        let want = dgatd::problem::dispersion::drude_discrete_omega_hat(lam, eps_inf, wp, dt);
+        let rel = (w_hat - want).abs() / want;
+        let res = residual(eps_inf, &[pole], lam, dt, z);
+        eprintln!(
+            "Drude mode {mode}: f_p {f_p:.4e} Hz, eps_inf {eps_inf:.3}, f {:.6e} Hz, Ω̂ rel err {rel:.2e}, residual {res:.2e}; continuum ω²=(ω_c²+ω_p²)/ε∞ off by {:.2e}",
+            w_hat * C0 / TAU,
+            (w_hat / ((lam + wp * wp) / eps_inf).sqrt() - 1.0)
+        );
+        assert!(rel < 1e-9 && res < 1e-9, "{rel:e} {res:e}");
+    }
+}
+
+#[test]
+fn lossless_lorentz_fill_has_both_branches() {
+    let mut r = Rng::new(0x10e);
+    let eps_inf = 1.0 + r.uniform();
+    let pole = Pole::Lorentz {
+        delta_eps: 1.0 + r.uniform(),
+        f_0: 2.4e8 * (1.0 + 0.3 * r.uniform()),
+        delta: 0.0,
+    };
+    let (lam, dt, roots) = mode_roots(eps_inf, vec![pole], 4, 1);
+    let mut upper: Vec<C64> = roots.iter().copied().filter(|z| z.im > 0.0).collect();
+    upper.sort_by(|a, b| a.arg().total_cmp(&b.arg()));
+    assert_eq!(upper.len(), 2, "{roots:?}");
+    let Pole::Lorentz { f_0, delta_eps, .. } = pole else {
+        unreachable!()
+    };
+    let w0 = TAU * f_0 / C0;
+    for (b, z) in upper.iter().enumerate() {
+        let res = residual(eps_inf, &[pole], lam, dt, *z);
+        let w = z.arg() / dt;
+        eprintln!(
+            "Lorentz branch {b}: f {:.6e} Hz (f_0 {f_0:.4e}, upper edge {:.4e}, vacuum mode {:.4e}), |z|-1 {:.1e}, residual {res:.2e}",
+            w * C0 / TAU,
+            f_0 * ((eps_inf + delta_eps) / eps_inf).sqrt(),
+            lam.sqrt() * C0 / TAU,
+            z.norm() - 1.0
+        );
+        assert!((z.norm() - 1.0).abs() < 1e-10 && res < 1e-9, "{res:e}");
+        // lower branch below the resonance, upper above the longitudinal frequency (warped)
+        let wd = 2.0 / dt * (z.arg() / 2.0).tan();
+        if b == 0 {
+            assert!(wd < w0);
+        } else {
+            assert!(wd > w0 * ((eps_inf + delta_eps) / eps_inf).sqrt());
+        }
+    }
+}
+
+#[test]
+fn debye_fill_damps_with_q_re_eps_over_im_eps() {
+    let eps_inf = 2.0;
+    // a weak, fast pole: tan δ of a few 1e-4 at the mode
+    let pole = Pole::Debye {
+        delta_eps: 0.05,
+        tau: 2e-11,
+    };
+    // leapfrog + first-order filter: order 3, and one more lag for the start (a root at 0)
+    let (lam, dt, roots) = mode_roots(eps_inf, vec![pole], 4, 0);
+    let z = *roots.iter().max_by(|a, b| a.im.total_cmp(&b.im)).unwrap();
+    let res = residual(eps_inf, &[pole], lam, dt, z);
+    let theta = z.arg();
+    let q = theta / (-2.0 * z.norm().ln());
+    // e^{st} with s = iω: a loss is Im ε < 0. Continuum: Re ε/Im ε at the mode frequency.
+    let eps_at = |w_m: f64| C64::new(eps_inf, 0.0) + pole.chi(C64::new(0.0, w_m * C0));
+    let e = eps_at(theta / dt);
+    let q_cont = e.re / -e.im;
+    // first order in Im ε on the discrete relation: θ_i = (Im χ/ε) tan(θ/2), χ at the
+    // warped frequency (2/Δt) tan(θ/2)
+    let ew = eps_at(2.0 / dt * (theta / 2.0).tan());
+    let q_disc = (theta / 2.0) / (theta / 2.0).tan() * ew.re / -ew.im;
+    eprintln!(
+        "Debye: f {:.6e} Hz (θ = ωΔt = {theta:.3}), |z| {:.9}, Q {q:.5e}; first order: discrete {q_disc:.5e} ({:+.2e}), continuum Re ε/Im ε {q_cont:.5e} ({:+.2e}); residual {res:.2e}",
+        theta / dt * C0 / TAU,
+        z.norm(),
+        q / q_disc - 1.0,
+        q / q_cont - 1.0
+    );
+    assert!(res < 1e-9, "{res:e}");
+    // the first-order error is O(tan δ) ~ 5e-4
+    assert!((q / q_disc - 1.0).abs() < 2e-3, "{q} vs {q_disc}");
+    // and the discrete factors are O((ωΔt)²) at this coarse step
+    assert!(
+        (q / q_cont - 1.0).abs() < (theta * theta / 4.0),
+        "{q} vs {q_cont}"
+    );
+}
+
+/// Random ε∞ and two dispersive materials on random thirds of the tets (so vertices of one
+/// material, of two, and of a material and vacuum all occur).
+fn mixed_media(n: usize, seed: u64, lossy: bool) -> Media {
+    let mut r = Rng::new(seed);
+    let eps: Vec<f64> = (0..n).map(|_| 1.0 + 3.0 * r.uniform()).collect();
+    let which: Vec<u16> = (0..n).map(|_| (3.0 * r.uniform()) as u16).collect();
+    let g = if lossy { 3e8 } else { 0.0 };
+    dispersive(
+        n,
+        |k| eps[k],
+        |k| which[k],
+        vec![
+            vec![Pole::Drude { f_p: 3e8, gamma: g }],
+            vec![
+                Pole::Lorentz {
+                    delta_eps: 1.5,
+                    f_0: 2e8,
+                    delta: g,
+                },
+                Pole::Lorentz {
+                    delta_eps: 0.7,
+                    f_0: 4.5e8,
+                    delta: 0.5 * g,
+                },
+            ],
+        ],
+    )
+}
+
+#[test]
+fn field_plus_pole_energy_is_conserved_for_lossless_poles() {
+    for (dims, seed, lossy) in [
+        ([4, 3, 3], 5u64, false),
+        ([3, 4, 2], 19, false),
+        ([3, 3, 3], 23, true),
+    ] {
+        let m = jittered_box(dims, seed, 0.25);
+        let t = Topology::build(&m).unwrap();
+        let media = mixed_media(m.n_tets(), seed + 1, lossy);
+        let d = Arc::new(Dga::assemble(&m, &t, &media).unwrap());
+        let ds = d.disp.as_ref().unwrap();
+        let pure = ds.pure.iter().filter(|&&k| k > 0).count();
+        let (dt, _) = dgatd::solver::time_step(&d, 0.95).unwrap();
+        let ops = Arc::new(Operators::<f64>::new(&d, dt, true));
+        let dops = ops.disp.as_ref().unwrap();
+        let full = dops.len.iter().filter(|&&l| l > 0).count();
+        assert!(
+            full > 0,
+            "no interface vertex: the test would miss the full coupling"
+        );
+        for dual in [DualForm::Factored, DualForm::Csr] {
+            let mut s = CpuStepper::new(d.clone(), ops.clone(), dual, None, vec![]).unwrap();
+            let (u, f) = random_state(&d, seed + 2);
+            s.set_state(&u, &f).unwrap();
+            let mut w = vec![s.energy().unwrap()];
+            let mut sink = vec![];
+            for k in 0..400 {
+                s.advance(k, 1, &mut sink).unwrap();
+                w.push(s.energy().unwrap());
+            }
+            let worst = w
+                .windows(2)
+                .map(|p| (p[1] - p[0]) / w[0])
+                .fold(0.0f64, |m, x| if lossy { m.max(x) } else { m.max(x.abs()) });
+            let (s0, _) = s.disp_state();
+            let pole_part = dgatd::backend::cpu::aux_energy(&d, &ops, s.u(), s0);
+            eprintln!(
+                "{dims:?} lossy {lossy} {}: {pure} pure vertices, {full} interface rows; W {:.6e} -> {:.6e} (poles hold {:.1}%), worst step change {worst:.2e}",
+                dual.name(),
+                w[0],
+                w[400],
+                100.0 * pole_part / w[400]
+            );
+            assert!(
+                pole_part > 1e-3 * w[400],
+                "the poles hold no energy: nothing tested"
+            );
+            if lossy {
+                assert!(worst <= 1e-14, "energy grew by {worst:e}");
+                assert!(w[400] < 0.8 * w[0], "too little loss to test");
+            } else {
+                assert!(worst < 1e-13, "{worst:e}");
+            }
+        }
+    }
+}
+
+/// Without dispersive tets the operators and the run are those of before (no dispersion
+/// data), and dispersion leaves the stable time step unchanged (it is set by ε∞).
+#[test]
+fn dispersion_leaves_the_time_step_to_eps_inf() {
+    let m = jittered_box([3, 3, 3], 41, 0.2);
+    let t = Topology::build(&m).unwrap();
+    let media = mixed_media(m.n_tets(), 42, false);
+    let plain = Media::lossless(media.eps.clone(), media.mu.clone());
+    let (dd, dp) = (
+        Dga::assemble(&m, &t, &media).unwrap(),
+        Dga::assemble(&m, &t, &plain).unwrap(),
+    );
+    assert!(dp.disp.is_none() && dd.disp.is_some());
+    let (a, b) = (
+        dgatd::solver::time_step(&dd, 0.9).unwrap(),
+        dgatd::solver::time_step(&dp, 0.9).unwrap(),
+    );
+    assert_eq!(a.0.to_bits(), b.0.to_bits());
+    assert!(Operators::<f64>::new(&dp, a.0, false).disp.is_none());
+}
