@@ -315,6 +315,52 @@ __kernel void mag_loss(const uint N, const uint T, __global const uint* restrict
     for (uint k = 0; k < 4; ++k) F[(size_t)k * T + n] *= s;
 }
 
+// Dispersion (design note §13), before the dual update: U[DH[r]] -= sum_j DB[DR[r] + j] G[DO[r] + j]
+// over DL[r] values, or DB[DR[r]] G[DO[r]] when DL[r] = 0 (a vertex inside one material,
+// whose coupling is the scalar 1/(eps_inf + b0)). Each row writes its own U only.
+__kernel void disp_correct(const uint N, __global const uint* restrict DH, __global const ulong* restrict DR,
+                           __global const uint* restrict DL, __global const uint* restrict DO,
+                           __global const real* restrict DB, __global const real* restrict G,
+                           __global real* restrict U) {
+    const size_t r = get_global_id(0);
+    if (r >= N) return;
+    const ulong o = DR[r];
+    const uint l = DL[r], go = DO[r];
+    real acc;
+    if (l == 0) {
+        acc = DB[o] * G[go];
+    } else {
+        acc = 0;
+        for (uint j = 0; j < l; j++) acc += DB[o + j] * G[go + j];
+    }
+    U[DH[r]] -= acc;
+}
+
+// Dispersion, after the dual update and the source: the N entries of one material (from
+// E0 in EH/EG) run its NP poles (coefficients b0 b1 b2 a1 a2 at CF + 5p) in transposed
+// direct form II on x = U[EH], states at S[S0 + (2p + q) N + i]; G[EG] = change of sum s1.
+__kernel void disp_poles(const uint N, const uint NP, const uint E0, const uint CF, const ulong S0,
+                         __global const uint* restrict EH, __global const uint* restrict EG,
+                         __global const real* restrict CO, __global real* restrict S,
+                         __global const real* restrict U, __global real* restrict G) {
+    const size_t i = get_global_id(0);
+    if (i >= N) return;
+    const real x = U[EH[E0 + i]];
+    real acc = 0;
+    for (uint p = 0; p < NP; p++) {
+        __global const real* c = CO + CF + 5 * p;
+        __global real* s1p = S + S0 + (size_t)(2 * p) * N + i;
+        __global real* s2p = S + S0 + (size_t)(2 * p + 1) * N + i;
+        const real s1 = *s1p, s2 = *s2p;
+        const real y = c[0] * x + s1;
+        const real s1n = c[1] * x - c[3] * y + s2;
+        *s2p = c[2] * x - c[4] * y;
+        *s1p = s1n;
+        acc += s1n - s1;
+    }
+    G[EG[E0 + i]] = acc;
+}
+
 // Running discrete Fourier transform of a state vector X (N values) at M frequencies
 // (mode shapes): for each m, ACC[2mN + i] += Re(P_m) X_i and ACC[(2m+1)N + i] += Im(P_m) X_i,
 // P holding this step's M phase factors as (re, im) pairs. Real and imaginary planes are

@@ -371,3 +371,278 @@ fn dispersion_leaves_the_time_step_to_eps_inf() {
     assert_eq!(a.0.to_bits(), b.0.to_bits());
     assert!(Operators::<f64>::new(&dp, a.0, false).disp.is_none());
 }
+
+fn cl_device() -> Option<Arc<dgatd::backend::opencl::ClDevice>> {
+    use dgatd::backend::opencl::{ClDevice, select_device};
+    let required = std::env::var("DGATD_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
+    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open)
+    {
+        Ok(d) => Some(d),
+        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
+        Err(e) => {
+            eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
+            None
+        }
+    }
+}
+
+/// 600 steps with two dispersive materials (Drude; two lossy Lorentz pairs), a conducting
+/// region overlapping them, a source inside a dispersive tet and two probes, on the device
+/// against the CPU: probe records and energies (with the poles' energy) to 1e-9 (f64) and
+/// 1e-4 (f32).
+#[test]
+fn opencl_dispersion_matches_the_cpu() {
+    use dgatd::backend::opencl::ClStepper;
+    use dgatd::dga::excitation::{Probe, Source};
+    use dgatd::problem::Waveform;
+    let Some(dev) = cl_device() else { return };
+    fn go<T: dgatd::Real>(dev: &Arc<dgatd::backend::opencl::ClDevice>, dual: DualForm, tol: f64) {
+        let m = jittered_box([4, 4, 3], 83, 0.25);
+        let t = Topology::build(&m).unwrap();
+        let mut media = mixed_media(m.n_tets(), 84, true);
+        let src_point = [0.37, 0.29, 0.23];
+        let st = m.locate(src_point).unwrap();
+        media.disp[st] = 2;
+        let mut r = Rng::new(85);
+        media.sigma = (0..m.n_tets())
+            .map(|_| if r.uniform() < 0.3 { 0.5 } else { 0.0 })
+            .collect();
+        let d = Arc::new(Dga::assemble(&m, &t, &media).unwrap());
+        let (dt, _) = dgatd::solver::time_step(&d, 0.95).unwrap();
+        let w = Waveform::gaussian_derivative(300e6);
+        let probes = vec![
+            Probe::new(&m, &t, [0.61, 0.47, 0.33]).unwrap(),
+            Probe::new(&m, &t, [0.22, 0.58, 0.41]).unwrap(),
+        ];
+        let src = Source::new(&m, &t, &d, src_point, [0.3, 0.5, 0.8]).unwrap();
+        let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
+        assert!(ops.source_pattern(&src).is_some());
+        let mut c = CpuStepper::new(d.clone(), ops, dual, Some((&src, w)), probes.clone()).unwrap();
+        let steps = 600;
+        let run = |s: &mut dyn Stepper| {
+            dgatd::solver::run(s, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap()
+        };
+        let rc = run(&mut c);
+        let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, Some(&src), &probes).unwrap();
+        g.set_time_step(dt, Some(w)).unwrap();
+        let rg = run(&mut g);
+        let e = rel_err(&rg.samples, &rc.samples);
+        let (eg, ec) = (g.energy().unwrap(), c.energy().unwrap());
+        let (sg, _) = g.disp_state().unwrap();
+        let (sc, _) = c.disp_state();
+        let es = rel_err(
+            &sg.iter().map(|x| x.f64()).collect::<Vec<_>>(),
+            &sc.iter().map(|x| x.f64()).collect::<Vec<_>>(),
+        );
+        eprintln!(
+            "{} {}: probe records differ by {e:.2e}, pole states by {es:.2e}, energy by {:.2e}",
+            T::NAME,
+            dual.name(),
+            (eg - ec).abs() / ec
+        );
+        // the states themselves carry the Drude integrator's drift (a double pole at z = 1,
+        // so round-off differences such as fused multiply-adds accumulate in them without
+        // reaching the fields): compared loosely, the fields and energies tightly
+        assert!(e < tol && (T::NAME == "f32" || es < 1e-6), "{e:e} {es:e}");
+        assert!((eg - ec).abs() < tol * ec, "{eg} vs {ec}");
+    }
+    if dev.info.fp64 {
+        go::<f64>(&dev, DualForm::Factored, 1e-9);
+        go::<f64>(&dev, DualForm::Csr, 1e-9);
+    }
+    go::<f32>(&dev, DualForm::Factored, 1e-4);
+    go::<f32>(&dev, DualForm::Csr, 1e-4);
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_dgatd");
+
+fn read_modes(dir: &std::path::Path) -> (f64, Vec<f64>) {
+    let t = std::fs::read_to_string(dir.join("modes.csv")).unwrap();
+    let mut lines = t.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let (fc, dtc) = (col("f_corrected_hz"), col("dt_s"));
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| {
+            l.split(',')
+                .map(|x| x.parse().unwrap_or(f64::NAN))
+                .collect()
+        })
+        .collect();
+    (rows[0][dtc], rows.iter().map(|r| r[fc]).collect())
+}
+
+/// The resonator job end to end on the bundled coarse cylinder (a mesh the scheme was not
+/// tuned on), from a config file: filled with a lossless Drude medium, every reported line
+/// is either the bulk plasma line `Ω̂² = ω_p²/(1 + ω_p²Δt²/4)` (the discrete gradients,
+/// which a Drude medium turns into plasma oscillations) or the image of a line of the same
+/// cavity in vacuum (same Δt: ε∞ = 1 sets it) by the discrete relation; every vacuum line
+/// whose image lies in the band is found. To 1e-9 relative (measured: ~1e-13).
+#[test]
+fn drude_filled_cylinder_from_a_config_file() {
+    let dir = std::env::temp_dir().join(format!("dgatd-drude-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mesh = mesh_path("cylinder_coarse.msh");
+    let f_p = 2e8;
+    let cfg = |poles: &str| {
+        format!(
+            "mesh = {:?}\nsteps = 5000\nbackend = \"cpu\"\n\n[materials.vacuum]\neps_r = 1.0\n{poles}\n",
+            mesh.display().to_string()
+        )
+    };
+    let run = |name: &str, poles: &str| {
+        let c = dir.join(format!("{name}.toml"));
+        std::fs::write(&c, cfg(poles)).unwrap();
+        let out = dir.join(name);
+        let o = std::process::Command::new(BIN)
+            .args(["resonator", "--quiet", "--config"])
+            .arg(&c)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        read_modes(&out)
+    };
+    let (dt_v, vac) = run("vacuum", "");
+    let (dt_d, dru) = run("drude", &format!("drude = [{{ f_p = {f_p:e} }}]"));
+    assert_eq!(dt_v.to_bits(), dt_d.to_bits(), "ε∞ = 1 keeps the time step");
+    let wp_dt = TAU * f_p * dt_d;
+    let den = 1.0 + wp_dt * wp_dt / 4.0;
+    let image = |f: f64| ((f * f + f_p * f_p) / den).sqrt();
+    let top = dru.iter().cloned().fold(0.0, f64::max);
+    let mut worst = 0.0f64;
+    let mut found = 0;
+    for &f in &dru {
+        let plasma = f_p / den.sqrt();
+        let best = vac
+            .iter()
+            .map(|&v| image(v))
+            .chain([plasma])
+            .map(|p| (f - p).abs() / p)
+            .fold(f64::INFINITY, f64::min);
+        worst = worst.max(best);
+    }
+    for &v in &vac {
+        if image(v) < 0.999 * top {
+            let p = image(v);
+            assert!(
+                dru.iter().any(|&f| (f - p).abs() < 1e-9 * p),
+                "the image {p} of vacuum line {v} is missing"
+            );
+            found += 1;
+        }
+    }
+    eprintln!(
+        "Drude fill: {} lines ({found} images of vacuum lines + plasma line), worst relative distance to the discrete relation {worst:.2e}",
+        dru.len()
+    );
+    assert!(found >= 3 && worst < 1e-9, "{worst:e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Config keys: the pole tables parse, bad values are refused naming the key and the
+/// material, and a dispersive material is refused where it is not supported (DG).
+#[test]
+fn pole_tables_parse_and_bad_values_are_refused() {
+    use dgatd::solver::config::{Config, Origin};
+    let parse = |text: &str| {
+        Config::parse(&Origin {
+            path: "test.toml".into(),
+            text: text.into(),
+        })
+    };
+    let ok = "[materials.water]\neps_r = 5.2\ndebye = [{ delta_eps = 74.1, tau = 8.3e-12 }]\n\
+              [materials.plasma]\ndrude = [{ f_p = 1e9, gamma = 1e7 }]\n\
+              [materials.glass]\nlorentz = [{ delta_eps = 1.0, f_0 = 3e9 }, { delta_eps = 0.5, f_0 = 5e9, delta = 1e6 }]\n";
+    let c = parse(ok).unwrap();
+    let w = &c.materials["water"];
+    assert_eq!(w.poles().len(), 1);
+    assert_eq!(c.materials["glass"].poles().len(), 2);
+    // ε(ω) of water at 1 GHz: ε∞ + Δε/(1 + iωτ), a loss is Im ε < 0 (e^{iωt})
+    let e = w.eps_of(C64::new(0.0, TAU * 1e9));
+    assert!((e.re - (5.2 + 74.1 / (1.0 + (TAU * 1e9 * 8.3e-12f64).powi(2)))).abs() < 1e-9);
+    assert!(e.im < 0.0);
+    for (bad, key) in [
+        ("[materials.x]\ndrude = [{ f_p = -1e9 }]\n", "f_p"),
+        ("[materials.x]\ndebye = [{ delta_eps = 1.0 }]\n", "tau"),
+        (
+            "[materials.x]\nlorentz = [{ delta_eps = 1.0, f_0 = 1e9, delta = -3 }]\n",
+            "delta",
+        ),
+        ("[materials.x]\ndrude = [{ f_p = 1e9, nu = 3 }]\n", "nu"),
+    ] {
+        let e = parse(bad)
+            .and_then(|c| {
+                for (k, m) in &c.materials {
+                    m.validate(k)?;
+                }
+                Ok(())
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key), "{bad}: {e}");
+    }
+}
+
+/// A dispersive run that fails at step 2500 (injected device loss) after checkpoints every
+/// 1000 steps resumes from its checkpoint and ends with the probe record of the run that
+/// never stopped, bit for bit: the poles' states travel in the checkpoint.
+#[test]
+fn dispersive_run_resumes_bit_for_bit() {
+    let dir = std::env::temp_dir().join(format!("dgatd-disp-ck-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("job.toml");
+    std::fs::write(
+        &cfg,
+        "mesh = \"bundled:coarse\"\nbackend = \"cpu\"\nsteps = 4000\ncheckpoint_steps = 1000\n\n\
+         [materials.vacuum]\neps_r = 1.5\ndrude = [{ f_p = 1.5e8, gamma = 2e6 }]\n\
+         lorentz = [{ delta_eps = 0.8, f_0 = 3e8, delta = 1e6 }]\n",
+    )
+    .unwrap();
+    let cmd = || {
+        let mut c = std::process::Command::new(BIN);
+        c.env_remove("DGATD_FAULT_AT_STEP");
+        c
+    };
+    let (full, cut) = (dir.join("full"), dir.join("cut"));
+    let o = cmd()
+        .args(["resonator", "--quiet", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&full)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = cmd()
+        .env("DGATD_FAULT_AT_STEP", "2500")
+        .args(["resonator", "--quiet", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(cut.join("checkpoint.bin").exists());
+    let ck = dgatd::solver::checkpoint::Checkpoint::read(&cut).unwrap();
+    assert!(
+        ck.done == 2000 && !ck.aux.is_empty(),
+        "{} {}",
+        ck.done,
+        ck.aux.len()
+    );
+    let o = cmd()
+        .args(["resonator", "--quiet", "--resume"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (a, b) = (
+        std::fs::read_to_string(full.join("probe.csv")).unwrap(),
+        std::fs::read_to_string(cut.join("probe.csv")).unwrap(),
+    );
+    assert!(a == b, "the resumed record differs");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -368,6 +368,7 @@ fn stepper_state_round_trips_through_a_checkpoint() {
         f: f1.clone(),
         samples: vec![],
         energy: vec![],
+        aux: vec![],
     }
     .write(&dir)
     .unwrap();

@@ -304,7 +304,21 @@ impl<T: Real> CpuStepper<T> {
 /// `Σ_m Σ_p (w_J J·M0^m·J + w_P P·M0^m·P)`, with `P`, `J` per half-edge read from the
 /// states `s` (layout of [`crate::dga::operators::DispOps`]) and `U`; 0 without dispersion.
 pub fn aux_energy<T: Real>(dga: &Dga, ops: &Operators<T>, u: &[T], s: &[T]) -> f64 {
-    let (Some(ds), Some(d)) = (&dga.disp, &ops.disp) else {
+    match &ops.disp {
+        Some(d) => aux_energy_of(dga, d, ops.dt, u, s),
+        None => 0.0,
+    }
+}
+
+/// [`aux_energy`] for a dispersive layout `d` and time step `dt`.
+pub fn aux_energy_of<T: Real, S: Real>(
+    dga: &Dga,
+    d: &crate::dga::operators::DispOps<S>,
+    dt: f64,
+    u: &[T],
+    s: &[T],
+) -> f64 {
+    let Some(ds) = &dga.disp else {
         return 0.0;
     };
     let nh = dga.n_half();
@@ -312,7 +326,7 @@ pub fn aux_energy<T: Real>(dga: &Dga, ops: &Operators<T>, u: &[T], s: &[T]) -> f
     for (m, poles) in ds.poles.iter().enumerate() {
         let (e0, n) = (d.ptr[m], d.ptr[m + 1] - d.ptr[m]);
         for (p, pole) in poles.iter().enumerate() {
-            let ae = pole.aux_energy(ops.dt);
+            let ae = pole.aux_energy(dt);
             let (mut pv, mut jv) = (vec![0.0; nh], vec![0.0; nh]);
             for i in 0..n {
                 let h = d.ent_h[e0 + i] as usize;
@@ -408,6 +422,22 @@ impl<T: Real> Stepper for CpuStepper<T> {
         }
         self.u = u.iter().map(|&x| T::of(x)).collect();
         self.f = f.iter().map(|&x| T::of(x)).collect();
+        Ok(())
+    }
+    fn aux_state(&self) -> Result<Vec<f64>> {
+        Ok(self.ds.iter().chain(&self.dg).map(|x| x.f64()).collect())
+    }
+    fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
+        let (ns, ng) = (self.ds.len(), self.dg.len());
+        if aux.len() != ns + ng {
+            return Err(Error::config(
+                "state",
+                aux.len(),
+                format!("this run has {} dispersive state values", ns + ng),
+            ));
+        }
+        self.ds = aux[..ns].iter().map(|&x| T::of(x)).collect();
+        self.dg = aux[ns..].iter().map(|&x| T::of(x)).collect();
         Ok(())
     }
     fn dft_start(&mut self, n: usize) -> Result<()> {

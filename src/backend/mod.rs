@@ -21,6 +21,23 @@ pub trait Stepper {
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)>;
     /// Replaces the state.
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()>;
+    /// Auxiliary state beyond `(U, F)` (the dispersive poles' states and changes), for
+    /// checkpoints; empty when there is none.
+    fn aux_state(&self) -> Result<Vec<f64>> {
+        Ok(Vec::new())
+    }
+    /// Replaces the auxiliary state ([`Stepper::aux_state`]).
+    fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
+        if aux.is_empty() {
+            Ok(())
+        } else {
+            Err(crate::Error::config(
+                "state",
+                aux.len(),
+                "auxiliary (dispersive) state given to a run without dispersive media",
+            ))
+        }
+    }
     /// Per flag, whether any rank of a partitioned run passed true: the run loop's stop and
     /// checkpoint decisions are taken together (collective for a partitioned stepper; one
     /// process keeps its own flags).
@@ -94,6 +111,12 @@ impl Stepper for FaultAt {
     }
     fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
         self.inner.set_state(u, f)
+    }
+    fn aux_state(&self) -> Result<Vec<f64>> {
+        self.inner.aux_state()
+    }
+    fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
+        self.inner.set_aux_state(aux)
     }
     fn agree(&self, flags: &[bool]) -> Result<Vec<bool>> {
         self.inner.agree(flags)

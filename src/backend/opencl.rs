@@ -600,6 +600,8 @@ impl ClDevice {
             scatter: k("scatter")?,
             dft_acc: k("dft_acc")?,
             mag_loss: k("mag_loss")?,
+            disp_correct: k("disp_correct")?,
+            disp_poles: k("disp_poles")?,
             _program: program,
         })
     }
@@ -635,6 +637,8 @@ pub struct Kernels {
     pub(crate) scatter: Kernel,
     pub(crate) dft_acc: Kernel,
     pub(crate) mag_loss: Kernel,
+    pub(crate) disp_correct: Kernel,
+    pub(crate) disp_poles: Kernel,
     _program: Program,
 }
 
@@ -827,6 +831,28 @@ pub struct ClStepper<T: Real> {
     /// Magnetic loss (σ*): the lossy tets and their factors `(1 − b)/(1 + b)`, installed
     /// by [`ClStepper::set_time_step`] (see [`crate::dga::operators::Operators::mag`]).
     mag: Option<(usize, Buffer<u32>, Buffer<T>)>,
+    /// Dispersion, installed by [`ClStepper::set_time_step`] for a dispersive `Dga`.
+    disp: Option<DeviceDisp<T>>,
+    /// The source (its current, for a pattern with the run's blocks at lossy or
+    /// dispersive vertices).
+    source: Option<Source>,
+}
+
+/// Dispersion on the device ([`crate::dga::operators::DispOps`]): the correction rows and
+/// blocks, the pole entries, coefficients and states, the changes `g`; `host` keeps the
+/// layout (and the coefficients) for the energy.
+struct DeviceDisp<T> {
+    host: crate::dga::operators::DispOps<T>,
+    h: Buffer<u32>,
+    row: Buffer<u64>,
+    len: Buffer<u32>,
+    goff: Buffer<u32>,
+    block: Buffer<T>,
+    ent_h: Buffer<u32>,
+    ent_g: Buffer<u32>,
+    coef: Buffer<T>,
+    s: Buffer<T>,
+    g: Buffer<T>,
 }
 
 /// The running transforms on the device: `m` frequencies, accumulators of `2 m nh` and
@@ -1003,6 +1029,8 @@ impl<T: Real> ClStepper<T> {
             loss: None,
             dft: None,
             mag: None,
+            disp: None,
+            source: source.cloned(),
             k,
             dev,
             dga,
@@ -1089,16 +1117,17 @@ impl<T: Real> ClStepper<T> {
         } else {
             self.scale_buf(&self.p, 24 * self.t, a)?;
         }
-        if self.dga.msig.is_some() {
+        if self.nsrc > 0 {
+            self.scale_buf(&self.src_g, self.nsrc, a)?;
+        }
+        if self.dga.msig.is_some() || self.dga.disp.is_some() {
+            // after the source's scaling: it may replace the pattern for this dt
             self.install_losses(dt)?;
         } else {
             self.scale_buf(&self.block, self.block_len, a)?;
             if let Some((_, _, v, nnz)) = &self.csr {
                 self.scale_buf(v, *nnz, a)?;
             }
-        }
-        if self.nsrc > 0 {
-            self.scale_buf(&self.src_g, self.nsrc, a)?;
         }
         self.dev.finish()?;
         self.dt = dt;
@@ -1161,7 +1190,100 @@ impl<T: Real> ClStepper<T> {
                 })
             })
             .transpose()?;
+        if let Some(p) = self.source.as_ref().and_then(|s| ops.source_pattern(s)) {
+            let (idx, g): (Vec<u32>, Vec<T>) = p.into_iter().unzip();
+            self.nsrc = idx.len();
+            self.src_idx = self.dev.upload(&idx, "source indices")?;
+            self.src_g = self.dev.upload(&g, "source pattern")?;
+        }
+        self.disp = None;
+        if let Some(d) = ops.disp {
+            let dev = &self.dev;
+            self.disp = Some(DeviceDisp {
+                h: dev.upload(&d.h, "dispersive rows")?,
+                row: dev.upload(&d.row, "dispersive row offsets")?,
+                len: dev.upload(&d.len, "dispersive row lengths")?,
+                goff: dev.upload(&d.goff, "dispersive state offsets")?,
+                block: dev.upload(&d.block, "dispersive couplings")?,
+                ent_h: dev.upload(&d.ent_h, "pole entries")?,
+                ent_g: dev.upload(&d.ent_g, "pole entry offsets")?,
+                coef: dev.upload(&d.coef, "pole coefficients")?,
+                s: dev.upload(&vec![T::zero(); d.n_state], "pole states")?,
+                g: dev.upload(&vec![T::zero(); d.n_g.max(1)], "pole changes")?,
+                host: d,
+            });
+        }
         Ok(())
+    }
+
+    /// The dispersive correction before the dual update (nothing without dispersion).
+    pub fn disp_correct(&self) -> Result<()> {
+        let Some(d) = &self.disp else { return Ok(()) };
+        let n = d.host.h.len();
+        if n == 0 {
+            return Ok(());
+        }
+        launch(
+            &self.dev,
+            &self.k.disp_correct,
+            n,
+            LOCAL,
+            &[
+                Arg::U32(n as u32),
+                Arg::BufU32(&d.h),
+                Arg::BufU64(&d.row),
+                Arg::BufU32(&d.len),
+                Arg::BufU32(&d.goff),
+                Arg::Buf(&d.block),
+                Arg::Buf(&d.g),
+                Arg::Buf(&self.u),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The pole step after the dual update and the source, one launch per dispersive
+    /// material (nothing without dispersion).
+    pub fn disp_poles(&self) -> Result<()> {
+        let Some(d) = &self.disp else { return Ok(()) };
+        let hd = &d.host;
+        for m in 0..hd.ptr.len() - 1 {
+            let n = hd.ptr[m + 1] - hd.ptr[m];
+            if n == 0 {
+                continue;
+            }
+            launch(
+                &self.dev,
+                &self.k.disp_poles,
+                n,
+                LOCAL,
+                &[
+                    Arg::U32(n as u32),
+                    Arg::U32((hd.cptr[m + 1] - hd.cptr[m]) as u32),
+                    Arg::U32(hd.ptr[m] as u32),
+                    Arg::U32((5 * hd.cptr[m]) as u32),
+                    Arg::U64(hd.sptr[m] as u64),
+                    Arg::BufU32(&d.ent_h),
+                    Arg::BufU32(&d.ent_g),
+                    Arg::Buf(&d.coef),
+                    Arg::Buf(&d.s),
+                    Arg::Buf(&self.u),
+                    Arg::Buf(&d.g),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The pole states `(s, g)` read back (empty without dispersion).
+    pub fn disp_state(&self) -> Result<(Vec<T>, Vec<T>)> {
+        let Some(d) = &self.disp else {
+            return Ok((vec![], vec![]));
+        };
+        Ok((
+            self.dev.read(&d.s, d.host.n_state, "pole states")?,
+            self.dev.read(&d.g, d.host.n_g, "pole changes")?,
+        ))
     }
 
     /// The loss step `U_v ← B̂_v U_v` at the lossy vertices (nothing when lossless).
@@ -1355,6 +1477,7 @@ impl<T: Real> ClStepper<T> {
     pub fn step(&self, k: usize) -> Result<()> {
         self.primal_update()?;
         self.loss_update()?;
+        self.disp_correct()?;
         self.dual_update()?;
         if let (Some(w), true) = (self.wave, self.nsrc > 0) {
             let t = (k as f64 + 0.5) * self.dt;
@@ -1374,7 +1497,7 @@ impl<T: Real> ClStepper<T> {
                 ],
             )?;
         }
-        Ok(())
+        self.disp_poles()
     }
 
     fn dot(
@@ -1410,7 +1533,7 @@ impl<T: Real> ClStepper<T> {
     /// product), on the current operators divided by Δt² (so the result is for unit Δt).
     /// Uses the same seeded start vector as [`crate::solver::spectral_radius`].
     pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
-        if self.loss.is_some() {
+        if self.loss.is_some() || self.disp.is_some() {
             return Err(Error::config(
                 "power iteration",
                 "lossy operators",
@@ -1876,7 +1999,14 @@ impl<T: Real> Stepper for ClStepper<T> {
     fn energy(&mut self) -> Result<f64> {
         self.dga.require_masses("energy")?;
         let (u, f, fnew) = self.state_with_next()?;
-        Ok(super::cpu::energy_of(&self.dga, &u, &f, &fnew))
+        let aux = match &self.disp {
+            Some(d) => {
+                let (s, _) = self.disp_state()?;
+                super::cpu::aux_energy_of(&self.dga, &d.host, self.dt, &u, &s)
+            }
+            None => 0.0,
+        };
+        Ok(super::cpu::energy_of(&self.dga, &u, &f, &fnew) + aux)
     }
 
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
@@ -1910,6 +2040,31 @@ impl<T: Real> Stepper for ClStepper<T> {
         self.dev.write(&mut self.f, &fd, "F")
     }
 
+    fn aux_state(&self) -> Result<Vec<f64>> {
+        let (s, g) = self.disp_state()?;
+        Ok(s.iter().chain(&g).map(|x| x.f64()).collect())
+    }
+    fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
+        let (ns, ng) = self
+            .disp
+            .as_ref()
+            .map_or((0, 0), |d| (d.host.n_state, d.host.n_g));
+        if aux.len() != ns + ng {
+            return Err(Error::config(
+                "state",
+                aux.len(),
+                format!("this run has {} dispersive state values", ns + ng),
+            ));
+        }
+        if let Some(d) = self.disp.as_mut() {
+            let to = |v: &[f64]| v.iter().map(|&x| T::of(x)).collect::<Vec<T>>();
+            self.dev.write(&mut d.s, &to(&aux[..ns]), "pole states")?;
+            if ng > 0 {
+                self.dev.write(&mut d.g, &to(&aux[ns..]), "pole changes")?;
+            }
+        }
+        Ok(())
+    }
     fn dft_start(&mut self, m: usize) -> Result<()> {
         self.dft = None; // release the old accumulators first
         let what = |x: &str| format!("mode-shape transforms of {x} ({m} frequencies)");

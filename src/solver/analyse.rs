@@ -151,6 +151,10 @@ pub fn analyse(
 /// materials cannot be resolved).
 fn homogeneous_index(plan: &Plan, mesh: &Mesh) -> Option<f64> {
     let m = Media::resolve(mesh, &plan.problem.materials).ok()?;
+    if m.is_dispersive() {
+        // ε depends on frequency: no analytic catalogue (and no labels) for the fill
+        return None;
+    }
     let (e0, m0) = (*m.eps.first()?, *m.mu.first()?);
     let same = m.eps.iter().all(|&e| e == e0) && m.mu.iter().all(|&u| u == m0);
     (same && e0 > 0.0 && m0 > 0.0).then(|| (e0 * m0).sqrt())

@@ -8,7 +8,9 @@
 //! (`u64` count) arrays `config` (the run's configuration as UTF-8 TOML, the layout of
 //! `run.toml`, which `--resume` reads back), `out` (UTF-8: the absolute output folder it
 //! was written for), `u`, `f`, `samples` (f64) and `energy`
-//! (pairs of `u64` step and `f64` energy), and last
+//! (pairs of `u64` step and `f64` energy), then, only when the run has dispersive media,
+//! the length-prefixed `aux` (f64: the poles' states, [`crate::backend::Stepper::aux_state`];
+//! a file without it is read as having none), and last
 //! the FNV-1a 64 checksum of every byte before it. The file is written to
 //! `checkpoint.bin.tmp`, synced, and renamed over the old one, so a crash while writing
 //! leaves the previous checkpoint intact.
@@ -39,6 +41,8 @@ pub struct Checkpoint {
     pub f: Vec<f64>,
     pub samples: Vec<f64>,
     pub energy: Vec<(usize, f64)>,
+    /// The auxiliary (dispersive) state; empty without dispersion.
+    pub aux: Vec<f64>,
 }
 
 /// Streams bytes to a writer and into an FNV-1a hash.
@@ -109,6 +113,9 @@ impl Checkpoint {
                 w.u64(s as u64)?;
                 w.put(&e.to_le_bytes())?;
             }
+            if !self.aux.is_empty() {
+                w.f64s(&self.aux)?;
+            }
             let h = w.h;
             w.w.write_all(&h.to_le_bytes())?;
             let file = w.w.into_inner().map_err(|e| e.into_error())?;
@@ -175,6 +182,11 @@ impl Checkpoint {
         for _ in 0..n {
             energy.push((r.u64()? as usize, f64::from_bits(r.u64()?)));
         }
+        let aux = if r.pos < body.len() {
+            r.f64s()?
+        } else {
+            Vec::new()
+        };
         if r.pos != body.len() {
             return Err(format!(
                 "{} unexpected bytes at the end",
@@ -192,6 +204,7 @@ impl Checkpoint {
             f,
             samples,
             energy,
+            aux,
         })
     }
 }
@@ -264,6 +277,7 @@ mod tests {
             f: vec![f64::MIN_POSITIVE, 7.0],
             samples: (0..30).map(|i| (i as f64).sin()).collect(),
             energy: vec![(100, 1.0), (200, 1.0 + 1e-15)],
+            aux: vec![],
         }
     }
 
@@ -273,6 +287,14 @@ mod tests {
         let c = sample();
         let p = c.write(&dir).unwrap();
         assert_eq!(Checkpoint::read(&dir).unwrap(), c);
+        // with a dispersive state too (appended; a file without it reads as none)
+        let cd = Checkpoint {
+            aux: vec![0.5, -1e-9, 3.0],
+            ..c.clone()
+        };
+        cd.write(&dir).unwrap();
+        assert_eq!(Checkpoint::read(&dir).unwrap(), cd);
+        c.write(&dir).unwrap();
         let mut b = std::fs::read(&p).unwrap();
         // every single-byte corruption is caught by the checksum (or the magic)
         for i in [0, 9, 40, b.len() / 2, b.len() - 1] {

@@ -97,6 +97,13 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
             "absorbing boundaries are not supported in partitioned runs yet",
         ));
     }
+    if media.is_dispersive() {
+        return Err(Error::config(
+            "material",
+            &media.poles[0].0,
+            "dispersive media (debye, drude, lorentz) are not supported in partitioned runs yet; run on one process",
+        ));
+    }
     if media.is_magnetically_lossy() {
         return Err(Error::config(
             "material",
@@ -523,6 +530,7 @@ pub fn run_partitioned<C: Comm>(
                 f,
                 samples: so_far.samples.to_vec(),
                 energy: so_far.energy.to_vec(),
+                aux: Vec::new(),
             }
             .write(dir)
             .map(|_| ()),

@@ -247,6 +247,13 @@ impl Plan {
                 "--method dg supports PEC walls only",
             ));
         }
+        if let Some((name, _)) = cfg.materials.iter().find(|(_, m)| m.is_dispersive()) {
+            return Err(Error::config(
+                "material",
+                name,
+                "--method dg does not support dispersive materials (debye, drude, lorentz)",
+            ));
+        }
         if let Some((name, _)) = cfg.materials.iter().find(|(_, m)| m.is_lossy()) {
             return Err(Error::config(
                 "material",

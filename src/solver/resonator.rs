@@ -199,6 +199,9 @@ fn restore(
     stepper
         .set_state(&ck.u, &ck.f)
         .map_err(|e| bad(e.to_string()))?;
+    stepper
+        .set_aux_state(&ck.aux)
+        .map_err(|e| bad(e.to_string()))?;
     Ok((ck.done, ck.samples, ck.energy, ck.reference))
 }
 
@@ -384,6 +387,7 @@ impl Saver {
     fn write(&self, so_far: &RunSoFar, st: &dyn Stepper) -> Result<()> {
         let Some(dir) = &self.dir else { return Ok(()) };
         let (u, f) = st.state()?;
+        let aux = st.aux_state()?;
         Checkpoint {
             fingerprint: self.fingerprint,
             done: so_far.done,
@@ -395,6 +399,7 @@ impl Saver {
             f,
             samples: so_far.samples.to_vec(),
             energy: so_far.energy.to_vec(),
+            aux,
         }
         .write(dir)
         .map(|_| ())
