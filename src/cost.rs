@@ -65,6 +65,33 @@ pub fn kernel_bytes(c: &DgaCounts, s: usize, csr_nnz: u64) -> KernelBytes {
     }
 }
 
+/// Counts of the dispersive part of a step ([`crate::dga::operators::DispOps`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DispCounts {
+    /// Correction rows, and those of them with a full coupling row (interface vertices).
+    pub rows: usize,
+    pub full_rows: usize,
+    /// Entries of the full coupling rows, `Σ len`.
+    pub full_len: usize,
+    /// Pole entries (one per half-edge and dispersive material around its vertex).
+    pub entries: usize,
+    /// Filter states (two per pole and entry).
+    pub states: usize,
+}
+
+/// Bytes the two dispersive kernels move per step (same conventions as [`kernel_bytes`]):
+/// correction: per row its index words (20 bytes: half-edge, 64-bit row offset, length,
+/// state offset), U read and written, one `g` (pure rows; the per-material scalar cached),
+/// and for full rows their coupling entries and `g` values; poles: per entry its two
+/// indices, U read, `g` written, every state read and written.
+pub fn disp_bytes(c: &DispCounts, s: usize) -> f64 {
+    let s = s as f64;
+    let pure = (c.rows - c.full_rows) as f64;
+    let correct = c.rows as f64 * (20.0 + 2.0 * s) + pure * s + 2.0 * c.full_len as f64 * s;
+    let poles = c.entries as f64 * (8.0 + 2.0 * s) + 2.0 * c.states as f64 * s;
+    correct + poles
+}
+
 /// Bytes and flops of one DGA leapfrog step with the factored dual (primal + circulation +
 /// vertex-block byte models; flops: 24 block mult-adds and the 4-value update per tet, one
 /// add per circulation entry, the vertex-block products and updates).

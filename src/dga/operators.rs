@@ -133,6 +133,19 @@ pub struct DispOps<T> {
     pub n_state: usize,
 }
 
+impl<T> DispOps<T> {
+    /// The counts of the byte model ([`crate::cost::disp_bytes`]).
+    pub fn counts(&self) -> crate::cost::DispCounts {
+        crate::cost::DispCounts {
+            rows: self.h.len(),
+            full_rows: self.len.iter().filter(|&&l| l > 0).count(),
+            full_len: self.len.iter().map(|&l| l as usize).sum(),
+            entries: self.ent_h.len(),
+            states: self.n_state,
+        }
+    }
+}
+
 /// How a dispersive vertex couples to its materials' polarisations.
 #[derive(Clone, Debug)]
 pub enum Coupling {

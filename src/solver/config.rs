@@ -9,7 +9,8 @@
 //! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`), then the tables
 //! `[materials.NAME]` (`eps_r`, `mu_r`, `sigma` S/m, `tan_delta` at `f_tan_delta` Hz, `sigma_m`
 //! ohm/m; `absorbing = true` with `layer_order`, `layer_reflection` for a graded matched
-//! absorbing layer) and `[boundaries.NAME]` (`kind = "pec" | "pmc" | "abc" | "conductor"`, the last with
+//! absorbing layer; dispersive poles `debye = [{ delta_eps, tau }]`, `drude = [{ f_p,
+//! gamma }]`, `lorentz = [{ delta_eps, f_0, delta }]`, with `eps_r` as ε∞) and `[boundaries.NAME]` (`kind = "pec" | "pmc" | "abc" | "conductor"`, the last with
 //! `sigma` S/m and `mu_r`).
 //! A `[run]` table (what `run.toml` adds: provenance and results) is ignored on input.
 //! Unknown keys, wrong types and groups the mesh does not have are errors naming the file,
