@@ -586,8 +586,9 @@ fn subsets<T: Real>(
     Ok(())
 }
 
-/// The loss steps (`loss_rows`, `loss_scatter`; `mag_loss` for σ*) on a mesh where about
-/// half the tets conduct and another half has a magnetic conductivity:
+/// The loss steps (`loss_rows`, `loss_scatter`; `mag_loss` for σ*; `disp_correct`,
+/// `disp_poles` for dispersive tets) on a mesh where about half the tets conduct, another
+/// half has a magnetic conductivity and two thirds are dispersive (two materials):
 /// 3 steps (source, probes) from a random state with the factored and the CSR dual update
 /// against `CpuStepper` on the same lossy operators, and a check that σ changed the result
 /// (against the lossless CPU run), so the comparison is not vacuous.
@@ -616,6 +617,34 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             }
         })
         .collect();
+    // dispersive poles on random thirds (disp_correct, disp_poles; interface vertices with
+    // full couplings, and the conducting ones with both)
+    mat.disp = (0..mesh.n_tets())
+        .map(|_| (3.0 * r.uniform()) as u16)
+        .collect();
+    mat.poles = vec![
+        (
+            "drude".into(),
+            vec![dgatd::problem::dispersion::Pole::Drude {
+                f_p: 3e8,
+                gamma: 1e7,
+            }],
+        ),
+        (
+            "lorentz".into(),
+            vec![
+                dgatd::problem::dispersion::Pole::Lorentz {
+                    delta_eps: 1.5,
+                    f_0: 2e8,
+                    delta: 1e6,
+                },
+                dgatd::problem::dispersion::Pole::Debye {
+                    delta_eps: 0.5,
+                    tau: 1e-10,
+                },
+            ],
+        ),
+    ];
     let lossless = Media::lossless(mat.eps.clone(), mat.mu.clone());
     let d = Arc::new(Dga::assemble(&mesh, &topo, &mat)?);
     let d0 = Arc::new(Dga::assemble(&mesh, &topo, &lossless)?);
@@ -664,13 +693,22 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             DualForm::Factored => "circulation + vertex_block_v",
             DualForm::Csr => "csr_vector",
         };
-        s.covered(&["loss_rows", "loss_scatter", "scale", "fill_u32", "mag_loss"]);
+        s.covered(&[
+            "loss_rows",
+            "loss_scatter",
+            "scale",
+            "fill_u32",
+            "mag_loss",
+            "disp_correct",
+            "disp_poles",
+        ]);
         let what = format!(
-            "{} lossy DGA ({} of {} tets conduct, {} with σ*) {steps} steps, mag_loss + primal_tet + loss_rows + loss_scatter + {dual}",
+            "{} lossy DGA ({} of {} tets conduct, {} with σ*, {} dispersive) {steps} steps, mag_loss + primal_tet + loss_rows + loss_scatter + disp_correct + {dual} + disp_poles",
             T::NAME,
             mat.sigma.iter().filter(|&&x| x > 0.0).count(),
             mesh.n_tets(),
-            mat.sigma_m.iter().filter(|&&x| x > 0.0).count()
+            mat.sigma_m.iter().filter(|&&x| x > 0.0).count(),
+            mat.disp.iter().filter(|&&x| x > 0).count()
         );
         s.check(
             format!("{what}: state"),
