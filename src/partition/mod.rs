@@ -543,6 +543,7 @@ pub fn broadcast_setup<C: Comm>(
             tet: next()? as usize,
             edges: Vec::new(),
             pattern: Vec::new(),
+            current: Vec::new(),
         })
     } else {
         None
