@@ -311,6 +311,129 @@ pub fn run_partitioned<C: Comm>(
 ) -> Result<PartitionedRun> {
     let np = comm.size();
     let root = comm.rank() == 0;
+    check_plan(plan)?;
+    let phase = |p: Phase| {
+        if let Some(f) = opts.on_phase {
+            f(p)
+        }
+    };
+    let status = |m: &str| {
+        if root && let Some(f) = opts.on_status {
+            f(m)
+        }
+    };
+    phase(Phase::Setup);
+    let t0 = std::time::Instant::now();
+    status("rank 0: reading the mesh, partitioning it");
+    let Setup {
+        mut global,
+        src,
+        probes,
+        part,
+        stats,
+        wave,
+    } = setup_ranks(comm, plan)?;
+    let n_probes = probes.len();
+    status(&format!("assembling the local operators of {} ranks", np));
+    let dga = Arc::new(part.assemble()?);
+    let dev = rank_devices(comm, plan, node_rank)?;
+    status("time step by the distributed power iteration");
+    let (mut st, dt, rho) = rank_stepper(
+        comm,
+        plan,
+        part.clone(),
+        dga.clone(),
+        dev,
+        &src,
+        &probes,
+        wave,
+    )?;
+    let dt_s = dt / C0;
+    let (steps, fmax_hz) = steps_and_band(plan, dt_s, &wave)?;
+    let summed = summed_counts(comm, &dga, st.as_ref())?;
+    let setup_s = t0.elapsed().as_secs_f64();
+    // fingerprint and resume (rank 0 checks, every rank restores its share)
+    let fp1 = global
+        .as_ref()
+        .map(|g| resonator::fingerprint(&plan.config, g.mesh_hash, g.mesh.n_tets()))
+        .unwrap_or(0);
+    let fp = ranks_fingerprint(fp1, np);
+    let ck_path = opts
+        .out
+        .as_deref()
+        .unwrap_or(std::path::Path::new(""))
+        .join(checkpoint::FILE);
+    let checked = opts
+        .resume
+        .take()
+        .map(|ck| check_checkpoint(ck, fp1, np, dt, steps, n_probes, &ck_path));
+    let resumed = resume_ranks(comm, &part, st.as_mut(), checked, &mut |d| {
+        progress(d, steps)
+    })?;
+    let saver = RankSaver::new(comm, plan, opts.out.as_deref(), fp, dt)?;
+    phase(Phase::Stepping);
+    let record = step_ranks(
+        st.as_mut(),
+        plan,
+        &saver,
+        Loop {
+            dt,
+            steps,
+            wave,
+            n_probes,
+            resumed,
+            interrupt: opts.interrupt,
+            out: opts.out.as_deref(),
+            root,
+        },
+        progress,
+    )?;
+    phase(Phase::Analysis);
+    let halo_values_per_step = summed[6] as u64;
+    let backend = st.name();
+    drop(st);
+    let Some(g) = global.take() else {
+        return Ok(PartitionedRun {
+            result: None,
+            stats: None,
+            halo_values_per_step,
+        });
+    };
+    let probe_csv = match &opts.out {
+        Some(dir) => Some(record.write_probe_csv(dir)?),
+        None => None,
+    };
+    status(&format!(
+        "extracting resonances from {} probe signals of {} samples",
+        3 * n_probes,
+        record.steps
+    ));
+    let result = result_of(
+        plan,
+        g,
+        &part,
+        record,
+        Outcome {
+            probe_csv,
+            wave,
+            dt,
+            rho,
+            fmax_hz,
+            setup_s,
+            backend,
+            summed: &summed,
+            stats: stats.as_ref(),
+        },
+    );
+    Ok(PartitionedRun {
+        result: Some(result),
+        stats,
+        halo_values_per_step,
+    })
+}
+
+/// The checks of a plan that only a single process supports.
+fn check_plan(plan: &Plan) -> Result<()> {
     if plan.method != Method::Dga {
         return Err(Error::config(
             "method",
@@ -325,19 +448,192 @@ pub fn run_partitioned<C: Comm>(
             "mode shapes need one process (run without mpirun, or --mode-shapes 0)",
         ));
     }
-    let phase = |p: Phase| {
-        if let Some(f) = opts.on_phase {
-            f(p)
+    Ok(())
+}
+
+/// The discretisation counts summed over the ranks, and the halo values sent per step
+/// (last). Collective.
+fn summed_counts<C: Comm>(comm: &C, dga: &Dga, st: &dyn RankStepper) -> Result<Vec<f64>> {
+    let counts = dga.counts();
+    comm.sum(&[
+        counts.tets as f64,
+        counts.edges as f64,
+        counts.vertices as f64,
+        counts.free_half as f64,
+        counts.circ as f64,
+        counts.block as f64,
+        st.halo_values() as f64,
+    ])
+}
+
+/// Writes the checkpoints of a partitioned run: gathers on rank 0, which writes; every
+/// rank learns whether it worked. Collective.
+struct RankSaver {
+    /// Whether checkpoints are written at all (rank 0 alone has the folder).
+    writes: bool,
+    dir: Option<std::path::PathBuf>,
+    out_name: String,
+    config: String,
+    fingerprint: u64,
+    dt: f64,
+}
+
+impl RankSaver {
+    fn new<C: Comm>(
+        comm: &C,
+        plan: &Plan,
+        out: Option<&std::path::Path>,
+        fingerprint: u64,
+        dt: f64,
+    ) -> Result<Self> {
+        let root = comm.rank() == 0;
+        let dir = if root {
+            out.map(|d| d.to_path_buf())
+        } else {
+            None
+        };
+        if let Some(d) = &dir {
+            std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
         }
-    };
-    let status = |m: &str| {
-        if root && let Some(f) = opts.on_status {
-            f(m)
+        let out_name = dir
+            .as_deref()
+            .map(|d| {
+                std::fs::canonicalize(d)
+                    .unwrap_or_else(|_| d.to_path_buf())
+                    .display()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        Ok(RankSaver {
+            writes: comm.any(root && out.is_some())?,
+            dir,
+            out_name,
+            config: plan.config.to_toml()?.to_string(),
+            fingerprint,
+            dt,
+        })
+    }
+
+    fn write(&self, so_far: &RunSoFar, st: &dyn Stepper) -> Result<()> {
+        if !self.writes {
+            return Ok(());
         }
+        let state = st.gathered_state()?;
+        let r = match (&self.dir, state) {
+            (Some(dir), Some((u, f))) => Checkpoint {
+                fingerprint: self.fingerprint,
+                done: so_far.done,
+                dt_bits: self.dt.to_bits(),
+                reference: so_far.reference,
+                config: self.config.clone(),
+                out: self.out_name.clone(),
+                u,
+                f,
+                samples: so_far.samples.to_vec(),
+                energy: so_far.energy.to_vec(),
+                aux: Vec::new(),
+            }
+            .write(dir)
+            .map(|_| ()),
+            _ => Ok(()),
+        };
+        if st.agree(&[r.is_err()])?[0] {
+            return Err(r
+                .err()
+                .unwrap_or_else(|| rank0_failed("writing the checkpoint")));
+        }
+        r
+    }
+}
+
+/// The resume point and state of a checked checkpoint (rank 0).
+type Checked = (Resume, Vec<f64>, Vec<f64>);
+
+/// The time loop's parameters ([`step_ranks`]).
+struct Loop<'a> {
+    dt: f64,
+    steps: usize,
+    wave: Waveform,
+    n_probes: usize,
+    resumed: Option<Resume>,
+    interrupt: Option<&'a std::sync::atomic::AtomicBool>,
+    out: Option<&'a std::path::Path>,
+    root: bool,
+}
+
+/// The time loop of a partitioned run with its checkpoints, and the final checkpoint of a
+/// long run; a stop is reported as in one process (on rank 0). Collective.
+fn step_ranks(
+    st: &mut dyn RankStepper,
+    plan: &Plan,
+    saver: &RankSaver,
+    l: Loop,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<super::run::Record> {
+    let (dt, steps, root) = (l.dt, l.steps, l.root);
+    let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| saver.write(so_far, st);
+    let mut ctl = RunControl {
+        checks: 50,
+        resume: l.resumed,
+        checkpoint: Some(&mut write_ck),
+        every_steps: plan.checkpoint_steps,
+        every: plan.checkpoint_every,
+        interrupt: l.interrupt,
     };
-    phase(Phase::Setup);
-    let t0 = std::time::Instant::now();
-    status("rank 0: reading the mesh, partitioning it");
+    let outcome = super::run_controlled(
+        st,
+        dt,
+        steps,
+        Some(l.wave.end()),
+        l.n_probes,
+        &mut ctl,
+        &mut |d| {
+            if root {
+                progress(d, steps)
+            }
+        },
+    );
+    drop(ctl);
+    let record = outcome.record;
+    if let Some(cause) = outcome.stop {
+        return Err(if root {
+            resonator::stopped(cause, &record, outcome.checkpointed, l.out)
+        } else {
+            cause
+        });
+    }
+    // a long run leaves a final checkpoint (collective), as in one process
+    let long = plan.checkpoint_steps > 0
+        || plan
+            .checkpoint_every
+            .is_some_and(|e| record.wall_s >= e.as_secs_f64());
+    let long = st.agree(&[long])?[0];
+    if long && outcome.checkpointed != Some(steps) {
+        let so_far = RunSoFar {
+            done: steps,
+            samples: &record.samples,
+            energy: &record.energy,
+            reference: outcome.reference,
+        };
+        saver.write(&so_far, st)?;
+    }
+    Ok(record)
+}
+
+/// What [`setup_ranks`] gives every rank (`global` on rank 0 only).
+struct Setup {
+    global: Option<Global>,
+    src: Source,
+    probes: Vec<Probe>,
+    part: Arc<crate::partition::Part>,
+    stats: Option<Stats>,
+    wave: Waveform,
+}
+
+/// Rank 0 reads, checks and resolves the problem and partitions the mesh; every rank gets
+/// its part, the source, the probes and the waveform. Collective.
+fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
+    let root = comm.rank() == 0;
     // Rank 0 sets up the global problem; the others learn whether it succeeded.
     let global = if root {
         let g = global_setup(plan);
@@ -364,7 +660,7 @@ pub fn run_partitioned<C: Comm>(
         slabs,
     )?;
     // rank 0 keeps the mesh (outputs) but not the topology
-    let mut global = global.map(|(g, ..)| g);
+    let global = global.map(|(g, ..)| g);
     let src = src.ok_or_else(|| rank0_failed("receiving the source"))?;
     let wave_bits = comm.broadcast_words(
         0,
@@ -378,11 +674,19 @@ pub fn run_partitioned<C: Comm>(
             .first()
             .ok_or_else(|| rank0_failed("receiving the waveform"))?,
     ));
-    let n_probes = probes.len();
-    status(&format!("assembling the local operators of {} ranks", np));
-    let part = Arc::new(part);
-    let dga = Arc::new(part.assemble()?);
-    // device choice: all ranks on devices, or all on the CPU backend
+    Ok(Setup {
+        global,
+        src,
+        probes,
+        part: Arc::new(part),
+        stats,
+        wave,
+    })
+}
+
+/// This rank's OpenCL device: all ranks on devices, or all on the CPU backend (None).
+/// Collective.
+fn rank_devices<C: Comm>(comm: &C, plan: &Plan, node_rank: usize) -> Result<Option<Arc<ClDevice>>> {
     let info = rank_device(plan, node_rank);
     let fails = comm.any(info.is_err())?;
     let info = match info {
@@ -401,18 +705,11 @@ pub fn run_partitioned<C: Comm>(
             "a rank could not open its OpenCL device (--backend opencl)".into(),
         ));
     }
-    status("time step by the distributed power iteration");
-    let (mut st, dt, rho) = rank_stepper(
-        comm,
-        plan,
-        part.clone(),
-        dga.clone(),
-        dev,
-        &src,
-        &probes,
-        wave,
-    )?;
-    let dt_s = dt / C0;
+    Ok(dev)
+}
+
+/// The number of steps and the analysis band of a run with time step `dt_s` (seconds).
+fn steps_and_band(plan: &Plan, dt_s: f64, wave: &Waveform) -> Result<(usize, f64)> {
     let steps = match plan.length {
         Length::Steps(s) => s,
         Length::Time(t) => {
@@ -435,34 +732,20 @@ pub fn run_partitioned<C: Comm>(
             format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)"),
         ));
     }
-    let counts = dga.counts();
-    let summed = comm.sum(&[
-        counts.tets as f64,
-        counts.edges as f64,
-        counts.vertices as f64,
-        counts.free_half as f64,
-        counts.circ as f64,
-        counts.block as f64,
-        st.halo_values() as f64,
-    ])?;
-    let setup_s = t0.elapsed().as_secs_f64();
-    // fingerprint and resume (rank 0 checks, every rank restores its share)
-    let fp1 = global
-        .as_ref()
-        .map(|g| resonator::fingerprint(&plan.config, g.mesh_hash, g.mesh.n_tets()))
-        .unwrap_or(0);
-    let fp = ranks_fingerprint(fp1, np);
-    let ck_path = opts
-        .out
-        .as_deref()
-        .unwrap_or(std::path::Path::new(""))
-        .join(checkpoint::FILE);
-    let resumed = if root {
-        let checked = opts
-            .resume
-            .take()
-            .map(|ck| check_checkpoint(ck, fp1, np, dt, steps, n_probes, &ck_path))
-            .transpose();
+    Ok((steps, fmax_hz))
+}
+
+/// The resume point: rank 0 passes its checked checkpoint (None: a fresh run), every rank
+/// restores its share of the state. Collective.
+fn resume_ranks<C: Comm>(
+    comm: &C,
+    part: &crate::partition::Part,
+    st: &mut dyn RankStepper,
+    checked: Option<Result<Checked>>,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Option<Resume>> {
+    if comm.rank() == 0 {
+        let checked = checked.transpose();
         let w = match &checked {
             Ok(Some((r, ..))) => {
                 let mut w = vec![1];
@@ -473,144 +756,64 @@ pub fn run_partitioned<C: Comm>(
             Err(_) => vec![2],
         };
         comm.broadcast_words(0, w)?;
-        match checked? {
+        Ok(match checked? {
             Some((r, u, f)) => {
-                let (lu, lf) = stepper::scatter_state(comm, &part, Some((&u, &f)))?;
+                let (lu, lf) = stepper::scatter_state(comm, part, Some((&u, &f)))?;
                 drop((u, f));
                 st.set_local(&lu, &lf)?;
-                progress(r.0, steps);
+                progress(r.0);
                 Some(r)
             }
             None => None,
-        }
+        })
     } else {
         let w = comm.broadcast_words(0, vec![])?;
         match w.first() {
             Some(1) => {
                 let r = resume_of_words(&w[1..])?;
-                let (u, f) = stepper::scatter_state(comm, &part, None)?;
+                let (u, f) = stepper::scatter_state(comm, part, None)?;
                 st.set_local(&u, &f)?;
-                Some(r)
+                Ok(Some(r))
             }
-            Some(0) => None,
-            _ => return Err(rank0_failed("checking the checkpoint")),
+            Some(0) => Ok(None),
+            _ => Err(rank0_failed("checking the checkpoint")),
         }
-    };
-    let config_toml = plan.config.to_toml()?.to_string();
-    let out_dir = if root { opts.out.clone() } else { None };
-    if let Some(dir) = &out_dir {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    let out_name = out_dir
-        .as_deref()
-        .map(|d| {
-            std::fs::canonicalize(d)
-                .unwrap_or_else(|_| d.to_path_buf())
-                .display()
-                .to_string()
-        })
-        .unwrap_or_default();
-    // rank 0 alone has the folder; all ranks must know whether checkpoints are written
-    let writes = comm.any(root && opts.out.is_some())?;
-    // collective: gathers on rank 0, which writes; every rank learns whether it worked
-    let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| -> Result<()> {
-        if !writes {
-            return Ok(());
-        }
-        let state = st.gathered_state()?;
-        let r = match (&out_dir, state) {
-            (Some(dir), Some((u, f))) => Checkpoint {
-                fingerprint: fp,
-                done: so_far.done,
-                dt_bits: dt.to_bits(),
-                reference: so_far.reference,
-                config: config_toml.clone(),
-                out: out_name.clone(),
-                u,
-                f,
-                samples: so_far.samples.to_vec(),
-                energy: so_far.energy.to_vec(),
-                aux: Vec::new(),
-            }
-            .write(dir)
-            .map(|_| ()),
-            _ => Ok(()),
-        };
-        if st.agree(&[r.is_err()])?[0] {
-            return Err(r
-                .err()
-                .unwrap_or_else(|| rank0_failed("writing the checkpoint")));
-        }
-        r
-    };
-    let mut ctl = RunControl {
-        checks: 50,
-        resume: resumed,
-        checkpoint: Some(&mut write_ck),
-        every_steps: plan.checkpoint_steps,
-        every: plan.checkpoint_every,
-        interrupt: opts.interrupt,
-    };
-    phase(Phase::Stepping);
-    let outcome = super::run_controlled(
-        st.as_mut(),
-        dt,
-        steps,
-        Some(wave.end()),
-        n_probes,
-        &mut ctl,
-        &mut |d| {
-            if root {
-                progress(d, steps)
-            }
-        },
-    );
-    drop(ctl);
-    let record = outcome.record;
-    if let Some(cause) = outcome.stop {
-        return Err(if root {
-            resonator::stopped(cause, &record, outcome.checkpointed, opts.out.as_deref())
-        } else {
-            cause
-        });
-    }
-    phase(Phase::Analysis);
-    // a long run leaves a final checkpoint (collective), as in one process
-    let long = plan.checkpoint_steps > 0
-        || plan
-            .checkpoint_every
-            .is_some_and(|e| record.wall_s >= e.as_secs_f64());
-    let long = st.agree(&[long])?[0];
-    if long && outcome.checkpointed != Some(steps) {
-        let so_far = RunSoFar {
-            done: steps,
-            samples: &record.samples,
-            energy: &record.energy,
-            reference: outcome.reference,
-        };
-        write_ck(&so_far, st.as_ref() as &dyn Stepper)?;
-    }
-    let halo_values_per_step = summed[6] as u64;
-    let backend = st.name();
-    drop(st);
-    let Some(g) = global.take() else {
-        return Ok(PartitionedRun {
-            result: None,
-            stats: None,
-            halo_values_per_step,
-        });
-    };
-    let probe_csv = match &opts.out {
-        Some(dir) => Some(record.write_probe_csv(dir)?),
-        None => None,
-    };
-    status(&format!(
-        "extracting resonances from {} probe signals of {} samples",
-        3 * n_probes,
-        record.steps
-    ));
+}
+
+/// What the run gives [`result_of`] besides the record.
+struct Outcome<'a> {
+    probe_csv: Option<std::path::PathBuf>,
+    wave: Waveform,
+    dt: f64,
+    rho: f64,
+    fmax_hz: f64,
+    setup_s: f64,
+    backend: String,
+    /// Counts summed over the ranks (tets, edges, vertices, free halves, circ, block, halo).
+    summed: &'a [f64],
+    stats: Option<&'a Stats>,
+}
+
+/// Rank 0's result: the analysis of the record and the run's facts.
+fn result_of(
+    plan: &Plan,
+    g: Global,
+    part: &crate::partition::Part,
+    record: super::run::Record,
+    o: Outcome,
+) -> ResonatorResult {
+    let (wave, dt, summed) = (o.wave, o.dt, o.summed);
+    let dt_s = dt / C0;
     let pulse_end = (wave.end() / dt).ceil() as usize;
-    let analysis = analyse::analyse(plan, &g.mesh, &record, pulse_end, wave.f_peak_hz(), fmax_hz);
+    let analysis = analyse::analyse(
+        plan,
+        &g.mesh,
+        &record,
+        pulse_end,
+        wave.f_peak_hz(),
+        o.fmax_hz,
+    );
     let model_counts = crate::cost::DgaCounts {
         tets: summed[0] as usize,
         edges: summed[1] as usize,
@@ -621,11 +824,11 @@ pub fn run_partitioned<C: Comm>(
     };
     let (model_bytes, model_flops) = crate::cost::dga_step(&model_counts, plan.precision.bytes());
     let mut notices = g.notices;
-    if let Some(s) = &stats {
+    if let Some(s) = o.stats {
         notices.push(stats_line(s));
     }
-    let result = ResonatorResult {
-        probe_csv,
+    ResonatorResult {
+        probe_csv: o.probe_csv,
         config: plan.config.clone(),
         dofs: 4 * part.global.n_tets + part.global.n_free_half,
         method: plan.method,
@@ -637,24 +840,19 @@ pub fn run_partitioned<C: Comm>(
         n_edges: g.n_edges,
         n_free_half: part.global.n_free_half,
         dt_s,
-        rho,
+        rho: o.rho,
         mesh_hash: g.mesh_hash,
         source: g.source,
         probe_points: g.probe_points,
         waveform: wave,
         record,
         analysis,
-        fmax_hz,
-        setup_s,
-        backend,
+        fmax_hz: o.fmax_hz,
+        setup_s: o.setup_s,
+        backend: o.backend,
         notices,
         mesh: g.mesh,
-    };
-    Ok(PartitionedRun {
-        result: Some(result),
-        stats,
-        halo_values_per_step,
-    })
+    }
 }
 
 /// One line of partition statistics for the user.
@@ -682,7 +880,7 @@ fn check_checkpoint(
     steps: usize,
     n_probes: usize,
     path: &std::path::Path,
-) -> Result<(Resume, Vec<f64>, Vec<f64>)> {
+) -> Result<Checked> {
     let bad = |why: String| Error::Checkpoint {
         path: path.to_path_buf(),
         why,
