@@ -50,8 +50,8 @@ export DGATD_REQUIRE_OPENCL=1
 # Builds the two test files and, with them, target/release/dgatd (the same build as the
 # tests use, so no separate `cargo build --release`).
 cargo test --release --test opencl --test oclgrind --no-run
-./target/release/dgatd devices
-./target/release/dgatd devices | grep -q 'Intel(R) OpenCL' || {
+"${CARGO_TARGET_DIR:-target}/release/dgatd" devices
+"${CARGO_TARGET_DIR:-target}/release/dgatd" devices | grep -q 'Intel(R) OpenCL' || {
   echo "FAIL: Intel's OpenCL device is not listed"
   exit 1
 }
