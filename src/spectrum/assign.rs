@@ -184,11 +184,34 @@ pub fn assign(lines_hz: &[f64], modes: &[Mode], s: &Settings) -> Assignment {
     out.shift = a.exp_m1();
     out.shift_at_hz = xtop.exp();
     out.sigma = sigma;
-    let blocks = blocks(&entries, 3.0 * sigma);
-    let mut labelled = vec![false; x.len()];
-    for (lines, b) in &result {
+    label_lines(&mut out, &order, &xs, &result, &entries, sigma, s);
+    for &i in (0..n)
+        .filter(|i| !order.contains(i))
+        .collect::<Vec<_>>()
+        .iter()
+    {
+        out.labels[i].reason = "not a positive finite frequency".into();
+    }
+    out
+}
+
+/// Writes the labels of the aligned lines (`result`: the lines of each block of modes, with
+/// the lines `xs` shifted and sorted as `order`), and the reason of every line left out.
+fn label_lines(
+    out: &mut Assignment,
+    order: &[usize],
+    xs: &[f64],
+    result: &[(Vec<usize>, usize)],
+    entries: &[Entry],
+    sigma: f64,
+    s: &Settings,
+) {
+    let blocks = blocks(entries, 3.0 * sigma);
+    let tol = s.tolerance.ln_1p();
+    let mut labelled = vec![false; xs.len()];
+    for (lines, b) in result {
         let block = &blocks[*b];
-        let assigned = label_block(&xs, lines, block, &entries, 0.0, sigma);
+        let assigned = label_block(xs, lines, block, entries, 0.0, sigma);
         for (l, (j, conf, note)) in lines.iter().zip(assigned) {
             labelled[*l] = true;
             let lab = &mut out.labels[order[*l]];
@@ -213,7 +236,7 @@ pub fn assign(lines_hz: &[f64], modes: &[Mode], s: &Settings) -> Assignment {
                 lab.confidence = conf;
                 lab.reason = note;
             } else {
-                let names: Vec<&str> = neighbours(&entries, xs[*l], 2)
+                let names: Vec<&str> = neighbours(entries, xs[*l], 2)
                     .into_iter()
                     .map(|k| entries[k].name.as_str())
                     .collect();
@@ -226,7 +249,7 @@ pub fn assign(lines_hz: &[f64], modes: &[Mode], s: &Settings) -> Assignment {
     }
     for (l, &i) in order.iter().enumerate() {
         if !labelled[l] {
-            let r = (xs[l] - entries[neighbours(&entries, xs[l], 1)[0]].y).abs();
+            let r = (xs[l] - entries[neighbours(entries, xs[l], 1)[0]].y).abs();
             out.labels[i].reason = if r > tol {
                 format!(
                     "no analytic mode within {:.1}% (after the common shift)",
@@ -237,14 +260,6 @@ pub fn assign(lines_hz: &[f64], modes: &[Mode], s: &Settings) -> Assignment {
             };
         }
     }
-    for &i in (0..n)
-        .filter(|i| !order.contains(i))
-        .collect::<Vec<_>>()
-        .iter()
-    {
-        out.labels[i].reason = "not a positive finite frequency".into();
-    }
-    out
 }
 
 /// Modes sorted, equal frequencies (1e-9) merged into one entry `A+B`.
