@@ -451,55 +451,7 @@ impl<'a> PartBuilder<'a> {
                     .expect("a local edge is a global edge")
             })
             .collect();
-        let mut edge_map: Vec<(u32, u32)> = edge_global
-            .iter()
-            .enumerate()
-            .map(|(l, &g)| (g, l as u32))
-            .collect();
-        edge_map.sort_unstable();
-        let local_slot = |g: u32| -> u32 {
-            let i = edge_map
-                .binary_search_by_key(&(g >> 1), |x| x.0)
-                .expect("halo half-edge is local");
-            2 * edge_map[i].1 + (g & 1)
-        };
-        let local_tet = |g: u32| local.binary_search(&g).expect("halo tet is local") as u32;
-        let mut peers: Vec<u32> = self.f_send[r]
-            .iter()
-            .chain(&self.f_recv[r])
-            .chain(&self.u_send[r])
-            .chain(&self.u_recv[r])
-            .map(|x| x.0)
-            .collect();
-        peers.sort_unstable();
-        peers.dedup();
-        let pick = |l: &[(u32, u32)], q: u32| -> Vec<u32> {
-            let a = l.partition_point(|x| x.0 < q);
-            let b = l.partition_point(|x| x.0 <= q);
-            l[a..b].iter().map(|x| x.1).collect()
-        };
-        let halos = peers
-            .iter()
-            .map(|&q| Halo {
-                peer: q as usize,
-                send_tets: pick(&self.f_send[r], q)
-                    .into_iter()
-                    .map(local_tet)
-                    .collect(),
-                recv_tets: pick(&self.f_recv[r], q)
-                    .into_iter()
-                    .map(local_tet)
-                    .collect(),
-                send_halves: pick(&self.u_send[r], q)
-                    .into_iter()
-                    .map(local_slot)
-                    .collect(),
-                recv_halves: pick(&self.u_recv[r], q)
-                    .into_iter()
-                    .map(local_slot)
-                    .collect(),
-            })
-            .collect();
+        let halos = self.halos(r, &local, &edge_global);
         let own_vertex: Vec<bool> = verts
             .iter()
             .map(|&v| p.vertex_owner[v as usize] as usize == r)
@@ -544,5 +496,59 @@ impl<'a> PartBuilder<'a> {
             topo: ltopo,
             halos,
         })
+    }
+
+    /// The halo lists of part `r` in its local numbering (`local`: its tets, global ids;
+    /// `edge_global`: the global id of each local edge).
+    fn halos(&self, r: usize, local: &[u32], edge_global: &[u32]) -> Vec<Halo> {
+        let mut edge_map: Vec<(u32, u32)> = edge_global
+            .iter()
+            .enumerate()
+            .map(|(l, &g)| (g, l as u32))
+            .collect();
+        edge_map.sort_unstable();
+        let local_slot = |g: u32| -> u32 {
+            let i = edge_map
+                .binary_search_by_key(&(g >> 1), |x| x.0)
+                .expect("halo half-edge is local");
+            2 * edge_map[i].1 + (g & 1)
+        };
+        let local_tet = |g: u32| local.binary_search(&g).expect("halo tet is local") as u32;
+        let mut peers: Vec<u32> = self.f_send[r]
+            .iter()
+            .chain(&self.f_recv[r])
+            .chain(&self.u_send[r])
+            .chain(&self.u_recv[r])
+            .map(|x| x.0)
+            .collect();
+        peers.sort_unstable();
+        peers.dedup();
+        let pick = |l: &[(u32, u32)], q: u32| -> Vec<u32> {
+            let a = l.partition_point(|x| x.0 < q);
+            let b = l.partition_point(|x| x.0 <= q);
+            l[a..b].iter().map(|x| x.1).collect()
+        };
+        peers
+            .iter()
+            .map(|&q| Halo {
+                peer: q as usize,
+                send_tets: pick(&self.f_send[r], q)
+                    .into_iter()
+                    .map(local_tet)
+                    .collect(),
+                recv_tets: pick(&self.f_recv[r], q)
+                    .into_iter()
+                    .map(local_tet)
+                    .collect(),
+                send_halves: pick(&self.u_send[r], q)
+                    .into_iter()
+                    .map(local_slot)
+                    .collect(),
+                recv_halves: pick(&self.u_recv[r], q)
+                    .into_iter()
+                    .map(local_slot)
+                    .collect(),
+            })
+            .collect()
     }
 }
