@@ -191,10 +191,14 @@ impl Plan {
             extract: cfg.extract,
             min_prominence: cfg.min_prominence,
             // a lossless DGA record has no damped modes (low-Q fits are leakage); with
-            // conducting materials every mode is damped
+            // conducting materials or lossy poles (Debye, damped Drude/Lorentz) every mode is
+            // damped
             min_q: cfg.min_q.unwrap_or(match cfg.method {
                 Method::Dga
-                    if !cfg.materials.values().any(|m| m.is_lossy())
+                    if !cfg
+                        .materials
+                        .values()
+                        .any(|m| m.is_lossy() || m.poles().iter().any(|p| p.is_lossy()))
                         && !cfg.boundaries.values().any(|b| b.kind == BoundaryKind::Abc) =>
                 {
                     1e4
