@@ -194,9 +194,16 @@ impl Partition {
         let vwgt = metis_weights(&weights);
         let mut part = vec![0 as metis::Idx; t];
         if n_parts > 1 {
+            // METIS's random generator is process-global (GKlib): two partitions computed at
+            // once (threads of one process, e.g. in-process ranks or parallel tests) would
+            // interleave it and give different parts for the same mesh. One call at a time,
+            // each with the same seed: the same mesh always gives the same partition.
+            static METIS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            let _one = METIS.lock().unwrap_or_else(|e| e.into_inner());
             metis::Graph::new(1, n_parts as metis::Idx, &xadj, &adjncy)
                 .map_err(|e| Error::config("partition", n_parts, format!("METIS input: {e}")))?
                 .set_vwgt(&vwgt)
+                .set_option(metis::option::Seed(4321))
                 .part_kway(&mut part)
                 .map_err(|e| Error::config("partition", n_parts, format!("METIS: {e}")))?;
         }
