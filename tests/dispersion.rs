@@ -53,18 +53,7 @@ fn dispersive(
 fn eigenpairs(d: &Dga) -> (Vec<usize>, Vec<(f64, Vec<f64>)>) {
     let (free, kmat) = dense_k(d);
     let nf = free.len();
-    let pos: std::collections::HashMap<usize, usize> =
-        free.iter().enumerate().map(|(i, &h)| (h, i)).collect();
-    let mut meps = DMatrix::<f64>::zeros(nf, nf);
-    for v in 0..d.meps.n_vertices() {
-        let hs = d.meps.halves(v);
-        let b = d.meps.block(v);
-        for (a, &ha) in hs.iter().enumerate() {
-            for (bb, &hb) in hs.iter().enumerate() {
-                meps[(pos[&(ha as usize)], pos[&(hb as usize)])] = b[a * hs.len() + bb];
-            }
-        }
-    }
+    let meps = dense_meps(d, &free);
     let s = &meps * &kmat;
     let s = 0.5 * (&s + s.transpose());
     let l = meps.cholesky().unwrap().l();
@@ -370,20 +359,6 @@ fn dispersion_leaves_the_time_step_to_eps_inf() {
     );
     assert_eq!(a.0.to_bits(), b.0.to_bits());
     assert!(Operators::<f64>::new(&dp, a.0, false).disp.is_none());
-}
-
-fn cl_device() -> Option<Arc<dgatd::backend::opencl::ClDevice>> {
-    use dgatd::backend::opencl::{ClDevice, select_device};
-    let required = std::env::var("DGATD_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
-    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open)
-    {
-        Ok(d) => Some(d),
-        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
-        Err(e) => {
-            eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
-            None
-        }
-    }
 }
 
 /// 600 steps with two dispersive materials (Drude; two lossy Lorentz pairs), a conducting

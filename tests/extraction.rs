@@ -14,7 +14,6 @@ use dgatd::solver::resonator;
 use dgatd::spectrum::{harminv, leapfrog_correction};
 use dgatd::util::C64;
 use dgatd::{C0, backend::Stepper};
-use nalgebra::DMatrix;
 use std::sync::Arc;
 use std::sync::OnceLock;
 
@@ -22,19 +21,7 @@ use std::sync::OnceLock;
 /// on the free half-edges), by a dense solve.
 fn k_eigenvalues(d: &dgatd::dga::Dga) -> Vec<f64> {
     let (free, kmat) = dense_k(d);
-    let nf = free.len();
-    let mut meps = DMatrix::<f64>::zeros(nf, nf);
-    let pos: std::collections::HashMap<usize, usize> =
-        free.iter().enumerate().map(|(i, &h)| (h, i)).collect();
-    for v in 0..d.meps.n_vertices() {
-        let hs = d.meps.halves(v);
-        let b = d.meps.block(v);
-        for (a, &ha) in hs.iter().enumerate() {
-            for (bb, &hb) in hs.iter().enumerate() {
-                meps[(pos[&(ha as usize)], pos[&(hb as usize)])] = b[a * hs.len() + bb];
-            }
-        }
-    }
+    let meps = dense_meps(d, &free);
     // Symmetric form: L⁻¹ (Meps K) L⁻ᵀ with Meps = L Lᵀ.
     let s = &meps * &kmat;
     let s = 0.5 * (&s + s.transpose());

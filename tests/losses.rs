@@ -18,7 +18,6 @@ use dgatd::solver::config::{Config, Origin};
 use dgatd::solver::plan::Plan;
 use dgatd::spectrum::{harminv, leapfrog_correction};
 use dgatd::util::Rng;
-use nalgebra::DMatrix;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -248,19 +247,7 @@ fn lossy_run_is_stable_at_the_lossless_limit() {
 /// Dense lowest eigenvalues of K (lossless), as in tests/extraction.rs.
 fn k_eigenvalues(d: &Dga) -> Vec<f64> {
     let (free, kmat) = dense_k(d);
-    let nf = free.len();
-    let mut meps = DMatrix::<f64>::zeros(nf, nf);
-    let pos: std::collections::HashMap<usize, usize> =
-        free.iter().enumerate().map(|(i, &h)| (h, i)).collect();
-    for v in 0..d.meps.n_vertices() {
-        let hs = d.meps.halves(v);
-        let b = d.meps.block(v);
-        for (a, &ha) in hs.iter().enumerate() {
-            for (bb, &hb) in hs.iter().enumerate() {
-                meps[(pos[&(ha as usize)], pos[&(hb as usize)])] = b[a * hs.len() + bb];
-            }
-        }
-    }
+    let meps = dense_meps(d, &free);
     let s = &meps * &kmat;
     let s = 0.5 * (&s + s.transpose());
     let l = meps.cholesky().unwrap().l();
@@ -385,22 +372,6 @@ fn homogeneous_fill_has_q_omega_eps_over_sigma() {
         exact >= 4,
         "only {exact} modes match the discrete relation tightly"
     );
-}
-
-fn cl_device() -> Option<Arc<dgatd::backend::opencl::ClDevice>> {
-    use dgatd::backend::opencl::{ClDevice, select_device};
-    let required = std::env::var("DGATD_REQUIRE_OPENCL")
-        .map(|v| v == "1")
-        .unwrap_or(false);
-    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open)
-    {
-        Ok(d) => Some(d),
-        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
-        Err(e) => {
-            eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
-            None
-        }
-    }
 }
 
 /// A lossy run on the device (factored and CSR, f64 and f32) against the CPU backend:

@@ -191,20 +191,6 @@ fn homogeneous_sigma_m_gives_q_omega_mu_over_sigma_m() {
     assert!((am / ae - 1.0).abs() < 1e-6, "σ*: {am}, σ: {ae}");
 }
 
-fn cl_device() -> Option<Arc<dgatd::backend::opencl::ClDevice>> {
-    use dgatd::backend::opencl::{ClDevice, select_device};
-    let required = std::env::var("DGATD_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
-    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open)
-    {
-        Ok(d) => Some(d),
-        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
-        Err(e) => {
-            eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
-            None
-        }
-    }
-}
-
 /// 600 steps with σ* on half the tets and σ on all (source, two probes) on the device
 /// against the CPU: probe records and energies to 1e-9 (f64) and 1e-4 (f32), the
 /// tolerances of tests/opencl.rs.

@@ -91,3 +91,38 @@ pub fn dense_k(d: &Dga) -> (Vec<usize>, nalgebra::DMatrix<f64>) {
     }
     (free, k)
 }
+
+/// `Meps` as a dense matrix over the free half-edge slots `free` (the order of
+/// [`dense_k`]).
+pub fn dense_meps(d: &Dga, free: &[usize]) -> nalgebra::DMatrix<f64> {
+    let nf = free.len();
+    let pos: std::collections::HashMap<usize, usize> =
+        free.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+    let mut meps = nalgebra::DMatrix::<f64>::zeros(nf, nf);
+    for v in 0..d.meps.n_vertices() {
+        let hs = d.meps.halves(v);
+        let b = d.meps.block(v);
+        for (a, &ha) in hs.iter().enumerate() {
+            for (bb, &hb) in hs.iter().enumerate() {
+                meps[(pos[&(ha as usize)], pos[&(hb as usize)])] = b[a * hs.len() + bb];
+            }
+        }
+    }
+    meps
+}
+
+/// The OpenCL device of the tests (`DGATD_TEST_DEVICE`, else the default); None, said loudly,
+/// when there is none, and a panic then when `DGATD_REQUIRE_OPENCL=1`.
+pub fn cl_device() -> Option<std::sync::Arc<dgatd::backend::opencl::ClDevice>> {
+    use dgatd::backend::opencl::{ClDevice, select_device};
+    let required = std::env::var("DGATD_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
+    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open)
+    {
+        Ok(d) => Some(d),
+        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
+        Err(e) => {
+            eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
+            None
+        }
+    }
+}

@@ -15,7 +15,7 @@
 
 #![allow(dead_code, clippy::needless_range_loop)]
 
-use super::common::dense_k;
+use super::common::{dense_k, dense_meps};
 use dgatd::C0;
 use dgatd::backend::{Stepper, cpu::CpuStepper};
 use dgatd::dga::Dga;
@@ -26,7 +26,6 @@ use dgatd::problem::{Media, Waveform};
 use dgatd::solver;
 use dgatd::spectrum::Peak;
 use dgatd::util::{Rng, V3};
-use nalgebra::DMatrix;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -368,18 +367,7 @@ impl Truth {
         let d = &rig.dga;
         let (free, kmat) = dense_k(d);
         let nf = free.len();
-        let pos: std::collections::HashMap<usize, usize> =
-            free.iter().enumerate().map(|(i, &h)| (h, i)).collect();
-        let mut meps = DMatrix::<f64>::zeros(nf, nf);
-        for v in 0..d.meps.n_vertices() {
-            let hs = d.meps.halves(v);
-            let b = d.meps.block(v);
-            for (a, &ha) in hs.iter().enumerate() {
-                for (bb, &hb) in hs.iter().enumerate() {
-                    meps[(pos[&(ha as usize)], pos[&(hb as usize)])] = b[a * hs.len() + bb];
-                }
-            }
-        }
+        let meps = dense_meps(d, &free);
         // Meps K is symmetric; with Meps = L Lᵀ, A = L⁻¹ (Meps K) L⁻ᵀ has eigenvectors y and
         // K has e = L⁻ᵀ y, Meps-orthonormal; the modal coordinate of u is yᵀ Lᵀ u.
         let s = &meps * &kmat;
