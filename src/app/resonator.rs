@@ -47,7 +47,7 @@ pub struct ResonatorArgs {
     /// Number of time steps (overrides --time).
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub steps: Option<u64>,
-    /// Simulated time in seconds [1e-6].
+    /// Simulated time in seconds [150 n L / c: L the largest mesh extent, n the fill's mean index].
     #[arg(long, allow_hyphen_values = true)]
     pub time: Option<f64>,
     /// Courant number: dt = CFL * 2 / sqrt(rho(K)), in (0, 1] [0.95].
@@ -82,10 +82,10 @@ pub struct ResonatorArgs {
     /// symmetry planes (see --seed)].
     #[arg(long = "probe", allow_hyphen_values = true)]
     pub probes: Vec<String>,
-    /// Peak frequency of the pulse in Hz [c / largest mesh extent].
+    /// Peak frequency of the pulse in Hz [c / (n L)].
     #[arg(long, allow_hyphen_values = true)]
     pub f_peak: Option<f64>,
-    /// Upper end of the analysed band in Hz [2.2 x f-peak].
+    /// Upper end of the analysed band in Hz [2.2 x f-peak, at most c / (2 pi n h) with h the mean edge, and Nyquist / 2].
     #[arg(long, allow_hyphen_values = true)]
     pub fmax: Option<f64>,
     /// FFT extraction: minimum peak prominence relative to the largest peak [0.02].

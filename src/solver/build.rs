@@ -3,6 +3,7 @@
 //! operator), the device, the source and probes, and a stepper chosen by a small selector
 //! over method × backend × precision, with its time step.
 
+use super::defaults::{self, Scales};
 use super::plan::{BackendSpec, Length, MeshSpec, Plan};
 use super::timestep::{RHO_MARGIN, spectral_radius};
 use crate::backend::Stepper;
@@ -108,7 +109,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         )?)),
     };
     let device = choose_device(plan, &mut notices)?;
-    let (wave, sp, probe_points) = placement(plan, &mesh);
+    let (wave, sp, probe_points, scales) = placement(plan, &mesh, &media);
     let dir = plan.problem.source_dir;
     let (source, probes) = match &disc {
         Discretisation::Dga(d) => (
@@ -156,31 +157,20 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     let dt_s = dt / C0;
     let (steps, flag) = match plan.length {
         Length::Steps(s) => (s, "steps"),
-        Length::Time(t) => (steps_for(t, dt_s)?, "time"),
+        Length::Time(t) => (defaults::steps_for(t, dt_s, "time")?, "time"),
+        Length::Default => (
+            defaults::steps_for(scales.record_s(), dt_s, "time")?,
+            "time",
+        ),
     };
     check_record_memory(steps, probe_points.len(), flag, dt_s)?;
-    let nyquist = 0.5 / dt_s;
-    // Default band: up to 2.2 f_peak, but not above half the Nyquist frequency (the mesh's
-    // resolvable band: the time step follows the largest eigenvalue of the mesh's operator).
-    let fmax_hz = plan.fmax_hz.unwrap_or_else(|| {
-        let want = 2.2 * wave.f_peak_hz();
-        if want > 0.5 * nyquist {
-            notices.push(format!(
-                "fmax = {:.4e} Hz: half the Nyquist frequency of this mesh's time step (2.2 f_peak = {want:.4e} Hz is beyond what it resolves; --fmax sets it)",
-                0.5 * nyquist
-            ));
-            0.5 * nyquist
-        } else {
-            want
-        }
-    });
-    if !(fmax_hz > 0.0 && fmax_hz < nyquist) {
-        return Err(Error::config(
-            "fmax",
-            fmax_hz,
-            format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)"),
-        ));
-    }
+    let fmax_hz = defaults::band(
+        plan.fmax_hz,
+        &wave,
+        scales.f_resolved_hz(),
+        dt_s,
+        &mut notices,
+    )?;
     let built = Built {
         mesh,
         mesh_hash,
@@ -237,27 +227,6 @@ fn check_record_memory(steps: usize, n_probes: usize, flag: &str, dt_s: f64) -> 
         ));
     }
     Ok(())
-}
-
-/// Steps for a simulated time, refused when shorter than one step or absurd (more than
-/// 2^40).
-fn steps_for(t: f64, dt_s: f64) -> Result<usize> {
-    if t < dt_s {
-        return Err(Error::config(
-            "time",
-            t,
-            format!("shorter than one time step ({dt_s:.4e} s)"),
-        ));
-    }
-    let n = (t / dt_s).ceil();
-    if !(n >= 1.0 && n < (1u64 << 40) as f64) {
-        return Err(Error::config(
-            "time",
-            t,
-            format!("gives {n:.3e} steps of {dt_s:.4e} s (a shorter --time or a larger --cfl)"),
-        ));
-    }
-    Ok(n as usize)
 }
 
 /// Refuses a mesh of `tets` tetrahedra (asked for by `name = value`) that exceeds the index
@@ -329,13 +298,17 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
     Ok((mesh, hash))
 }
 
-/// The waveform (default peak frequency from the mesh's extent), the source point and the
-/// probe points of a run (defaults placed by the seeded generator), the same for one process
-/// and for a partitioned run.
-pub(crate) fn placement(plan: &Plan, mesh: &Mesh) -> (Waveform, V3, Vec<V3>) {
-    let (lo, hi) = mesh.bbox();
-    let extent = (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
-    let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(C0 / extent));
+/// The waveform (default peak frequency from the mesh's extent and fill,
+/// [`defaults::Scales`]), the source point and the probe points of a run (defaults placed by
+/// the seeded generator), and the mesh's scales, the same for one process and for a
+/// partitioned run.
+pub(crate) fn placement(
+    plan: &Plan,
+    mesh: &Mesh,
+    media: &Media,
+) -> (Waveform, V3, Vec<V3>, Scales) {
+    let scales = Scales::of(mesh, media);
+    let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(scales.f_peak_hz()));
     let mut rng = Rng::new(plan.seed);
     let sp = plan
         .problem
@@ -349,7 +322,7 @@ pub(crate) fn placement(plan: &Plan, mesh: &Mesh) -> (Waveform, V3, Vec<V3>) {
     } else {
         plan.problem.probes.clone()
     };
-    (wave, sp, probe_points)
+    (wave, sp, probe_points, scales)
 }
 
 /// The OpenCL device of a plan (None: the CPU backend), with a notice for `auto`.

@@ -145,7 +145,8 @@ pub struct Config {
     /// Number of time steps (overrides `time`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<u64>,
-    /// Simulated time in seconds (default 1 µs).
+    /// Simulated time in seconds (default from the mesh, [`super::defaults`]: 1 µs for the
+    /// bundled cylinder in vacuum).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<f64>,
     /// Courant number: `Δt = CFL · 2/sqrt(ρ(K))`.
@@ -172,10 +173,10 @@ pub struct Config {
     /// Probe points (m).
     #[serde(default)]
     pub probe: Vec<V3>,
-    /// Peak frequency of the pulse in Hz.
+    /// Peak frequency of the pulse in Hz (default from the mesh, [`super::defaults`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub f_peak: Option<f64>,
-    /// Upper end of the analysed band in Hz.
+    /// Upper end of the analysed band in Hz (default from the mesh, [`super::defaults`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fmax: Option<f64>,
     /// FFT extraction: minimum peak prominence relative to the largest peak.

@@ -11,6 +11,7 @@ pub(crate) mod build;
 pub mod checkpoint;
 pub mod config;
 pub mod converge;
+pub mod defaults;
 pub mod modeshape;
 #[cfg(feature = "partition")]
 pub mod partitioned;

@@ -36,6 +36,7 @@ use super::analyse;
 use super::build;
 use super::checkpoint::{self, Checkpoint};
 use super::config::Method;
+use super::defaults::{self, Scales};
 use super::plan::{BackendSpec, Length, Plan};
 use super::resonator::{self, Phase, ResonatorResult, RunOptions};
 use super::run::{Resume, RunControl, RunSoFar};
@@ -75,6 +76,7 @@ struct Global {
     probes: Vec<Probe>,
     probe_points: Vec<V3>,
     wave: Waveform,
+    scales: Scales,
     notices: Vec<String>,
 }
 
@@ -122,7 +124,7 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
         ));
     }
     let fixed = walls.fixed_edges(&topo);
-    let (wave, sp, probe_points) = build::placement(plan, &mesh);
+    let (wave, sp, probe_points, scales) = build::placement(plan, &mesh, &media);
     let source = Source::located(&mesh, sp, plan.problem.source_dir)?;
     let probes = probe_points
         .iter()
@@ -136,6 +138,7 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
         probes,
         probe_points,
         wave,
+        scales,
         notices,
     };
     Ok((g, topo, media, fixed))
@@ -332,6 +335,8 @@ pub fn run_partitioned<C: Comm>(
         part,
         stats,
         wave,
+        f_resolved_hz,
+        record_s,
     } = setup_ranks(comm, plan)?;
     let n_probes = probes.len();
     status(&format!("assembling the local operators of {} ranks", np));
@@ -349,7 +354,11 @@ pub fn run_partitioned<C: Comm>(
         wave,
     )?;
     let dt_s = dt / C0;
-    let (steps, fmax_hz) = steps_and_band(plan, dt_s, &wave)?;
+    let (steps, fmax_hz, band_notices) =
+        steps_and_band(plan, dt_s, &wave, f_resolved_hz, record_s)?;
+    if let Some(g) = global.as_mut() {
+        g.notices.extend(band_notices);
+    }
     let summed = summed_counts(comm, &dga, st.as_ref())?;
     let setup_s = t0.elapsed().as_secs_f64();
     // fingerprint and resume (rank 0 checks, every rank restores its share)
@@ -628,6 +637,9 @@ struct Setup {
     part: Arc<crate::partition::Part>,
     stats: Option<Stats>,
     wave: Waveform,
+    /// The mesh's resolution limit (Hz) and default record (s), [`Scales`].
+    f_resolved_hz: f64,
+    record_s: f64,
 }
 
 /// Rank 0 reads, checks and resolves the problem and partitions the mesh; every rank gets
@@ -662,18 +674,25 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
     // rank 0 keeps the mesh (outputs) but not the topology
     let global = global.map(|(g, ..)| g);
     let src = src.ok_or_else(|| rank0_failed("receiving the source"))?;
-    let wave_bits = comm.broadcast_words(
+    let bits = comm.broadcast_words(
         0,
         global
             .as_ref()
-            .map(|g| vec![g.wave.f_peak_hz().to_bits()])
+            .map(|g| {
+                [
+                    g.wave.f_peak_hz(),
+                    g.scales.f_resolved_hz(),
+                    g.scales.record_s(),
+                ]
+                .map(f64::to_bits)
+                .to_vec()
+            })
             .unwrap_or_default(),
     )?;
-    let wave = Waveform::gaussian_derivative(f64::from_bits(
-        *wave_bits
-            .first()
-            .ok_or_else(|| rank0_failed("receiving the waveform"))?,
-    ));
+    let [f_peak_hz, f_resolved_hz, record_s] = <[u64; 3]>::try_from(bits)
+        .map_err(|_| rank0_failed("receiving the waveform"))?
+        .map(f64::from_bits);
+    let wave = Waveform::gaussian_derivative(f_peak_hz);
     Ok(Setup {
         global,
         src,
@@ -681,6 +700,8 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
         part: Arc::new(part),
         stats,
         wave,
+        f_resolved_hz,
+        record_s,
     })
 }
 
@@ -708,31 +729,23 @@ fn rank_devices<C: Comm>(comm: &C, plan: &Plan, node_rank: usize) -> Result<Opti
     Ok(dev)
 }
 
-/// The number of steps and the analysis band of a run with time step `dt_s` (seconds).
-fn steps_and_band(plan: &Plan, dt_s: f64, wave: &Waveform) -> Result<(usize, f64)> {
+/// The number of steps and the analysis band of a run with time step `dt_s` (seconds), as
+/// [`build::build`] sets them ([`defaults`]), with the notices of the band.
+fn steps_and_band(
+    plan: &Plan,
+    dt_s: f64,
+    wave: &Waveform,
+    f_resolved_hz: f64,
+    record_s: f64,
+) -> Result<(usize, f64, Vec<String>)> {
     let steps = match plan.length {
         Length::Steps(s) => s,
-        Length::Time(t) => {
-            if t < dt_s {
-                return Err(Error::config(
-                    "time",
-                    t,
-                    format!("shorter than one time step ({dt_s:.4e} s)"),
-                ));
-            }
-            (t / dt_s).ceil() as usize
-        }
+        Length::Time(t) => defaults::steps_for(t, dt_s, "time")?,
+        Length::Default => defaults::steps_for(record_s, dt_s, "time")?,
     };
-    let fmax_hz = plan.fmax_hz.unwrap_or(2.2 * wave.f_peak_hz());
-    let nyquist = 0.5 / dt_s;
-    if !(fmax_hz > 0.0 && fmax_hz < nyquist) {
-        return Err(Error::config(
-            "fmax",
-            fmax_hz,
-            format!("must be in (0, {nyquist:.4e}) Hz (the Nyquist frequency)"),
-        ));
-    }
-    Ok((steps, fmax_hz))
+    let mut notices = Vec::new();
+    let fmax_hz = defaults::band(plan.fmax_hz, wave, f_resolved_hz, dt_s, &mut notices)?;
+    Ok((steps, fmax_hz, notices))
 }
 
 /// The resume point: rank 0 passes its checked checkpoint (None: a fresh run), every rank

@@ -52,6 +52,9 @@ pub enum Length {
     Steps(usize),
     /// Simulated time in seconds.
     Time(f64),
+    /// Neither `steps` nor `time` given: the mesh's default record
+    /// ([`super::defaults::Scales::record_s`]).
+    Default,
 }
 
 /// A validated run.
@@ -129,7 +132,7 @@ impl Plan {
             (Some(0), _) => return Err(Error::config("steps", 0, "must be at least 1")),
             (Some(s), _) => Length::Steps(usize::try_from(s).unwrap_or(usize::MAX)),
             (None, Some(t)) => Length::Time(t),
-            (None, None) => Length::Time(1.0e-6),
+            (None, None) => Length::Default,
         };
         let dt_s = cfg.dt.map(|d| positive("dt", d)).transpose()?;
         let f_peak_hz = cfg.f_peak.map(|f| {
