@@ -172,6 +172,47 @@ fn resonator_on_2_and_3_cpu_ranks_equals_one_process() {
     }
 }
 
+/// With no `--steps`, `--time` or `--fmax`, the partitioned run takes the record and the band
+/// from the mesh by the same rule as one process (`solver::defaults`): the same number of
+/// samples, the same band notice and the same modes.
+#[test]
+fn defaults_from_the_mesh_are_the_same_on_2_ranks() {
+    if !have_mpirun() {
+        return;
+    }
+    let mut args = flags(31, 2, 1);
+    let at = args.iter().position(|a| a == "--steps").unwrap();
+    args.drain(at..at + 2);
+    args.extend(["--backend".into(), "cpu".into()]);
+    let (one, many) = (tmp("defaults1"), tmp("defaults2"));
+    let o = Command::new(BIN)
+        .args(&args)
+        .arg("--out")
+        .arg(&one)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "one process failed:\n{}", log(&o));
+    let l = run_np(2, &args, &many);
+    let notice = |t: &str| {
+        t.lines()
+            .find(|l| l.contains("note: fmax ="))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        notice(&log(&o)),
+        notice(&l),
+        "band notices differ:\n{}\n{l}",
+        log(&o)
+    );
+    let (a, b) = (probe_record(&one), probe_record(&many));
+    assert_eq!(a.len(), b.len(), "record lengths differ");
+    assert!(a.len() > 1000, "default record of {} values", a.len());
+    compare(&one, &many, "defaults, 2 ranks");
+    for d in [one, many] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
 #[test]
 fn resonator_on_2_pocl_ranks_equals_one_cpu_process() {
     if !have_mpirun() {
