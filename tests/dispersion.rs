@@ -462,7 +462,7 @@ fn drude_filled_cylinder_from_a_config_file() {
     let f_p = 2e8;
     let cfg = |poles: &str| {
         format!(
-            "mesh = {:?}\nsteps = 5000\nbackend = \"cpu\"\n\n[materials.vacuum]\neps_r = 1.0\n{poles}\n",
+            "mesh = {:?}\nsteps = 5000\nfmax = 3.3e8\nbackend = \"cpu\"\n\n[materials.vacuum]\neps_r = 1.0\n{poles}\n",
             mesh.display().to_string()
         )
     };
