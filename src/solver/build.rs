@@ -4,7 +4,7 @@
 //! over method × backend × precision, with its time step.
 
 use super::defaults::{self, Scales};
-use super::plan::{BackendSpec, Length, MeshSpec, Plan};
+use super::plan::{BackendSpec, MeshSpec, Plan};
 use super::timestep::{RHO_MARGIN, spectral_radius};
 use crate::backend::Stepper;
 use crate::backend::cpu::CpuStepper;
@@ -155,14 +155,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     });
     let (stepper, dt, rho) = sel.stepper(&disc, &mut notices)?;
     let dt_s = dt / C0;
-    let (steps, flag) = match plan.length {
-        Length::Steps(s) => (s, "steps"),
-        Length::Time(t) => (defaults::steps_for(t, dt_s, "time")?, "time"),
-        Length::Default => (
-            defaults::steps_for(scales.record_s(), dt_s, "time")?,
-            "time",
-        ),
-    };
+    let (steps, flag) = defaults::steps(plan.length, scales.record_s(), dt_s)?;
     check_record_memory(steps, probe_points.len(), flag, dt_s)?;
     let fmax_hz = defaults::band(
         plan.fmax_hz,

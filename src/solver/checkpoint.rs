@@ -76,6 +76,18 @@ impl<W: Write> Hashing<W> {
     }
 }
 
+/// The name of an output folder as stored in [`Checkpoint::out`]: canonical where it exists,
+/// as given otherwise; empty without a folder.
+pub(crate) fn out_name(dir: Option<&std::path::Path>) -> String {
+    dir.map(|d| {
+        std::fs::canonicalize(d)
+            .unwrap_or_else(|_| d.to_path_buf())
+            .display()
+            .to_string()
+    })
+    .unwrap_or_default()
+}
+
 impl Checkpoint {
     /// Writes atomically to `dir/checkpoint.bin`; returns the path.
     pub fn write(&self, dir: &Path) -> Result<PathBuf> {

@@ -26,6 +26,7 @@
 //! A value the user gave is never replaced; one that cannot work is an error naming its
 //! flag (`fmax` above Nyquist, `time` shorter than one step).
 
+use super::plan::Length;
 use crate::mesh::Mesh;
 use crate::problem::{Media, Waveform};
 use crate::{C0, Error, Result};
@@ -139,6 +140,17 @@ pub fn band(
         ));
     }
     Ok(fmax_hz)
+}
+
+/// The steps of a record of `length` with time step `dt_s`, and the flag that set it (for
+/// messages): `steps` as given, `time` converted, or the mesh's default record of
+/// `record_s` seconds (reported as `time`).
+pub fn steps(length: Length, record_s: f64, dt_s: f64) -> Result<(usize, &'static str)> {
+    Ok(match length {
+        Length::Steps(s) => (s, "steps"),
+        Length::Time(t) => (steps_for(t, dt_s, "time")?, "time"),
+        Length::Default => (steps_for(record_s, dt_s, "time")?, "time"),
+    })
 }
 
 /// Steps for a simulated time `t` (s) named by `flag`, refused when shorter than one step or

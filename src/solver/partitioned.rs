@@ -37,7 +37,7 @@ use super::build;
 use super::checkpoint::{self, Checkpoint};
 use super::config::Method;
 use super::defaults::{self, Scales};
-use super::plan::{BackendSpec, Length, Plan};
+use super::plan::{BackendSpec, Plan};
 use super::resonator::{self, Phase, ResonatorResult, RunOptions};
 use super::run::{Resume, RunControl, RunSoFar};
 use super::timestep::RHO_MARGIN;
@@ -504,15 +504,7 @@ impl RankSaver {
         if let Some(d) = &dir {
             std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
         }
-        let out_name = dir
-            .as_deref()
-            .map(|d| {
-                std::fs::canonicalize(d)
-                    .unwrap_or_else(|_| d.to_path_buf())
-                    .display()
-                    .to_string()
-            })
-            .unwrap_or_default();
+        let out_name = checkpoint::out_name(dir.as_deref());
         Ok(RankSaver {
             writes: comm.any(root && out.is_some())?,
             dir,
@@ -738,11 +730,7 @@ fn steps_and_band(
     f_resolved_hz: f64,
     record_s: f64,
 ) -> Result<(usize, f64, Vec<String>)> {
-    let steps = match plan.length {
-        Length::Steps(s) => s,
-        Length::Time(t) => defaults::steps_for(t, dt_s, "time")?,
-        Length::Default => defaults::steps_for(record_s, dt_s, "time")?,
-    };
+    let (steps, _) = defaults::steps(plan.length, record_s, dt_s)?;
     let mut notices = Vec::new();
     let fmax_hz = defaults::band(plan.fmax_hz, wave, f_resolved_hz, dt_s, &mut notices)?;
     Ok((steps, fmax_hz, notices))

@@ -367,14 +367,7 @@ struct Saver {
 
 impl Saver {
     fn new(plan: &Plan, fingerprint: u64, dt: f64, dir: Option<&std::path::Path>) -> Result<Self> {
-        let out = dir
-            .map(|d| {
-                std::fs::canonicalize(d)
-                    .unwrap_or_else(|_| d.to_path_buf())
-                    .display()
-                    .to_string()
-            })
-            .unwrap_or_default();
+        let out = super::checkpoint::out_name(dir);
         Ok(Saver {
             dir: dir.map(|d| d.to_path_buf()),
             fingerprint,
