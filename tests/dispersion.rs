@@ -51,15 +51,8 @@ fn dispersive(
 /// The lowest few generalised eigenpairs `(λ, x)` of the vacuum-relative `K` of `d`
 /// (`Meps⁻¹ C̃ Mmu⁻¹ C`, Meps with ε∞), x over the free half-edges (`free`).
 fn eigenpairs(d: &Dga) -> (Vec<usize>, Vec<(f64, Vec<f64>)>) {
-    let (free, kmat) = dense_k(d);
+    let (free, a, linv) = symmetric_k(d);
     let nf = free.len();
-    let meps = dense_meps(d, &free);
-    let s = &meps * &kmat;
-    let s = 0.5 * (&s + s.transpose());
-    let l = meps.cholesky().unwrap().l();
-    let linv = l.try_inverse().unwrap();
-    let a = &linv * s * linv.transpose();
-    let a = 0.5 * (&a + a.transpose());
     let eig = a.symmetric_eigen();
     let lmax = eig.eigenvalues.max();
     let mut pairs: Vec<(f64, Vec<f64>)> = (0..nf)

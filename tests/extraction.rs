@@ -17,24 +17,6 @@ use dgatd::{C0, backend::Stepper};
 use std::sync::Arc;
 use std::sync::OnceLock;
 
-/// Lowest nonzero eigenvalues of K (generalised symmetric problem Cᵀ Mmu⁻¹ C x = λ Meps x
-/// on the free half-edges), by a dense solve.
-fn k_eigenvalues(d: &dgatd::dga::Dga) -> Vec<f64> {
-    let (free, kmat) = dense_k(d);
-    let meps = dense_meps(d, &free);
-    // Symmetric form: L⁻¹ (Meps K) L⁻ᵀ with Meps = L Lᵀ.
-    let s = &meps * &kmat;
-    let s = 0.5 * (&s + s.transpose());
-    let l = meps.cholesky().unwrap().l();
-    let linv = l.try_inverse().unwrap();
-    let a = &linv * s * linv.transpose();
-    let a = 0.5 * (&a + a.transpose());
-    let mut ev: Vec<f64> = a.symmetric_eigenvalues().iter().cloned().collect();
-    ev.sort_by(|x, y| x.total_cmp(y));
-    let lmax = ev[ev.len() - 1];
-    ev.into_iter().filter(|&x| x > 1e-9 * lmax).collect()
-}
-
 #[test]
 fn corrected_frequencies_equal_the_eigenvalues_of_k() {
     let (m, t, d, _) = setup(jittered_box([3, 3, 2], 41, 0.2), Some(12));

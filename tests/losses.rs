@@ -244,22 +244,6 @@ fn lossy_run_is_stable_at_the_lossless_limit() {
     );
 }
 
-/// Dense lowest eigenvalues of K (lossless), as in tests/extraction.rs.
-fn k_eigenvalues(d: &Dga) -> Vec<f64> {
-    let (free, kmat) = dense_k(d);
-    let meps = dense_meps(d, &free);
-    let s = &meps * &kmat;
-    let s = 0.5 * (&s + s.transpose());
-    let l = meps.cholesky().unwrap().l();
-    let linv = l.try_inverse().unwrap();
-    let a = &linv * s * linv.transpose();
-    let a = 0.5 * (&a + a.transpose());
-    let mut ev: Vec<f64> = a.symmetric_eigenvalues().iter().cloned().collect();
-    ev.sort_by(|x, y| x.total_cmp(y));
-    let lmax = ev[ev.len() - 1];
-    ev.into_iter().filter(|&x| x > 1e-9 * lmax).collect()
-}
-
 /// For a homogeneous fill `Msig = a Meps` (a = σ η₀ / ε_r, 1/m) and every discrete mode
 /// (eigenvalue λ of K) is damped alike: the amplification z solves
 /// `(1 + b) z² − (2 − Δt² λ) z + (1 − b) = 0`, `b = a Δt / 2`, so `|z|² = (1 − b)/(1 + b)`

@@ -124,14 +124,16 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
     d / n
 }
 
-fn run_one(args: &[String], out: &Path) {
+fn run_one(args: &[String], out: &Path) -> String {
     let o = Command::new(BIN)
         .args(args)
         .arg("--out")
         .arg(out)
         .output()
         .unwrap();
-    assert!(o.status.success(), "one process failed:\n{}", log(&o));
+    let l = log(&o);
+    assert!(o.status.success(), "one process failed:\n{l}");
+    l
 }
 
 fn run_np(np: usize, args: &[String], out: &Path) -> String {
@@ -194,25 +196,14 @@ fn defaults_from_the_mesh_are_the_same_on_2_ranks() {
     args.drain(at..at + 2);
     args.extend(["--backend".into(), "cpu".into()]);
     let (one, many) = (tmp("defaults1"), tmp("defaults2"));
-    let o = Command::new(BIN)
-        .args(&args)
-        .arg("--out")
-        .arg(&one)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "one process failed:\n{}", log(&o));
+    let l1 = run_one(&args, &one);
     let l = run_np(2, &args, &many);
     let notice = |t: &str| {
         t.lines()
             .find(|l| l.contains("note: fmax ="))
             .map(str::to_string)
     };
-    assert_eq!(
-        notice(&log(&o)),
-        notice(&l),
-        "band notices differ:\n{}\n{l}",
-        log(&o)
-    );
+    assert_eq!(notice(&l1), notice(&l), "band notices differ:\n{l1}\n{l}");
     let (a, b) = (probe_record(&one), probe_record(&many));
     assert_eq!(a.len(), b.len(), "record lengths differ");
     assert!(a.len() > 1000, "default record of {} values", a.len());

@@ -14,7 +14,6 @@ use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{self, CpuStepper};
 use dgatd::backend::opencl::{
     BlockVariant, ClDevice, ClStepper, CsrVariant, PrimalVariant, Variants, list_devices,
-    select_device,
 };
 use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
@@ -22,24 +21,9 @@ use dgatd::problem::Waveform;
 use dgatd::solver;
 use std::sync::Arc;
 
-fn device() -> Option<Arc<ClDevice>> {
-    let required = std::env::var("DGATD_REQUIRE_OPENCL")
-        .map(|v| v == "1")
-        .unwrap_or(false);
-    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()).and_then(ClDevice::open)
-    {
-        Ok(d) => Some(d),
-        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
-        Err(e) => {
-            eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
-            None
-        }
-    }
-}
-
 #[test]
 fn lists_devices_with_their_properties() {
-    let Some(d) = device() else { return };
+    let Some(d) = cl_device() else { return };
     let all = list_devices().unwrap();
     assert!(all.iter().any(|x| x.name == d.info.name));
     assert!(d.info.global_mem > 0 && d.info.max_alloc > 0 && d.info.compute_units > 0);
@@ -110,7 +94,7 @@ fn diff(a: &[f64], b: &[f64]) -> Vec<f64> {
 
 #[test]
 fn every_kernel_matches_the_cpu_f64() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     if !dev.info.fp64 {
         eprintln!("*** SKIPPED f64 kernels: {} has no fp64 ***", dev.info.name);
         return;
@@ -120,13 +104,13 @@ fn every_kernel_matches_the_cpu_f64() {
 
 #[test]
 fn every_kernel_matches_the_cpu_f32() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     kernels_agree::<f32>(&dev, 1e-5);
 }
 
 #[test]
 fn device_power_iteration_matches_the_host() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     if !dev.info.fp64 {
         return;
     }
@@ -180,7 +164,7 @@ fn whole_run<T: dgatd::Real>(
 
 #[test]
 fn whole_runs_match_the_cpu() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     let duals = [DualForm::Factored, DualForm::Csr];
     if dev.info.fp64 {
         for dual in duals {
@@ -209,7 +193,7 @@ fn whole_runs_match_the_cpu() {
 /// (work-group trees) and are bounded there and in `device_power_iteration_matches_the_host`.
 #[test]
 fn device_runs_are_repeatable_and_resume_exactly() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     fn go<T: dgatd::Real>(dev: &Arc<ClDevice>) {
         let (m, t, d, _) = setup(cylinder("cylinder_coarse.msh"), None);
         let d = Arc::new(d);
@@ -272,7 +256,7 @@ fn device_runs_are_repeatable_and_resume_exactly() {
 /// compiler's build log (which names the undeclared identifier).
 #[test]
 fn build_failure_carries_the_build_log() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     let src = "__kernel void broken(__global float* x) { x[get_global_id(0)] = undeclared_thing; }";
     let e = match dev.build_source(src, "broken.cl", "-D REAL=float") {
         Err(e) => e.to_string(),
@@ -294,7 +278,7 @@ fn build_failure_carries_the_build_log() {
 /// maximum allocation size.
 #[test]
 fn too_small_devices_are_refused_with_figures() {
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     let (_m, _t, d, _) = setup(cylinder("cylinder_coarse.msh"), None);
     let d = Arc::new(d);
     let mut info = dev.info.clone();
@@ -338,7 +322,7 @@ fn dg_runs_match_the_cpu() {
     use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
     use dgatd::dg::opencl::DgClStepper;
     use dgatd::dg::{DgOperator, Flux};
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     let m = jittered_box([2, 2, 2], 11, 0.2);
     let k = m.n_tets();
     let mut rng = dgatd::util::Rng::new(5);
@@ -399,7 +383,7 @@ fn dg_device_spectral_radius_matches_the_cpu() {
     use dgatd::dg::cpu::{RHO_ITERS, RHO_SEED, spectral_radius};
     use dgatd::dg::opencl::DgClStepper;
     use dgatd::dg::{DgOperator, Flux};
-    let Some(dev) = device() else { return };
+    let Some(dev) = cl_device() else { return };
     if !dev.info.fp64 {
         eprintln!("SKIPPED: no fp64");
         return;

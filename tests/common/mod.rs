@@ -111,6 +111,30 @@ pub fn dense_meps(d: &Dga, free: &[usize]) -> nalgebra::DMatrix<f64> {
     meps
 }
 
+/// The generalised problem `K x = λ x` (`Cᵀ Mmu⁻¹ C x = λ Meps x`) of [`dense_k`] in
+/// symmetric form: with `Meps = L Lᵀ`, `A = L⁻¹ (Meps K) L⁻ᵀ` (symmetrised), whose eigenpairs
+/// `(λ, y)` give `x = L⁻ᵀ y`. Returns the free half-edge slots, `A` and `L⁻¹`.
+pub fn symmetric_k(d: &Dga) -> (Vec<usize>, nalgebra::DMatrix<f64>, nalgebra::DMatrix<f64>) {
+    let (free, kmat) = dense_k(d);
+    let meps = dense_meps(d, &free);
+    let s = &meps * &kmat;
+    let s = 0.5 * (&s + s.transpose());
+    let l = meps.cholesky().unwrap().l();
+    let linv = l.try_inverse().unwrap();
+    let a = &linv * s * linv.transpose();
+    let a = 0.5 * (&a + a.transpose());
+    (free, a, linv)
+}
+
+/// The nonzero eigenvalues of K (above 1e-9 of the largest), ascending, by a dense solve.
+pub fn k_eigenvalues(d: &Dga) -> Vec<f64> {
+    let (_, a, _) = symmetric_k(d);
+    let mut ev: Vec<f64> = a.symmetric_eigenvalues().iter().cloned().collect();
+    ev.sort_by(|x, y| x.total_cmp(y));
+    let lmax = ev[ev.len() - 1];
+    ev.into_iter().filter(|&x| x > 1e-9 * lmax).collect()
+}
+
 /// The OpenCL device of the tests (`DGATD_TEST_DEVICE`, else the default); None, said loudly,
 /// when there is none, and a panic then when `DGATD_REQUIRE_OPENCL=1`.
 pub fn cl_device() -> Option<std::sync::Arc<dgatd::backend::opencl::ClDevice>> {
