@@ -8,8 +8,7 @@
 //! (defaults 24, 40, host, opencl, both, factored). Rows are printed and written as measured.
 
 use dgatd::backend::Stepper;
-use dgatd::backend::cpu::CpuStepper;
-use dgatd::backend::opencl::{ClDevice, ClStepper, select_device};
+use dgatd::backend::opencl::{ClDevice, select_device};
 use dgatd::dga::Dga;
 use dgatd::dga::operators::{DualForm, Operators};
 use dgatd::mesh::{Topology, generate::box_mesh};
@@ -17,52 +16,24 @@ use dgatd::problem::Media;
 use dgatd::problem::dispersion::Pole;
 use dgatd::{Real, solver};
 use std::sync::Arc;
-use std::time::Instant;
 
-fn time_steps(s: &mut dyn Stepper, steps: usize) -> Result<f64, dgatd::Error> {
-    let mut sink = Vec::new();
-    s.advance(0, 3, &mut sink)?; // warm-up (kernel build, caches)
-    let t0 = Instant::now();
-    s.advance(3, steps, &mut sink)?;
-    // a device stepper returns once the last chunk's samples are read: the steps are done
-    Ok(t0.elapsed().as_secs_f64() * 1e3 / steps as f64)
-}
+mod step_bench;
+use step_bench::{stepper, time_steps};
 
-fn stepper<T: Real>(
+/// The stepper of [`stepper`] and the modelled bytes per step of its dispersive kernels
+/// ([`dgatd::cost::disp_bytes`], from the host operators' counts).
+fn with_extra<T: Real>(
     d: &Arc<Dga>,
     dt: f64,
     dual: DualForm,
     dev: Option<&Arc<ClDevice>>,
 ) -> Result<(Box<dyn Stepper>, f64), dgatd::Error> {
-    let ops = Operators::<T>::new(d, dt, dual == DualForm::Csr);
-    let extra = ops
+    let extra = Operators::<T>::new(d, dt, false)
         .disp
         .as_ref()
         .map(|x| dgatd::cost::disp_bytes(&x.counts(), std::mem::size_of::<T>()))
         .unwrap_or(0.0);
-    let mut r = dgatd::util::Rng::new(7);
-    let mut u = vec![0.0; d.n_half()];
-    for &h in &d.meps.h {
-        u[h as usize] = r.sym();
-    }
-    let f: Vec<f64> = (0..d.n_dual()).map(|_| r.sym()).collect();
-    let mut s: Box<dyn Stepper> = match dev {
-        None => Box::new(CpuStepper::new(
-            d.clone(),
-            Arc::new(ops),
-            dual,
-            None,
-            vec![],
-        )?),
-        Some(dev) => {
-            drop(ops);
-            let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, None, &[])?;
-            g.set_time_step(dt, None)?;
-            Box::new(g)
-        }
-    };
-    s.set_state(&u, &f)?;
-    Ok((s, extra))
+    Ok((stepper::<T>(d, dt, dual, dev)?, extra))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -165,9 +136,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let step_bytes = dgatd::cost::dga_step(&d.counts(), sb).0;
             for &dual in &duals {
                 let (mut s, extra) = if prec == "f64" {
-                    stepper::<f64>(&d, dt, dual, dev.as_ref())?
+                    with_extra::<f64>(&d, dt, dual, dev.as_ref())?
                 } else {
-                    stepper::<f32>(&d, dt, dual, dev.as_ref())?
+                    with_extra::<f32>(&d, dt, dual, dev.as_ref())?
                 };
                 let ms = time_steps(s.as_mut(), steps)?;
                 drop(s);

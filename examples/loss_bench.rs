@@ -6,53 +6,16 @@
 //! `cargo run --release --example loss_bench -- [n] [steps] [label] [cpu|opencl|all]`
 //! (defaults 24, 40, host, all). Rows are printed and written as they are measured.
 
-use dgatd::backend::Stepper;
-use dgatd::backend::cpu::CpuStepper;
-use dgatd::backend::opencl::{ClDevice, ClStepper, select_device};
+use dgatd::backend::opencl::{ClDevice, select_device};
 use dgatd::dga::Dga;
 use dgatd::dga::operators::{DualForm, Operators};
 use dgatd::mesh::{Topology, generate::box_mesh};
 use dgatd::problem::Media;
-use dgatd::{Real, solver};
+use dgatd::solver;
 use std::sync::Arc;
-use std::time::Instant;
 
-fn time_steps(s: &mut dyn Stepper, steps: usize) -> Result<f64, dgatd::Error> {
-    let mut sink = Vec::new();
-    s.advance(0, 3, &mut sink)?; // warm-up (kernel build, caches)
-    let t0 = Instant::now();
-    s.advance(3, steps, &mut sink)?;
-    Ok(t0.elapsed().as_secs_f64() * 1e3 / steps as f64)
-}
-
-fn stepper<T: Real>(
-    d: &Arc<Dga>,
-    dt: f64,
-    dual: DualForm,
-    dev: Option<&Arc<ClDevice>>,
-) -> Result<Box<dyn Stepper>, dgatd::Error> {
-    let (u, f): (Vec<f64>, Vec<f64>) = {
-        let mut r = dgatd::util::Rng::new(7);
-        let mut u = vec![0.0; d.n_half()];
-        for &h in &d.meps.h {
-            u[h as usize] = r.sym();
-        }
-        (u, (0..d.n_dual()).map(|_| r.sym()).collect())
-    };
-    let mut s: Box<dyn Stepper> = match dev {
-        None => {
-            let ops = Arc::new(Operators::<T>::new(d, dt, dual == DualForm::Csr));
-            Box::new(CpuStepper::new(d.clone(), ops, dual, None, vec![])?)
-        }
-        Some(dev) => {
-            let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, None, &[])?;
-            g.set_time_step(dt, None)?;
-            Box::new(g)
-        }
-    };
-    s.set_state(&u, &f)?;
-    Ok(s)
-}
+mod step_bench;
+use step_bench::{stepper, time_steps};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
