@@ -336,6 +336,29 @@ __kernel void disp_correct(const uint N, __global const uint* restrict DH, __glo
     U[DH[r]] -= acc;
 }
 
+// One pole entry i of a material with NP poles (coefficients b0 b1 b2 a1 a2 at co + 5p)
+// in transposed direct form II on input x, states at S[s0 + (2p + q) n + i] (n entries of
+// the material): returns the change of sum s1. A first-order pole (b2 = a2 = 0, Debye) keeps
+// s2 = 0 for ever, so its s2 is neither read nor written (adding 0 is exact).
+real disp_pole_one(const real x, const uint NP, __global const real* restrict co,
+                   __global real* restrict S, const size_t s0, const size_t n, const size_t i) {
+    real acc = 0;
+    for (uint p = 0; p < NP; p++) {
+        __global const real* c = co + 5 * p;
+        __global real* s1p = S + s0 + (size_t)(2 * p) * n + i;
+        __global real* s2p = s1p + n;
+        const int second = c[2] != (real)0 || c[4] != (real)0;
+        const real s1 = *s1p;
+        const real s2 = second ? *s2p : (real)0;
+        const real y = c[0] * x + s1;
+        const real s1n = c[1] * x - c[3] * y + s2;
+        if (second) *s2p = c[2] * x - c[4] * y;
+        *s1p = s1n;
+        acc += s1n - s1;
+    }
+    return acc;
+}
+
 // Dispersion, after the dual update and the source: the N entries of one material (from
 // E0 in EH/EG) run its NP poles (coefficients b0 b1 b2 a1 a2 at CF + 5p) in transposed
 // direct form II on x = U[EH], states at S[S0 + (2p + q) N + i]; G[EG] = change of sum s1.
@@ -345,20 +368,61 @@ __kernel void disp_poles(const uint N, const uint NP, const uint E0, const uint 
                          __global const real* restrict U, __global real* restrict G) {
     const size_t i = get_global_id(0);
     if (i >= N) return;
-    const real x = U[EH[E0 + i]];
+    G[EG[E0 + i]] = disp_pole_one(U[EH[E0 + i]], NP, CO + CF, S, S0, N, i);
+}
+
+// The same on the NL entries L[0..NL) of the material (their index within it), the others
+// being updated by vertex_block_vd.
+__kernel void disp_poles_idx(const uint NL, const uint N, const uint NP, const uint E0, const uint CF,
+                             const ulong S0, __global const uint* restrict L,
+                             __global const uint* restrict EH, __global const uint* restrict EG,
+                             __global const real* restrict CO, __global real* restrict S,
+                             __global const real* restrict U, __global real* restrict G) {
+    const size_t j = get_global_id(0);
+    if (j >= NL) return;
+    const size_t i = L[j];
+    G[EG[E0 + i]] = disp_pole_one(U[EH[E0 + i]], NP, CO + CF, S, S0, N, i);
+}
+
+// The dual update with the dispersion of the "pure" vertices fused in (design note §13):
+// every tet around such a vertex is of one dispersive material m, none conducts and no
+// source drives it, so its correction is the scalar DB[m] = 1/(eps_inf + b0). Per slot of
+// such a vertex: x = U - DB[m] g (disp_correct), x += sum_j B_v[i][j] c_(e_j) (vertex_block_v),
+// then the material's poles on x (disp_poles), with U, the states and g each read and written
+// once. FM[v]: the vertex's material or ~0u (a slot that does only what vertex_block_v does);
+// FE[v], FG[v]: the pole entry (within the material) and g index of the vertex's first slot
+// (its slots' entries and g values are consecutive). MT[4m..4m+4): the material's state
+// offset, entry count, pole count and coefficient offset.
+__kernel void vertex_block_vd(const uint NF, __global const uint* restrict slot_vertex,
+                              __global const uint* restrict vptr, __global const ulong* restrict boff,
+                              __global const uint* restrict vh, __global const real* restrict B,
+                              __global const real* restrict C, __global real* restrict U,
+                              __global const uint* restrict FM, __global const uint* restrict FE,
+                              __global const uint* restrict FG, __global const ulong* restrict MT,
+                              __global const real* restrict CO, __global const real* restrict DB,
+                              __global real* restrict S, __global real* restrict G) {
+    const size_t g = get_global_id(0);
+    if (g >= NF) return;
+    const uint v = slot_vertex[g];
+    const uint a = vptr[v];
+    const uint d = vptr[v + 1] - a;
+    const uint i = (uint)g - a;
+    __global const real* bv = B + boff[v] + i;
     real acc = 0;
-    for (uint p = 0; p < NP; p++) {
-        __global const real* c = CO + CF + 5 * p;
-        __global real* s1p = S + S0 + (size_t)(2 * p) * N + i;
-        __global real* s2p = S + S0 + (size_t)(2 * p + 1) * N + i;
-        const real s1 = *s1p, s2 = *s2p;
-        const real y = c[0] * x + s1;
-        const real s1n = c[1] * x - c[3] * y + s2;
-        *s2p = c[2] * x - c[4] * y;
-        *s1p = s1n;
-        acc += s1n - s1;
+    for (uint j = 0; j < d; j++) acc += bv[(size_t)j * d] * C[vh[a + j] >> 1];
+    const uint h = vh[g];
+    const uint m = FM[v];
+    if (m == 0xffffffffu) {
+        U[h] += acc;
+        return;
     }
-    G[EG[E0 + i]] = acc;
+    const size_t gi = (size_t)FG[v] + i;
+    real x = U[h];
+    x -= DB[m] * G[gi];
+    x += acc;
+    U[h] = x;
+    __global const ulong* mt = MT + 4 * (size_t)m;
+    G[gi] = disp_pole_one(x, (uint)mt[2], CO + mt[3], S, mt[0], mt[1], (size_t)FE[v] + i);
 }
 
 // Running discrete Fourier transform of a state vector X (N values) at M frequencies

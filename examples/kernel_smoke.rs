@@ -39,8 +39,8 @@
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{
-    Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, Lane, PrimalVariant, Variants,
-    launch, select_device,
+    Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, DispVariant, LOCAL, Lane, PrimalVariant,
+    Variants, launch, select_device,
 };
 use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
 use dgatd::dg::opencl::DgClStepper;
@@ -214,6 +214,7 @@ fn precision<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()
     fill::<T>(dev, s)?;
     dga::<T>(dev, s, tol)?;
     lossy::<T>(dev, s, tol)?;
+    fused_dispersion::<T>(dev, s, tol)?;
     transforms::<T>(dev, s, tol)?;
     stream::<T>(dev, s)?;
     dg::<T>(dev, s, tol)?;
@@ -329,6 +330,7 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             primal: pv,
             block: bv,
             csr: cv,
+            ..Variants::default()
         });
         g.set_dual(form)?;
         g.set_state(&start.0, &start.1)?;
@@ -382,6 +384,7 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         primal: PrimalVariant::Tet,
         block: BlockVariant::Vertex,
         csr: CsrVariant::Vector,
+        disp: DispVariant::Split,
     });
     let rho_dev = g.spectral_radius(2, 0x5eed)?;
     let rho_host = solver::spectral_radius(&d, 2, 0x5eed);
@@ -668,10 +671,12 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     for form in [DualForm::Factored, DualForm::Csr] {
         let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), form, Some(&src_unit), &probes)?;
         g.set_time_step(dt, Some(w))?; // installs the loss step
+        // the split dispersive kernels (fused_dispersion takes the fused one)
         g.set_variants(Variants {
             primal: PrimalVariant::Tet,
             block: BlockVariant::Vertex,
             csr: CsrVariant::Vector,
+            disp: DispVariant::Split,
         });
         g.set_state(&u0, &f0)?;
         let mut sg = vec![];
@@ -722,6 +727,106 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             effect >= 1e-3,
         );
     }
+    Ok(())
+}
+
+/// The dispersion fused into the dual update (`vertex_block_vd`, and `disp_poles_idx` with
+/// `disp_correct` on the rest): a box in two dispersive slabs (a lossy Drude fill for
+/// x < 0.5, a Lorentz pair with a Debye pole beyond) with the source in the first, 3 steps
+/// from a random state against `CpuStepper`; the fused layout must have both fused
+/// vertices and split entries, so every kernel of the fused step runs.
+fn fused_dispersion<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
+    use dgatd::problem::dispersion::Pole;
+    let mesh = jittered_box([6, 3, 3], 61, 0.2);
+    let topo = Topology::build(&mesh)?;
+    let mut mat = random_materials(mesh.n_tets(), 62);
+    mat.eps = vec![1.0; mesh.n_tets()];
+    mat.disp = mesh
+        .tets
+        .iter()
+        .map(|tv| {
+            let x = tv.iter().map(|&v| mesh.nodes[v as usize][0]).sum::<f64>() / 4.0;
+            if x < 0.5 { 1 } else { 2 }
+        })
+        .collect();
+    mat.poles = vec![
+        (
+            "drude".into(),
+            vec![Pole::Drude {
+                f_p: 3e8,
+                gamma: 1e7,
+            }],
+        ),
+        (
+            "lorentz".into(),
+            vec![
+                Pole::Lorentz {
+                    delta_eps: 1.5,
+                    f_0: 2e8,
+                    delta: 1e6,
+                },
+                Pole::Debye {
+                    delta_eps: 0.5,
+                    tau: 1e-10,
+                },
+            ],
+        ),
+    ];
+    let d = Arc::new(Dga::assemble(&mesh, &topo, &mat)?);
+    let (dt, _) = solver::time_step(&d, 0.9)?;
+    let w = Waveform {
+        tau: 2.0 * dt,
+        t0: 2.0 * dt,
+    };
+    let src = Source::new(&mesh, &topo, &d, [0.23, 0.37, 0.29], [0.2, -0.3, 0.9])?;
+    let probes = vec![Probe::new(&mesh, &topo, [0.61, 0.42, 0.27])?];
+    let mut r = Rng::new(63);
+    let u0: Vec<f64> = {
+        let mut u = vec![0.0; d.n_half()];
+        for &h in &d.meps.h {
+            u[h as usize] = r.sym();
+        }
+        u
+    };
+    let f0: Vec<f64> = (0..d.n_dual()).map(|_| r.sym()).collect();
+    let steps = 3;
+    let ops = Arc::new(Operators::<T>::new(&d, dt, false));
+    let layout = ops.disp.as_ref().map(|x| {
+        let skip: Vec<u32> = src.current.iter().map(|p| p.0).collect();
+        let f = x.fused(&ops.vptr, &ops.vh, &skip);
+        (f.vertices, f.rest.iter().map(Vec::len).sum::<usize>())
+    });
+    let (nv, nrest) = layout.unwrap_or((0, 0));
+    let mut g = ClStepper::<T>::new(
+        dev.clone(),
+        d.clone(),
+        DualForm::Factored,
+        Some(&src),
+        &probes,
+    )?;
+    g.set_time_step(dt, Some(w))?;
+    g.set_state(&u0, &f0)?;
+    let mut sg = vec![];
+    g.advance(0, steps, &mut sg)?;
+    let (ug, fg) = g.state()?;
+    let mut c = CpuStepper::new(d.clone(), ops, DualForm::Factored, Some((&src, w)), probes)?;
+    c.set_state(&u0, &f0)?;
+    let mut sc = vec![];
+    c.advance(0, steps, &mut sc)?;
+    let (uc, fc) = c.state()?;
+    s.covered(&["vertex_block_vd", "disp_poles_idx", "disp_correct"]);
+    let what = format!(
+        "{} fused dispersion ({nv} fused vertices, {nrest} split entries) {steps} steps, vertex_block_vd + disp_correct + disp_poles_idx",
+        T::NAME
+    );
+    s.require(format!("{what}: both paths used"), nv > 0 && nrest > 0);
+    let both = |a: &[f64], b: &[f64]| [a, b].concat();
+    s.check(
+        format!("{what}: state"),
+        rel_err(&both(&ug, &fg), &both(&uc, &fc)),
+        tol,
+    );
+    s.check(format!("{what}: probe samples"), rel_err(&sg, &sc), tol);
     Ok(())
 }
 

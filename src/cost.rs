@@ -75,8 +75,36 @@ pub struct DispCounts {
     pub full_len: usize,
     /// Pole entries (one per half-edge and dispersive material around its vertex).
     pub entries: usize,
-    /// Filter states (two per pole and entry).
+    /// Filter states read and written per step (two per second-order pole and entry, one
+    /// per first-order pole and entry: a Debye pole's `s₂` stays 0 and is skipped).
     pub states: usize,
+}
+
+/// Counts of the dispersion fused into the vertex-major dual update
+/// ([`crate::dga::operators::FusedDisp`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FusedCounts {
+    pub vertices: usize,
+    pub slots: usize,
+    /// States read and written by the fused kernel.
+    pub states: usize,
+}
+
+/// Bytes the dispersion adds to a step in the fused form: the split kernels on what is
+/// left (`rest`, [`disp_bytes`]), and in the fused kernel per fused vertex its three index
+/// words (12 bytes), per fused slot its `g` read and written, and every touched state read
+/// and written (`U` and the block are already in the vertex-block model).
+pub fn disp_bytes_fused(rest: &DispCounts, fused: &FusedCounts, s: usize) -> f64 {
+    let rest_bytes = if rest.rows + rest.entries == 0 {
+        0.0
+    } else {
+        disp_bytes(rest, s)
+    };
+    let s = s as f64;
+    rest_bytes
+        + 12.0 * fused.vertices as f64
+        + 2.0 * s * fused.slots as f64
+        + 2.0 * s * fused.states as f64
 }
 
 /// Bytes the two dispersive kernels move per step (same conventions as [`kernel_bytes`]):

@@ -75,6 +75,8 @@ fn bench_csv_round_trip_and_report() {
             "1e6",
             "--dg-orders",
             "1,2",
+            "--dispersion",
+            "0.5,1",
             "--out",
         ])
         .arg(&dir)
@@ -101,6 +103,7 @@ fn bench_csv_round_trip_and_report() {
     let mut n = 0;
     let mut dg_rows = 0;
     let mut kernels = std::collections::BTreeSet::new();
+    let mut disp = Vec::new();
     for rec in r.records() {
         let rec = rec.unwrap();
         n += 1;
@@ -143,7 +146,35 @@ fn bench_csv_round_trip_and_report() {
             assert!(!rec[col(c)].is_empty(), "{c} empty");
         }
         kernels.insert(rec[col("kernel")].to_string());
+        if &rec[col("kernel")] == "step_dispersive" {
+            disp.push((
+                rec[col("platform")].to_string(),
+                rec[col("precision")].to_string(),
+                num("tets") as usize,
+                rec[col("variant")].to_string(),
+                num("bytes_model"),
+            ));
+        }
     }
+    // step_dispersive: a baseline and both cases at both fractions in each form (the
+    // CPU backend: split only), each moving more bytes than the baseline, the fused form
+    // fewer than the split one
+    for (pl, pr, t, _, b0) in disp.iter().filter(|r| r.3 == "none") {
+        let same = |v: &str| {
+            disp.iter()
+                .find(|r| (&r.0, &r.1, r.2, r.3.as_str()) == (pl, pr, *t, v))
+                .map(|r| r.4)
+        };
+        for case in ["debye1_50%", "debye1_100%", "lorentz2_50%", "lorentz2_100%"] {
+            let split = same(&format!("{case}+split")).expect("a split row per case");
+            assert!(split > *b0, "{case}: {split} vs {b0}");
+            if pl != "cpu-backend" {
+                let fused = same(&format!("{case}+fused")).expect("a fused row per case");
+                assert!(*b0 < fused && fused < split, "{case}: {b0} {fused} {split}");
+            }
+        }
+    }
+    assert!(disp.len() >= 9, "only {} step_dispersive rows", disp.len());
     assert!(n >= 10, "only {n} rows");
     for k in [
         "copy",

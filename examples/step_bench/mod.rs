@@ -1,4 +1,4 @@
-//! What the step benchmarks (`loss_bench`, `disp_bench`) share: a stepper of a given
+//! What the step benchmark `loss_bench` uses: a stepper of a given
 //! precision, dual form and backend started from a seeded random state, and the timing of
 //! its steps. (Examples share no crate module; each includes this one by `mod`.)
 

@@ -107,9 +107,11 @@ pub struct BenchConfig {
     /// DG orders timed at each mesh size (DG rows), and the largest mesh for them.
     pub dg_orders: Vec<usize>,
     pub dg_max_tets: usize,
+    /// Slab fractions of the dispersive step's rows ([`super::bench_disp`]; empty: none).
+    pub dispersion: Vec<f64>,
 }
 
-fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
+pub(super) fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     let med = if n % 2 == 1 {
@@ -134,7 +136,7 @@ pub fn ladder_mesh(tets: usize) -> Result<Dga> {
     Dga::assemble_with(&m, &t, &Media::vacuum(m.n_tets()), &t.boundary_edge, true)
 }
 
-fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(
+pub(super) fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(
     dev: &ClDevice,
     warmup: usize,
     reps: usize,
@@ -386,7 +388,7 @@ fn device_rows<T: Real>(
     Ok(rows)
 }
 
-fn time_wall<F: FnMut()>(warmup: usize, reps: usize, mut f: F) -> Vec<f64> {
+pub(super) fn time_wall<F: FnMut()>(warmup: usize, reps: usize, mut f: F) -> Vec<f64> {
     for _ in 0..warmup {
         f();
     }
@@ -641,6 +643,32 @@ pub fn run(
                 }
             }
         }
+        if !cfg.dispersion.is_empty() {
+            let per_dev: Vec<super::bench_disp::DeviceBases> = devices
+                .iter()
+                .map(|d| {
+                    let per = (cfg.precisions.iter())
+                        .filter(|p| *p != "f64" || d.info.fp64)
+                        .map(|p| {
+                            let b = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
+                            (b, bw(&d.info.name, p))
+                        })
+                        .collect();
+                    (d.clone(), per)
+                })
+                .collect();
+            let cpu: Vec<(Row, f64)> = if cfg.cpu {
+                (cfg.precisions.iter())
+                    .map(|p| {
+                        let b = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
+                        (b, bw("cpu-backend", p))
+                    })
+                    .collect()
+            } else {
+                vec![]
+            };
+            super::bench_disp::rows_at(size, &cfg.dispersion, cfg, &per_dev, &cpu, report, log)?;
+        }
         // DG rows: each operator built once, then timed in every precision.
         if dga.n_tets <= cfg.dg_max_tets && !cfg.dg_orders.is_empty() {
             let mesh = ladder_box(size);
@@ -780,7 +808,7 @@ fn dg_cpu_row(
 
 /// Reports the rows of one device measurement; a mesh too large for the device is logged and
 /// skipped, any other error ends the bench.
-fn emit(
+pub(super) fn emit(
     rows: Result<Vec<Row>>,
     report: &mut dyn FnMut(&Row) -> Result<()>,
     log: &mut dyn FnMut(&str),
@@ -855,6 +883,11 @@ pub struct BenchArgs {
     /// DG rows are skipped above this many tets.
     #[arg(long, default_value = "1.1e6")]
     pub dg_max_tets: String,
+    /// Rows of the whole step with dispersive tets (one Debye pole; two Lorentz pole
+    /// pairs) on these fractions of each mesh (the slab x < F; 1 = every tet), against
+    /// the same step without: e.g. "0.1,0.5,1". Empty (default): none.
+    #[arg(long, default_value = "")]
+    pub dispersion: String,
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
 }
@@ -906,6 +939,24 @@ pub fn command(a: &BenchArgs) -> Result<()> {
             })
             .collect::<Result<Vec<_>>>()?,
         dg_max_tets: count("dg-max-tets", &a.dg_max_tets)?,
+        dispersion: a
+            .dispersion
+            .split(',')
+            .filter(|x| !x.trim().is_empty())
+            .map(|x| {
+                x.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|f| *f > 0.0 && *f <= 1.0)
+                    .ok_or_else(|| {
+                        Error::config(
+                            "dispersion",
+                            x,
+                            "expected fractions in (0, 1], e.g. 0.1,0.5,1",
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?,
     };
     std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
     let path = a.out.join("bench.csv");

@@ -602,6 +602,8 @@ impl ClDevice {
             mag_loss: k("mag_loss")?,
             disp_correct: k("disp_correct")?,
             disp_poles: k("disp_poles")?,
+            disp_poles_idx: k("disp_poles_idx")?,
+            vertex_block_vd: k("vertex_block_vd")?,
             _program: program,
         })
     }
@@ -639,6 +641,8 @@ pub struct Kernels {
     pub(crate) mag_loss: Kernel,
     pub(crate) disp_correct: Kernel,
     pub(crate) disp_poles: Kernel,
+    pub(crate) disp_poles_idx: Kernel,
+    pub(crate) vertex_block_vd: Kernel,
     _program: Program,
 }
 
@@ -764,21 +768,43 @@ pub enum CsrVariant {
     Vector,
 }
 
+/// How the dispersion's correction and pole step run with the factored, vertex-major dual
+/// update (design note §13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DispVariant {
+    /// Two kernels of their own around the dual update (`disp_correct`, `disp_poles`).
+    Split,
+    /// The vertices inside one material with no σ and no source inside the dual update
+    /// (`vertex_block_vd`), the rest split. Default: fewer bytes (`results/dispersive/`).
+    Fused,
+}
+
+impl DispVariant {
+    pub fn name(self) -> &'static str {
+        match self {
+            DispVariant::Split => "split",
+            DispVariant::Fused => "fused",
+        }
+    }
+}
+
 /// The kernel variants a [`ClStepper`] launches (the bench times each one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Variants {
     pub primal: PrimalVariant,
     pub block: BlockVariant,
     pub csr: CsrVariant,
+    pub disp: DispVariant,
 }
 
 impl Default for Variants {
-    /// The fastest variants measured (`results/h200/`).
+    /// The fastest variants measured (`results/h200/`, `results/dispersive/`).
     fn default() -> Self {
         Variants {
             primal: PrimalVariant::Tet,
             block: BlockVariant::Vertex,
             csr: CsrVariant::Vector,
+            disp: DispVariant::Fused,
         }
     }
 }
@@ -853,6 +879,25 @@ struct DeviceDisp<T> {
     coef: Buffer<T>,
     s: Buffer<T>,
     g: Buffer<T>,
+    /// The fused form (factored dual only; None when no vertex qualifies).
+    fused: Option<DeviceFused>,
+}
+
+/// The fused dispersion on the device ([`crate::dga::operators::FusedDisp`]): per vertex
+/// its material, first entry and first `g` index; the material table; the correction rows
+/// left to `disp_correct` (as `h`, `row`, `len`, `goff` of [`DeviceDisp`]) and per material
+/// the entries left to `disp_poles_idx`.
+struct DeviceFused {
+    host: crate::dga::operators::FusedDisp,
+    fm: Buffer<u32>,
+    fe: Buffer<u32>,
+    fg: Buffer<u32>,
+    mt: Buffer<u64>,
+    h: Buffer<u32>,
+    row: Buffer<u64>,
+    len: Buffer<u32>,
+    goff: Buffer<u32>,
+    rest: Vec<Option<Buffer<u32>>>,
 }
 
 /// The running transforms on the device: `m` frequencies, accumulators of `2 m nh` and
@@ -1197,9 +1242,27 @@ impl<T: Real> ClStepper<T> {
             self.src_g = self.dev.upload(&g, "source pattern")?;
         }
         self.disp = None;
+        // every half-edge the source kernel may write stays out of the fused kernel
+        let skip: Vec<u32> = self
+            .source
+            .as_ref()
+            .map(|s| {
+                let pat = ops.source_pattern(s).unwrap_or_default();
+                (s.pattern.iter().map(|p| p.0))
+                    .chain(s.current.iter().map(|p| p.0))
+                    .chain(pat.iter().map(|p| p.0))
+                    .collect()
+            })
+            .unwrap_or_default();
         if let Some(d) = ops.disp {
             let dev = &self.dev;
+            let fused = if self.dual == DualForm::Factored {
+                Self::upload_fused(dev, &d, d.fused(&ops.vptr, &ops.vh, &skip))?
+            } else {
+                None
+            };
             self.disp = Some(DeviceDisp {
+                fused,
                 h: dev.upload(&d.h, "dispersive rows")?,
                 row: dev.upload(&d.row, "dispersive row offsets")?,
                 len: dev.upload(&d.len, "dispersive row lengths")?,
@@ -1216,12 +1279,76 @@ impl<T: Real> ClStepper<T> {
         Ok(())
     }
 
-    /// The dispersive correction before the dual update (nothing without dispersion).
-    pub fn disp_correct(&self) -> Result<()> {
-        let Some(d) = &self.disp else { return Ok(()) };
-        let n = d.host.h.len();
+    /// The fused layout on the device (None when no vertex qualifies).
+    fn upload_fused(
+        dev: &ClDevice,
+        d: &crate::dga::operators::DispOps<T>,
+        f: crate::dga::operators::FusedDisp,
+    ) -> Result<Option<DeviceFused>> {
+        if f.vertices == 0 {
+            return Ok(None);
+        }
+        let pick = |v: &[u32]| f.rows.iter().map(|&r| v[r]).collect::<Vec<u32>>();
+        let row: Vec<u64> = f.rows.iter().map(|&r| d.row[r]).collect();
+        let rest = f
+            .rest
+            .iter()
+            .map(|r| {
+                (!r.is_empty())
+                    .then(|| dev.upload(r, "split pole entries"))
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(DeviceFused {
+            fm: dev.upload(&f.fm, "fused vertex materials")?,
+            fe: dev.upload(&f.fe, "fused vertex entries")?,
+            fg: dev.upload(&f.fg, "fused vertex changes")?,
+            mt: dev.upload(&f.mt, "dispersive material table")?,
+            h: dev.upload(&pick(&d.h), "split dispersive rows")?,
+            row: dev.upload(&row, "split dispersive row offsets")?,
+            len: dev.upload(&pick(&d.len), "split dispersive row lengths")?,
+            goff: dev.upload(&pick(&d.goff), "split dispersive state offsets")?,
+            rest,
+            host: f,
+        }))
+    }
+
+    /// The fused dispersion, when this step uses it (factored dual, vertex-major blocks,
+    /// [`DispVariant::Fused`], and some vertex qualifies).
+    fn fused(&self) -> Option<(&DeviceDisp<T>, &DeviceFused)> {
+        let d = self.disp.as_ref()?;
+        let f = d.fused.as_ref()?;
+        (self.dual == DualForm::Factored
+            && self.variants.block == BlockVariant::Vertex
+            && self.variants.disp == DispVariant::Fused)
+            .then_some((d, f))
+    }
+
+    /// The bytes the dispersion adds to a step as this stepper runs it (the byte models
+    /// [`crate::cost::disp_bytes`] and [`crate::cost::disp_bytes_fused`]; 0 without
+    /// dispersion).
+    pub fn disp_bytes(&self) -> f64 {
+        let s = std::mem::size_of::<T>();
+        match (self.fused(), &self.disp) {
+            (Some((d, f)), _) => {
+                let (rest, fused) = f.host.counts(&d.host);
+                crate::cost::disp_bytes_fused(&rest, &fused, s)
+            }
+            (None, Some(d)) => crate::cost::disp_bytes(&d.host.counts(), s),
+            (None, None) => 0.0,
+        }
+    }
+
+    /// The dispersive correction before the dual update (nothing without dispersion; in
+    /// the fused form, the rows the fused kernel does not take).
+    pub fn disp_correct(&self) -> Result<Option<Event>> {
+        let Some(d) = &self.disp else { return Ok(None) };
+        let (n, h, row, len, goff) = match self.fused() {
+            Some((_, f)) => (f.host.rows.len(), &f.h, &f.row, &f.len, &f.goff),
+            None => (d.host.h.len(), &d.h, &d.row, &d.len, &d.goff),
+        };
         if n == 0 {
-            return Ok(());
+            return Ok(None);
         }
         launch(
             &self.dev,
@@ -1230,49 +1357,92 @@ impl<T: Real> ClStepper<T> {
             LOCAL,
             &[
                 Arg::U32(n as u32),
-                Arg::BufU32(&d.h),
-                Arg::BufU64(&d.row),
-                Arg::BufU32(&d.len),
-                Arg::BufU32(&d.goff),
+                Arg::BufU32(h),
+                Arg::BufU64(row),
+                Arg::BufU32(len),
+                Arg::BufU32(goff),
                 Arg::Buf(&d.block),
                 Arg::Buf(&d.g),
                 Arg::Buf(&self.u),
             ],
-        )?;
-        Ok(())
+        )
+        .map(Some)
     }
 
     /// The pole step after the dual update and the source, one launch per dispersive
-    /// material (nothing without dispersion).
-    pub fn disp_poles(&self) -> Result<()> {
-        let Some(d) = &self.disp else { return Ok(()) };
+    /// material (nothing without dispersion; in the fused form, only the entries the fused
+    /// kernel does not take, through `disp_poles_idx`).
+    pub fn disp_poles(&self) -> Result<Vec<Event>> {
+        let Some(d) = &self.disp else {
+            return Ok(vec![]);
+        };
         let hd = &d.host;
+        let fused = self.fused().map(|x| x.1);
+        let mut ev = Vec::new();
         for m in 0..hd.ptr.len() - 1 {
             let n = hd.ptr[m + 1] - hd.ptr[m];
-            if n == 0 {
-                continue;
+            // (kernel, work-items, leading arguments)
+            let (kernel, items, mut args) = match fused {
+                None if n > 0 => (&self.k.disp_poles, n, vec![Arg::U32(n as u32)]),
+                Some(f) => match &f.rest[m] {
+                    Some(_) => {
+                        let nl = f.host.rest[m].len();
+                        let a = vec![Arg::U32(nl as u32), Arg::U32(n as u32)];
+                        (&self.k.disp_poles_idx, nl, a)
+                    }
+                    None => continue,
+                },
+                None => continue,
+            };
+            args.extend([
+                Arg::U32((hd.cptr[m + 1] - hd.cptr[m]) as u32),
+                Arg::U32(hd.ptr[m] as u32),
+                Arg::U32((5 * hd.cptr[m]) as u32),
+                Arg::U64(hd.sptr[m] as u64),
+            ]);
+            if let Some(list) = fused.and_then(|f| f.rest[m].as_ref()) {
+                args.push(Arg::BufU32(list));
             }
-            launch(
-                &self.dev,
-                &self.k.disp_poles,
-                n,
-                LOCAL,
-                &[
-                    Arg::U32(n as u32),
-                    Arg::U32((hd.cptr[m + 1] - hd.cptr[m]) as u32),
-                    Arg::U32(hd.ptr[m] as u32),
-                    Arg::U32((5 * hd.cptr[m]) as u32),
-                    Arg::U64(hd.sptr[m] as u64),
-                    Arg::BufU32(&d.ent_h),
-                    Arg::BufU32(&d.ent_g),
-                    Arg::Buf(&d.coef),
-                    Arg::Buf(&d.s),
-                    Arg::Buf(&self.u),
-                    Arg::Buf(&d.g),
-                ],
-            )?;
+            args.extend([
+                Arg::BufU32(&d.ent_h),
+                Arg::BufU32(&d.ent_g),
+                Arg::Buf(&d.coef),
+                Arg::Buf(&d.s),
+                Arg::Buf(&self.u),
+                Arg::Buf(&d.g),
+            ]);
+            ev.push(launch(&self.dev, kernel, items, LOCAL, &args)?);
         }
-        Ok(())
+        Ok(ev)
+    }
+
+    /// The vertex-major dual update with the pure vertices' dispersion fused in
+    /// (`vertex_block_vd`, [`DispVariant::Fused`]).
+    fn vertex_blocks_disp(&self, d: &DeviceDisp<T>, f: &DeviceFused) -> Result<Event> {
+        launch(
+            &self.dev,
+            &self.k.vertex_block_vd,
+            self.nfree,
+            LOCAL,
+            &[
+                Arg::U32(self.nfree as u32),
+                Arg::BufU32(&self.slot_vertex),
+                Arg::BufU32(&self.vptr),
+                Arg::BufU64(&self.boff),
+                Arg::BufU32(&self.vh),
+                Arg::Buf(&self.block),
+                Arg::Buf(&self.c),
+                Arg::Buf(&self.u),
+                Arg::BufU32(&f.fm),
+                Arg::BufU32(&f.fe),
+                Arg::BufU32(&f.fg),
+                Arg::BufU64(&f.mt),
+                Arg::Buf(&d.coef),
+                Arg::Buf(&d.block),
+                Arg::Buf(&d.s),
+                Arg::Buf(&d.g),
+            ],
+        )
     }
 
     /// The pole states `(s, g)` read back (empty without dispersion).
@@ -1475,13 +1645,24 @@ impl<T: Real> ClStepper<T> {
 
     /// One leapfrog step number `k` (source at `(k + 1/2) Δt`).
     pub fn step(&self, k: usize) -> Result<()> {
-        self.primal_update()?;
-        self.loss_update()?;
-        self.disp_correct()?;
-        self.dual_update()?;
+        self.step_events(k).map(drop)
+    }
+
+    /// [`Self::step`], returning the events of its kernels (the bench times them).
+    pub fn step_events(&self, k: usize) -> Result<Vec<Event>> {
+        let mut ev = vec![self.primal_update()?];
+        ev.extend(self.loss_update()?);
+        ev.extend(self.disp_correct()?);
+        match self.fused() {
+            Some((d, f)) => {
+                ev.push(self.circulation()?);
+                ev.push(self.vertex_blocks_disp(d, f)?);
+            }
+            None => ev.extend(self.dual_update()?),
+        }
         if let (Some(w), true) = (self.wave, self.nsrc > 0) {
             let t = (k as f64 + 0.5) * self.dt;
-            launch(
+            ev.push(launch(
                 &self.dev,
                 &self.k.source,
                 self.nsrc,
@@ -1495,9 +1676,10 @@ impl<T: Real> ClStepper<T> {
                     Arg::Real(T::of(w.t0)),
                     Arg::Real(T::of(w.tau)),
                 ],
-            )?;
+            )?);
         }
-        self.disp_poles()
+        ev.extend(self.disp_poles()?);
+        Ok(ev)
     }
 
     fn dot(

@@ -1,0 +1,243 @@
+//! `dgatd bench --dispersion F,..`: the whole leapfrog step with dispersive tets (design
+//! note §13) against the same step without, on the bench's box meshes.
+//!
+//! Cases: one Debye pole (`debye1`) and two Lorentz pole pairs (`lorentz2`, seed 004's
+//! fourth-order case) on the tets whose centroid has `x < F` (the slab; F = 1 is every tet),
+//! ε∞ = 1. Rows: kernel `step_dispersive`, variant `none` (no dispersive tet, the baseline)
+//! and `<case>_<pct>%+<fused|split>` ([`DispVariant`]): every kernel of one step
+//! ([`ClStepper::step_events`]: primal, correction, circulation, vertex blocks, poles), first
+//! start to last end. `bytes_model` is the step's ([`cost::dga_step`]) plus the
+//! dispersion's ([`ClStepper::disp_bytes`]: [`cost::disp_bytes`] split,
+//! [`cost::disp_bytes_fused`] fused). The CPU backend's rows time one `advance` step (wall
+//! clock) with the split form, its only one.
+
+use super::bench::{BenchConfig, Row, ladder_box, stats, time_events, time_wall};
+use dgatd::backend::Stepper;
+use dgatd::backend::cpu::CpuStepper;
+use dgatd::backend::opencl::{ClDevice, ClStepper, DispVariant, Variants};
+use dgatd::cost;
+use dgatd::dga::Dga;
+use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::mesh::{Mesh, Topology};
+use dgatd::problem::Media;
+use dgatd::problem::dispersion::Pole;
+use dgatd::{Real, Result};
+use std::sync::Arc;
+
+/// The dispersive cases on `mesh` for the slab fractions `fracs`: `(name, media)`, the
+/// baseline `none` first.
+pub fn cases(mesh: &Mesh, fracs: &[f64]) -> Vec<(String, Media)> {
+    let nt = mesh.n_tets();
+    let cx: Vec<f64> = mesh
+        .tets
+        .iter()
+        .map(|tv| tv.iter().map(|&v| mesh.nodes[v as usize][0]).sum::<f64>() / 4.0)
+        .collect();
+    let debye = vec![Pole::Debye {
+        delta_eps: 2.0,
+        tau: 1e-10,
+    }];
+    let lorentz = vec![
+        Pole::Lorentz {
+            delta_eps: 1.0,
+            f_0: 2e8,
+            delta: 1e6,
+        },
+        Pole::Lorentz {
+            delta_eps: 0.5,
+            f_0: 4e8,
+            delta: 2e6,
+        },
+    ];
+    let mut out = vec![("none".to_string(), Media::vacuum(nt))];
+    for (name, poles) in [("debye1", &debye), ("lorentz2", &lorentz)] {
+        for &f in fracs {
+            let mut md = Media::vacuum(nt);
+            // F = 1 takes every tet (centroids are below 1)
+            md.disp = cx.iter().map(|&x| u16::from(x < f || f >= 1.0)).collect();
+            md.poles = vec![("d".into(), poles.clone())];
+            out.push((format!("{name}_{}%", (100.0 * f.min(1.0)).round()), md));
+        }
+    }
+    out
+}
+
+/// A stable time step for the bench's unit box of `n` cells a side (metres of light
+/// travel): a quarter of the cell side, below the CFL limit of its 6-tet cubes.
+fn box_dt(mesh: &Mesh) -> f64 {
+    let n = (mesh.n_tets() as f64 / 6.0).cbrt().round().max(1.0);
+    0.25 / n
+}
+
+/// A seeded random state (U on every half-edge, F on every dual edge).
+fn random_state(d: &Dga) -> (Vec<f64>, Vec<f64>) {
+    let mut r = dgatd::util::Rng::new(5);
+    let u = (0..2 * d.n_edges).map(|_| r.sym()).collect();
+    let f = (0..4 * d.n_tets).map(|_| r.sym()).collect();
+    (u, f)
+}
+
+/// The device rows of one case: the dispersive step in each form (one row for `none`).
+pub fn device_rows<T: Real>(
+    dev: &Arc<ClDevice>,
+    d: &Arc<Dga>,
+    case: &str,
+    dt: f64,
+    cfg: &BenchConfig,
+    base: &Row,
+    copy_gbs: f64,
+) -> Result<Vec<Row>> {
+    let mut s = ClStepper::<T>::new(dev.clone(), d.clone(), DualForm::Factored, None, &[])?;
+    s.set_time_step(dt, None)?;
+    let (u, f) = random_state(d);
+    s.set_state(&u, &f)?;
+    let step = cost::dga_step(&d.counts(), std::mem::size_of::<T>()).0;
+    let forms: &[DispVariant] = if case == "none" {
+        &[DispVariant::Fused]
+    } else {
+        &[DispVariant::Fused, DispVariant::Split]
+    };
+    let mut rows = Vec::new();
+    for &v in forms {
+        s.set_variants(Variants {
+            disp: v,
+            ..Variants::default()
+        });
+        let mut k = 0;
+        let times = time_events(dev, cfg.warmup, cfg.reps, || {
+            k += 1;
+            s.step_events(k)
+        })?;
+        let variant = if case == "none" {
+            case.to_string()
+        } else {
+            format!("{case}+{}", v.name())
+        };
+        rows.push(row(
+            base,
+            d,
+            &variant,
+            times,
+            step + s.disp_bytes(),
+            copy_gbs,
+        ));
+    }
+    Ok(rows)
+}
+
+/// The CPU backend's row of one case (the split form, wall clock of one `advance` step).
+pub fn cpu_row<T: Real>(
+    d: &Arc<Dga>,
+    case: &str,
+    dt: f64,
+    cfg: &BenchConfig,
+    base: &Row,
+    copy_gbs: f64,
+) -> Result<Row> {
+    let ops = Arc::new(Operators::<T>::new(d, dt, false));
+    let sb = std::mem::size_of::<T>();
+    let extra = ops
+        .disp
+        .as_ref()
+        .map_or(0.0, |x| cost::disp_bytes(&x.counts(), sb));
+    let mut s = CpuStepper::new(d.clone(), ops, DualForm::Factored, None, vec![])?;
+    let (u, f) = random_state(d);
+    s.set_state(&u, &f)?;
+    let mut sink = Vec::new();
+    let mut k = 0;
+    let mut err = None;
+    let times = time_wall(cfg.warmup, cfg.reps, || {
+        if let Err(e) = s.advance(k, 1, &mut sink) {
+            err.get_or_insert(e);
+        }
+        k += 1;
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let variant = if case == "none" {
+        case.to_string()
+    } else {
+        format!("{case}+split")
+    };
+    let step = cost::dga_step(&d.counts(), sb).0;
+    Ok(row(base, d, &variant, times, step + extra, copy_gbs))
+}
+
+fn row(base: &Row, d: &Dga, variant: &str, times: Vec<f64>, bytes: f64, copy_gbs: f64) -> Row {
+    let (m, lo, hi) = stats(times);
+    let mut r = Row {
+        kernel: "step_dispersive".into(),
+        variant: variant.into(),
+        tets: d.n_tets,
+        dofs: d.counts().dofs(),
+        reps: 0,
+        median_s: m,
+        min_s: lo,
+        max_s: hi,
+        bytes_model: bytes,
+        frac_copy_bw: 0.0,
+        ..base.clone()
+    };
+    r.frac_copy_bw = r.gbs() / copy_gbs;
+    r
+}
+
+/// A device and, per precision it runs, the base row and the copy ceiling (GB/s).
+pub type DeviceBases = (Arc<ClDevice>, Vec<(Row, f64)>);
+
+/// Every dispersive row at the bench size `size`: each case assembled once (lean, as the
+/// bench's own mesh) and timed on each device and precision (and the CPU backend below
+/// its size limit). `devices`: `(device, base row per precision, copy GB/s per precision)`.
+pub fn rows_at(
+    size: usize,
+    fracs: &[f64],
+    cfg: &BenchConfig,
+    devices: &[DeviceBases],
+    cpu: &[(Row, f64)],
+    report: &mut dyn FnMut(&Row) -> Result<()>,
+    log: &mut dyn FnMut(&str),
+) -> Result<()> {
+    let mesh = ladder_box(size);
+    let topo = Topology::build(&mesh)?;
+    let dt = box_dt(&mesh);
+    for (case, media) in cases(&mesh, fracs) {
+        let d = Arc::new(Dga::assemble_with(
+            &mesh,
+            &topo,
+            &media,
+            &topo.boundary_edge,
+            true,
+        )?);
+        for (dev, per_prec) in devices {
+            for (base, bw) in per_prec {
+                let rows = if base.precision == "f64" {
+                    device_rows::<f64>(dev, &d, &case, dt, cfg, base, *bw)
+                } else {
+                    device_rows::<f32>(dev, &d, &case, dt, cfg, base, *bw)
+                };
+                super::bench::emit(
+                    rows.map(|mut v| {
+                        v.iter_mut().for_each(|r| r.reps = cfg.reps);
+                        v
+                    }),
+                    report,
+                    log,
+                    &format!("{case} on {} {}", dev.info.name, base.precision),
+                )?;
+            }
+        }
+        if d.n_tets <= cfg.cpu_max_tets {
+            for (base, bw) in cpu {
+                let mut r = if base.precision == "f64" {
+                    cpu_row::<f64>(&d, &case, dt, cfg, base, *bw)?
+                } else {
+                    cpu_row::<f32>(&d, &case, dt, cfg, base, *bw)?
+                };
+                r.reps = cfg.reps;
+                report(&r)?;
+            }
+        }
+    }
+    Ok(())
+}
