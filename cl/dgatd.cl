@@ -338,23 +338,31 @@ __kernel void disp_correct(const uint N, __global const uint* restrict DH, __glo
 
 // One pole entry i of a material with NP poles (coefficients b0 b1 b2 a1 a2 at co + 5p)
 // in transposed direct form II on input x, states at S[s0 + (2p + q) n + i] (n entries of
-// the material): returns the change of sum s1. A first-order pole (b2 = a2 = 0, Debye) keeps
-// s2 = 0 for ever, so its s2 is neither read nor written (adding 0 is exact).
-real disp_pole_one(const real x, const uint NP, __global const real* restrict co,
+// the material): returns the change of sum s1. Bit p of ORD clear: pole p is first-order
+// (b2 = a2 = 0, Debye), its s2 stays 0 for ever and is neither read nor written (adding 0 is
+// exact); poles from 32 on are always taken as second-order. ORD comes from the host, not
+// from the coefficients, so that every state load can issue at once.
+real disp_pole_one(const real x, const uint NP, const uint ORD, __global const real* restrict co,
                    __global real* restrict S, const size_t s0, const size_t n, const size_t i) {
     real acc = 0;
     for (uint p = 0; p < NP; p++) {
         __global const real* c = co + 5 * p;
         __global real* s1p = S + s0 + (size_t)(2 * p) * n + i;
         __global real* s2p = s1p + n;
-        const int second = c[2] != (real)0 || c[4] != (real)0;
-        const real s1 = *s1p;
-        const real s2 = second ? *s2p : (real)0;
-        const real y = c[0] * x + s1;
-        const real s1n = c[1] * x - c[3] * y + s2;
-        if (second) *s2p = c[2] * x - c[4] * y;
-        *s1p = s1n;
-        acc += s1n - s1;
+        if (p >= 32 || ((ORD >> p) & 1u)) {
+            const real s1 = *s1p, s2 = *s2p;
+            const real y = c[0] * x + s1;
+            const real s1n = c[1] * x - c[3] * y + s2;
+            *s2p = c[2] * x - c[4] * y;
+            *s1p = s1n;
+            acc += s1n - s1;
+        } else {
+            const real s1 = *s1p;
+            const real y = c[0] * x + s1;
+            const real s1n = c[1] * x - c[3] * y;
+            *s1p = s1n;
+            acc += s1n - s1;
+        }
     }
     return acc;
 }
@@ -362,18 +370,19 @@ real disp_pole_one(const real x, const uint NP, __global const real* restrict co
 // Dispersion, after the dual update and the source: the N entries of one material (from
 // E0 in EH/EG) run its NP poles (coefficients b0 b1 b2 a1 a2 at CF + 5p) in transposed
 // direct form II on x = U[EH], states at S[S0 + (2p + q) N + i]; G[EG] = change of sum s1.
-__kernel void disp_poles(const uint N, const uint NP, const uint E0, const uint CF, const ulong S0,
-                         __global const uint* restrict EH, __global const uint* restrict EG,
+__kernel void disp_poles(const uint N, const uint NP, const uint ORD, const uint E0, const uint CF,
+                         const ulong S0, __global const uint* restrict EH, __global const uint* restrict EG,
                          __global const real* restrict CO, __global real* restrict S,
                          __global const real* restrict U, __global real* restrict G) {
     const size_t i = get_global_id(0);
     if (i >= N) return;
-    G[EG[E0 + i]] = disp_pole_one(U[EH[E0 + i]], NP, CO + CF, S, S0, N, i);
+    G[EG[E0 + i]] = disp_pole_one(U[EH[E0 + i]], NP, ORD, CO + CF, S, S0, N, i);
 }
 
 // The same on the NL entries L[0..NL) of the material (their index within it), the others
-// being updated by vertex_block_vd.
-__kernel void disp_poles_idx(const uint NL, const uint N, const uint NP, const uint E0, const uint CF,
+// being updated by vertex_block_vf.
+__kernel void disp_poles_idx(const uint NL, const uint N, const uint NP, const uint ORD, const uint E0,
+                             const uint CF,
                              const ulong S0, __global const uint* restrict L,
                              __global const uint* restrict EH, __global const uint* restrict EG,
                              __global const real* restrict CO, __global real* restrict S,
@@ -381,19 +390,24 @@ __kernel void disp_poles_idx(const uint NL, const uint N, const uint NP, const u
     const size_t j = get_global_id(0);
     if (j >= NL) return;
     const size_t i = L[j];
-    G[EG[E0 + i]] = disp_pole_one(U[EH[E0 + i]], NP, CO + CF, S, S0, N, i);
+    G[EG[E0 + i]] = disp_pole_one(U[EH[E0 + i]], NP, ORD, CO + CF, S, S0, N, i);
 }
 
 // The dual update with the dispersion of the "pure" vertices fused in (design note §13):
 // every tet around such a vertex is of one dispersive material m, none conducts and no
-// source drives it, so its correction is the scalar DB[m] = 1/(eps_inf + b0). Per slot of
-// such a vertex: x = U - DB[m] g (disp_correct), x += sum_j B_v[i][j] c_(e_j) (vertex_block_v),
-// then the material's poles on x (disp_poles), with U, the states and g each read and written
-// once. FM[v]: the vertex's material or ~0u (a slot that does only what vertex_block_v does);
-// FE[v], FG[v]: the pole entry (within the material) and g index of the vertex's first slot
-// (its slots' entries and g values are consecutive). MT[4m..4m+4): the material's state
-// offset, entry count, pole count and coefficient offset.
-__kernel void vertex_block_vd(const uint NF, __global const uint* restrict slot_vertex,
+// source drives it, so its correction is the scalar DB[m] = 1/(eps_inf + b0). Per slot
+// g < NF: x = U - DB[m] g (disp_correct), x += sum_j B_v[i][j] c_(e_j) (vertex_block_v), then
+// the material's poles on x (disp_poles), with U, the states and g each read and written
+// once. The slot tables (slot_vertex, vptr, boff, vh) are those of vertex_block_v with the
+// fused vertices renumbered first, so every slot here is fused (vertex_block_v_from takes
+// the others). FM[v]: the vertex's material; FE[v], FG[v]: the pole entry (within the
+// material) and g index of its first slot (its slots' are consecutive). MT[4m..4m+4): the
+// material's state offset, entry count, pole count (low 32 bits; the pole orders' bits ORD,
+// as in disp_pole_one, above) and coefficient offset. The states of the first
+// DISP_PREFETCH poles, U and g are loaded before the gather loop, so that those loads are
+// in flight while it runs.
+#define DISP_PREFETCH 4
+__kernel void vertex_block_vf(const uint NF, __global const uint* restrict slot_vertex,
                               __global const uint* restrict vptr, __global const ulong* restrict boff,
                               __global const uint* restrict vh, __global const real* restrict B,
                               __global const real* restrict C, __global real* restrict U,
@@ -407,22 +421,68 @@ __kernel void vertex_block_vd(const uint NF, __global const uint* restrict slot_
     const uint a = vptr[v];
     const uint d = vptr[v + 1] - a;
     const uint i = (uint)g - a;
+    const uint h = vh[g];
+    const uint m = FM[v];
+    __global const ulong* mt = MT + 4 * (size_t)m;
+    const ulong w = mt[2];
+    const uint np = (uint)w, ord = (uint)(w >> 32);
+    const size_t s0 = mt[0], n = mt[1];
+    const size_t e = (size_t)FE[v] + i, gi = (size_t)FG[v] + i;
+    real x = U[h];
+    const real gold = G[gi];
+    real s1v[DISP_PREFETCH], s2v[DISP_PREFETCH];
+#pragma unroll
+    for (uint p = 0; p < DISP_PREFETCH; p++) {
+        if (p < np) {
+            s1v[p] = S[s0 + (size_t)(2 * p) * n + e];
+            s2v[p] = ((ord >> p) & 1u) ? S[s0 + (size_t)(2 * p + 1) * n + e] : (real)0;
+        }
+    }
     __global const real* bv = B + boff[v] + i;
     real acc = 0;
     for (uint j = 0; j < d; j++) acc += bv[(size_t)j * d] * C[vh[a + j] >> 1];
-    const uint h = vh[g];
-    const uint m = FM[v];
-    if (m == 0xffffffffu) {
-        U[h] += acc;
-        return;
-    }
-    const size_t gi = (size_t)FG[v] + i;
-    real x = U[h];
-    x -= DB[m] * G[gi];
+    x -= DB[m] * gold;
     x += acc;
     U[h] = x;
-    __global const ulong* mt = MT + 4 * (size_t)m;
-    G[gi] = disp_pole_one(x, (uint)mt[2], CO + mt[3], S, mt[0], mt[1], (size_t)FE[v] + i);
+    __global const real* co = CO + mt[3];
+    real sum = 0;
+#pragma unroll
+    for (uint p = 0; p < DISP_PREFETCH; p++) {
+        if (p < np) {
+            __global const real* c = co + 5 * p;
+            const real y = c[0] * x + s1v[p];
+            const real s1n = c[1] * x - c[3] * y + s2v[p];
+            if ((ord >> p) & 1u) S[s0 + (size_t)(2 * p + 1) * n + e] = c[2] * x - c[4] * y;
+            S[s0 + (size_t)(2 * p) * n + e] = s1n;
+            sum += s1n - s1v[p];
+        }
+    }
+    // poles past the prefetched ones (a material with more than DISP_PREFETCH poles)
+    for (uint p = DISP_PREFETCH; p < np; p++) {
+        __global const real* c = co + 5 * p;
+        __global real* s1p = S + s0 + (size_t)(2 * p) * n + e;
+        __global real* s2p = s1p + n;
+        const int second = p >= 32 || ((ord >> p) & 1u);
+        const real s1 = *s1p;
+        const real s2 = second ? *s2p : (real)0;
+        const real y = c[0] * x + s1;
+        const real s1n = c[1] * x - c[3] * y + s2;
+        if (second) *s2p = c[2] * x - c[4] * y;
+        *s1p = s1n;
+        sum += s1n - s1;
+    }
+    G[gi] = sum;
+}
+
+// vertex_block_v on the slots G0 <= g < NF (the slots vertex_block_vf does not take, in its
+// renumbered tables).
+__kernel void vertex_block_v_from(const uint G0, const uint NF, __global const uint* restrict slot_vertex,
+                                  __global const uint* restrict vptr, __global const ulong* restrict boff,
+                                  __global const uint* restrict vh, __global const real* restrict B,
+                                  __global const real* restrict C, __global real* restrict U) {
+    const size_t g = G0 + get_global_id(0);
+    if (g >= NF) return;
+    vertex_block_v_one(g, slot_vertex, vptr, boff, vh, B, C, U);
 }
 
 // Running discrete Fourier transform of a state vector X (N values) at M frequencies

@@ -730,7 +730,7 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     Ok(())
 }
 
-/// The dispersion fused into the dual update (`vertex_block_vd`, and `disp_poles_idx` with
+/// The dispersion fused into the dual update (`vertex_block_vf` with `vertex_block_v_from`, and `disp_poles_idx` with
 /// `disp_correct` on the rest): a box in two dispersive slabs (a lossy Drude fill for
 /// x < 0.5, a Lorentz pair with a Debye pole beyond) with the source in the first, 3 steps
 /// from a random state against `CpuStepper`; the fused layout must have both fused
@@ -814,9 +814,14 @@ fn fused_dispersion<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Re
     let mut sc = vec![];
     c.advance(0, steps, &mut sc)?;
     let (uc, fc) = c.state()?;
-    s.covered(&["vertex_block_vd", "disp_poles_idx", "disp_correct"]);
+    s.covered(&[
+        "vertex_block_vf",
+        "vertex_block_v_from",
+        "disp_poles_idx",
+        "disp_correct",
+    ]);
     let what = format!(
-        "{} fused dispersion ({nv} fused vertices, {nrest} split entries) {steps} steps, vertex_block_vd + disp_correct + disp_poles_idx",
+        "{} fused dispersion ({nv} fused vertices, {nrest} split entries) {steps} steps, vertex_block_vf + vertex_block_v_from + disp_correct + disp_poles_idx",
         T::NAME
     );
     s.require(format!("{what}: both paths used"), nv > 0 && nrest > 0);

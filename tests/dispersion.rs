@@ -615,8 +615,8 @@ fn dispersive_run_resumes_bit_for_bit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A box in three slabs: a lossy Drude fill (ε∞ = 2) for x < 0.35, a Lorentz pair with a
-/// Debye pole (ε∞ = 1.5) up to x = 0.7, and vacuum with a conducting corner beyond. The
+/// A box in three slabs: a lossy Drude fill (ε∞ = 2) for x < 0.35, five poles (Lorentz,
+/// Debye, Lorentz, Debye, Drude; ε∞ = 1.5) up to x = 0.7, and vacuum with a conducting corner beyond. The
 /// slabs' inner vertices are pure (one material, no σ), their interfaces are not: both the
 /// fused and the split paths have work. The source sits in the Drude slab.
 fn slabs(seed: u64) -> (dgatd::Mesh, Topology, Media, [f64; 3]) {
@@ -659,6 +659,20 @@ fn slabs(seed: u64) -> (dgatd::Mesh, Topology, Media, [f64; 3]) {
                     delta_eps: 0.6,
                     tau: 2e-10,
                 },
+                // five poles: the fused kernel prefetches four, the fifth takes its tail loop
+                Pole::Lorentz {
+                    delta_eps: 0.3,
+                    f_0: 5e8,
+                    delta: 3e6,
+                },
+                Pole::Debye {
+                    delta_eps: 0.2,
+                    tau: 5e-10,
+                },
+                Pole::Drude {
+                    f_p: 1e8,
+                    gamma: 1e7,
+                },
             ],
         ],
     );
@@ -669,7 +683,7 @@ fn slabs(seed: u64) -> (dgatd::Mesh, Topology, Media, [f64; 3]) {
     (m, t, media, [0.17, 0.41, 0.29])
 }
 
-/// The fused layout (`DispOps::fused`, the `vertex_block_vd` kernel's) on the slab media:
+/// The fused layout (`DispOps::fused`, the `vertex_block_vf` kernel's) on the slab media:
 /// fused and split correction rows and pole entries partition the split layout's, every
 /// fused slot's entry filters its own half-edge with the consecutive `g` index, no
 /// half-edge the source writes is fused, and both paths have work.
@@ -732,10 +746,13 @@ fn fused_layout_partitions_the_dispersive_rows() {
     let sv = ops.hvert[skip[0] as usize] as usize;
     assert!(d.disp.as_ref().unwrap().pure[sv] > 0 && f.fm[sv] == u32::MAX);
     // Drude: 2 states per entry; Lorentz pair (2) + Debye (1): 3
-    assert_eq!((ds.touched(0), ds.touched(1)), (2, 3));
+    assert_eq!((ds.touched(0), ds.touched(1)), (2, 8));
+    // the kernels' order bits: Drude second-order; Lorentz, Debye, Lorentz, Debye, Drude
+    assert_eq!((ds.orders(0), ds.orders(1)), (0b1, 0b10101));
+    assert_eq!(f.mt[4 + 2], 5 | (0b10101 << 32));
 }
 
-/// The fused dispersive step (`vertex_block_vd` + the split kernels on the rest) against
+/// The fused dispersive step (`vertex_block_vf` + the split kernels on the rest) against
 /// the split kernels and the CPU backend on the slab media, with the source in a
 /// dispersive slab: probe records over 500 steps, pole states and energy. f64 to 1e-9,
 /// f32 to 1e-4 (the tolerances of `opencl_dispersion_matches_the_cpu`; measured in the

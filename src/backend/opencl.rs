@@ -603,7 +603,8 @@ impl ClDevice {
             disp_correct: k("disp_correct")?,
             disp_poles: k("disp_poles")?,
             disp_poles_idx: k("disp_poles_idx")?,
-            vertex_block_vd: k("vertex_block_vd")?,
+            vertex_block_vf: k("vertex_block_vf")?,
+            vertex_block_v_from: k("vertex_block_v_from")?,
             _program: program,
         })
     }
@@ -642,7 +643,8 @@ pub struct Kernels {
     pub(crate) disp_correct: Kernel,
     pub(crate) disp_poles: Kernel,
     pub(crate) disp_poles_idx: Kernel,
-    pub(crate) vertex_block_vd: Kernel,
+    pub(crate) vertex_block_vf: Kernel,
+    pub(crate) vertex_block_v_from: Kernel,
     _program: Program,
 }
 
@@ -651,6 +653,7 @@ fn round_up(n: usize, m: usize) -> usize {
 }
 
 /// A kernel argument.
+#[derive(Clone, Copy)]
 pub enum Arg<'a, T> {
     U32(u32),
     U64(u64),
@@ -775,7 +778,7 @@ pub enum DispVariant {
     /// Two kernels of their own around the dual update (`disp_correct`, `disp_poles`).
     Split,
     /// The vertices inside one material with no σ and no source inside the dual update
-    /// (`vertex_block_vd`), the rest split. Default: fewer bytes (`results/dispersive/`).
+    /// (`vertex_block_vf`), the rest split. Default: fewer bytes (`results/dispersive/`).
     Fused,
 }
 
@@ -883,12 +886,19 @@ struct DeviceDisp<T> {
     fused: Option<DeviceFused>,
 }
 
-/// The fused dispersion on the device ([`crate::dga::operators::FusedDisp`]): per vertex
-/// its material, first entry and first `g` index; the material table; the correction rows
-/// left to `disp_correct` (as `h`, `row`, `len`, `goff` of [`DeviceDisp`]) and per material
-/// the entries left to `disp_poles_idx`.
+/// The fused dispersion on the device ([`crate::dga::operators::FusedDisp`]): the vertex
+/// block's slot tables (`slot_vertex`, `vptr`, `boff`, `vh` of [`ClStepper`]) with the fused
+/// vertices renumbered first (their `nfused` slots go to `vertex_block_vf`, the others to
+/// `vertex_block_v_from`); per renumbered fused vertex its material, first entry and first
+/// `g` index; the material table; the correction rows left to `disp_correct` (as `h`, `row`,
+/// `len`, `goff` of [`DeviceDisp`]) and per material the entries left to `disp_poles_idx`.
 struct DeviceFused {
     host: crate::dga::operators::FusedDisp,
+    nfused: usize,
+    slot_vertex: Buffer<u32>,
+    vptr: Buffer<u32>,
+    boff: Buffer<u64>,
+    vh: Buffer<u32>,
     fm: Buffer<u32>,
     fe: Buffer<u32>,
     fg: Buffer<u32>,
@@ -1257,7 +1267,8 @@ impl<T: Real> ClStepper<T> {
         if let Some(d) = ops.disp {
             let dev = &self.dev;
             let fused = if self.dual == DualForm::Factored {
-                Self::upload_fused(dev, &d, d.fused(&ops.vptr, &ops.vh, &skip))?
+                let f = d.fused(&ops.vptr, &ops.vh, &skip);
+                Self::upload_fused(dev, &d, f, (&ops.vptr, &ops.vh, &self.dga.meps.off))?
             } else {
                 None
             };
@@ -1280,14 +1291,37 @@ impl<T: Real> ClStepper<T> {
     }
 
     /// The fused layout on the device (None when no vertex qualifies).
+    /// `slots`: the vertex block's `vptr`, `vh` and block offsets.
     fn upload_fused(
         dev: &ClDevice,
         d: &crate::dga::operators::DispOps<T>,
         f: crate::dga::operators::FusedDisp,
+        slots: (&[u32], &[u32], &[usize]),
     ) -> Result<Option<DeviceFused>> {
         if f.vertices == 0 {
             return Ok(None);
         }
+        let (vptr, vh, off) = slots;
+        let nv = vptr.len() - 1;
+        // fused vertices first, each group in its original order (locality kept)
+        let order: Vec<usize> = (0..nv)
+            .filter(|&v| f.fm[v] != u32::MAX)
+            .chain((0..nv).filter(|&v| f.fm[v] == u32::MAX))
+            .collect();
+        let (mut vptr2, mut vh2, mut sv2) = (vec![0u32], Vec::with_capacity(vh.len()), Vec::new());
+        for (j, &v) in order.iter().enumerate() {
+            let hs = &vh[vptr[v] as usize..vptr[v + 1] as usize];
+            vh2.extend_from_slice(hs);
+            sv2.extend(std::iter::repeat_n(j as u32, hs.len()));
+            vptr2.push(vh2.len() as u32);
+        }
+        let boff2: Vec<u64> = order.iter().map(|&v| off[v] as u64).collect();
+        let pv = |x: &[u32]| {
+            order[..f.vertices]
+                .iter()
+                .map(|&v| x[v])
+                .collect::<Vec<u32>>()
+        };
         let pick = |v: &[u32]| f.rows.iter().map(|&r| v[r]).collect::<Vec<u32>>();
         let row: Vec<u64> = f.rows.iter().map(|&r| d.row[r]).collect();
         let rest = f
@@ -1300,9 +1334,14 @@ impl<T: Real> ClStepper<T> {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Some(DeviceFused {
-            fm: dev.upload(&f.fm, "fused vertex materials")?,
-            fe: dev.upload(&f.fe, "fused vertex entries")?,
-            fg: dev.upload(&f.fg, "fused vertex changes")?,
+            nfused: f.slots,
+            slot_vertex: dev.upload(&sv2, "renumbered slot vertices")?,
+            vptr: dev.upload(&vptr2, "renumbered vertex pointers")?,
+            boff: dev.upload(&boff2, "renumbered block offsets")?,
+            vh: dev.upload(&vh2, "renumbered vertex half-edges")?,
+            fm: dev.upload(&pv(&f.fm), "fused vertex materials")?,
+            fe: dev.upload(&pv(&f.fe), "fused vertex entries")?,
+            fg: dev.upload(&pv(&f.fg), "fused vertex changes")?,
             mt: dev.upload(&f.mt, "dispersive material table")?,
             h: dev.upload(&pick(&d.h), "split dispersive rows")?,
             row: dev.upload(&row, "split dispersive row offsets")?,
@@ -1396,6 +1435,7 @@ impl<T: Real> ClStepper<T> {
             };
             args.extend([
                 Arg::U32((hd.cptr[m + 1] - hd.cptr[m]) as u32),
+                Arg::U32(hd.orders(m)),
                 Arg::U32(hd.ptr[m] as u32),
                 Arg::U32((5 * hd.cptr[m]) as u32),
                 Arg::U64(hd.sptr[m] as u64),
@@ -1417,32 +1457,51 @@ impl<T: Real> ClStepper<T> {
     }
 
     /// The vertex-major dual update with the pure vertices' dispersion fused in
-    /// (`vertex_block_vd`, [`DispVariant::Fused`]).
-    fn vertex_blocks_disp(&self, d: &DeviceDisp<T>, f: &DeviceFused) -> Result<Event> {
-        launch(
+    /// (`vertex_block_vf` on the fused slots, `vertex_block_v_from` on the others;
+    /// [`DispVariant::Fused`]).
+    fn vertex_blocks_disp(&self, d: &DeviceDisp<T>, f: &DeviceFused) -> Result<Vec<Event>> {
+        let tables = [
+            Arg::BufU32(&f.slot_vertex),
+            Arg::BufU32(&f.vptr),
+            Arg::BufU64(&f.boff),
+            Arg::BufU32(&f.vh),
+            Arg::Buf(&self.block),
+            Arg::Buf(&self.c),
+            Arg::Buf(&self.u),
+        ];
+        let mut ev = Vec::new();
+        if f.nfused < self.nfree {
+            let mut args = vec![Arg::U32(f.nfused as u32), Arg::U32(self.nfree as u32)];
+            args.extend(tables.iter().copied());
+            let n = self.nfree - f.nfused;
+            ev.push(launch(
+                &self.dev,
+                &self.k.vertex_block_v_from,
+                n,
+                LOCAL,
+                &args,
+            )?);
+        }
+        let mut args = vec![Arg::U32(f.nfused as u32)];
+        args.extend(tables);
+        args.extend([
+            Arg::BufU32(&f.fm),
+            Arg::BufU32(&f.fe),
+            Arg::BufU32(&f.fg),
+            Arg::BufU64(&f.mt),
+            Arg::Buf(&d.coef),
+            Arg::Buf(&d.block),
+            Arg::Buf(&d.s),
+            Arg::Buf(&d.g),
+        ]);
+        ev.push(launch(
             &self.dev,
-            &self.k.vertex_block_vd,
-            self.nfree,
+            &self.k.vertex_block_vf,
+            f.nfused,
             LOCAL,
-            &[
-                Arg::U32(self.nfree as u32),
-                Arg::BufU32(&self.slot_vertex),
-                Arg::BufU32(&self.vptr),
-                Arg::BufU64(&self.boff),
-                Arg::BufU32(&self.vh),
-                Arg::Buf(&self.block),
-                Arg::Buf(&self.c),
-                Arg::Buf(&self.u),
-                Arg::BufU32(&f.fm),
-                Arg::BufU32(&f.fe),
-                Arg::BufU32(&f.fg),
-                Arg::BufU64(&f.mt),
-                Arg::Buf(&d.coef),
-                Arg::Buf(&d.block),
-                Arg::Buf(&d.s),
-                Arg::Buf(&d.g),
-            ],
-        )
+            &args,
+        )?);
+        Ok(ev)
     }
 
     /// The pole states `(s, g)` read back (empty without dispersion).
@@ -1656,7 +1715,7 @@ impl<T: Real> ClStepper<T> {
         match self.fused() {
             Some((d, f)) => {
                 ev.push(self.circulation()?);
-                ev.push(self.vertex_blocks_disp(d, f)?);
+                ev.extend(self.vertex_blocks_disp(d, f)?);
             }
             None => ev.extend(self.dual_update()?),
         }

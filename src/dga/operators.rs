@@ -151,19 +151,26 @@ impl<T: Real> DispOps<T> {
     /// pole, one per first-order pole (`b₂ = a₂ = 0`, Debye: its `s₂` stays 0 and the
     /// kernels skip it).
     pub fn touched(&self, m: usize) -> usize {
-        self.coef[5 * self.cptr[m]..5 * self.cptr[m + 1]]
-            .chunks(5)
-            .map(|c| {
-                if c[2] != T::zero() || c[4] != T::zero() {
-                    2
-                } else {
-                    1
-                }
-            })
-            .sum()
+        let np = self.cptr[m + 1] - self.cptr[m];
+        np + (0..np).filter(|&p| self.second_order(m, p)).count()
     }
 
-    /// The layout of the fused dual update (`vertex_block_vd` in `cl/dgatd.cl`): the
+    /// Whether pole `p` of material `m` keeps a second state (`b₂` or `a₂` nonzero); the
+    /// kernels take every pole from the 32nd on as second-order (see [`Self::orders`]).
+    fn second_order(&self, m: usize, p: usize) -> bool {
+        let c = &self.coef[5 * (self.cptr[m] + p)..5 * (self.cptr[m] + p + 1)];
+        p >= 32 || c[2] != T::zero() || c[4] != T::zero()
+    }
+
+    /// The pole orders of material `m` as the kernels read them: bit `p` set when pole `p`
+    /// (`p < 32`) is second-order.
+    pub fn orders(&self, m: usize) -> u32 {
+        (0..(self.cptr[m + 1] - self.cptr[m]).min(32))
+            .filter(|&p| self.second_order(m, p))
+            .fold(0, |a, p| a | (1 << p))
+    }
+
+    /// The layout of the fused dual update (`vertex_block_vf` in `cl/dgatd.cl`): the
     /// dispersion of every "pure" vertex (one material around it, no σ; its correction is
     /// the scalar `1/(ε∞ + b₀)`) runs inside the vertex-major dual update, so its `U`, pole
     /// states and `g` are read and written once per step. `vptr`/`vh`: the free half-edges
@@ -242,7 +249,7 @@ impl<T: Real> DispOps<T> {
                 [
                     self.sptr[m] as u64,
                     (self.ptr[m + 1] - self.ptr[m]) as u64,
-                    (self.cptr[m + 1] - self.cptr[m]) as u64,
+                    (self.cptr[m + 1] - self.cptr[m]) as u64 | (u64::from(self.orders(m)) << 32),
                     (5 * self.cptr[m]) as u64,
                 ]
             })
@@ -282,8 +289,8 @@ impl<T: Real> DispOps<T> {
 /// - Per vertex: `fm` its material (`u32::MAX`: not fused), `fe` the pole entry (index
 ///   within the material) of its first slot, `fg` the `g` index of its first slot; slot `i`
 ///   of the vertex has entry `fe + i` and `g` index `fg + i`.
-/// - Per material `m`: `mt[4m..4m + 4]` = state offset, entry count, pole count and
-///   coefficient offset (as in [`DispOps`]).
+/// - Per material `m`: `mt[4m..4m + 4]` = state offset, entry count, pole count (low 32
+///   bits; [`DispOps::orders`] in the high 32) and coefficient offset (as in [`DispOps`]).
 /// - What the split kernels still do: the correction rows `rows`, and per material the
 ///   entries `rest[m]` (indices within the material).
 #[derive(Clone, Debug)]
