@@ -10,18 +10,20 @@
 use dgatd::backend::cpu;
 use dgatd::backend::opencl::{
     self, Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, Variants,
-    event_seconds, launch,
+    launch,
 };
 use dgatd::cost;
 use dgatd::dga::Dga;
 use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::mesh::{Topology, generate::box_mesh};
+use dgatd::mesh::Topology;
 use dgatd::problem::Media;
 use dgatd::{Error, Real, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::bench_core::{BenchConfig, Row, ladder_box};
+use super::bench_core::{emit, stats, time_events, time_wall};
 use super::{count, outln, timestamp};
 
 /// CSV columns, in order. Stable: rows from different machines concatenate.
@@ -49,122 +51,12 @@ pub const COLUMNS: [&str; 21] = [
     "gflops",
 ];
 
-/// One measurement.
-#[derive(Clone, Debug)]
-pub struct Row {
-    pub platform: String,
-    pub device: String,
-    pub driver: String,
-    pub precision: String,
-    pub kernel: String,
-    pub variant: String,
-    pub tets: usize,
-    pub dofs: usize,
-    pub reps: usize,
-    pub median_s: f64,
-    pub min_s: f64,
-    pub max_s: f64,
-    pub bytes_model: f64,
-    pub frac_copy_bw: f64,
-    /// Modelled floating-point operations (DG rows; 0 where not modelled).
-    pub flops_model: f64,
-}
-
-impl Row {
-    pub fn gflops(&self) -> f64 {
-        self.flops_model / self.median_s / 1e9
-    }
-    pub fn gbs(&self) -> f64 {
-        self.bytes_model / self.median_s / 1e9
-    }
-    pub fn gdofs(&self) -> f64 {
-        if self.dofs == 0 {
-            0.0
-        } else {
-            self.dofs as f64 / self.median_s / 1e9
-        }
-    }
-}
-
-/// What to run.
-#[derive(Clone, Debug)]
-pub struct BenchConfig {
-    /// OpenCL device specs (index or name substring); "all" for every device.
-    pub devices: Vec<String>,
-    /// Also time the CPU backend.
-    pub cpu: bool,
-    pub precisions: Vec<String>,
-    /// Target tet counts (box meshes of 6 n³ tets, n rounded).
-    pub sizes: Vec<usize>,
-    pub reps: usize,
-    pub warmup: usize,
-    /// CSR variants are skipped above this many tets (host and device memory).
-    pub csr_max_tets: usize,
-    /// The CPU backend is skipped above this many tets.
-    pub cpu_max_tets: usize,
-    /// Elements of the copy/triad arrays (capped by the device's max allocation).
-    pub stream_elems: usize,
-    /// DG orders timed at each mesh size (DG rows), and the largest mesh for them.
-    pub dg_orders: Vec<usize>,
-    pub dg_max_tets: usize,
-    /// Slab fractions of the dispersive step's rows ([`super::bench_disp`]; empty: none).
-    pub dispersion: Vec<f64>,
-}
-
-pub(super) fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    let med = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    };
-    (med, v[0], v[n - 1])
-}
-
-/// A box mesh of about `tets` tetrahedra (6 n³, n rounded).
-pub fn ladder_box(tets: usize) -> dgatd::mesh::Mesh {
-    let n = ((tets as f64 / 6.0).cbrt().round() as usize).max(1);
-    box_mesh([n, n, n], [1.0, 1.0, 1.0])
-}
-
 /// A box mesh of about `tets` tetrahedra and its operators (vacuum).
 pub fn ladder_mesh(tets: usize) -> Result<Dga> {
     let m = ladder_box(tets);
     let t = Topology::build(&m)?;
     // Lean: the benchmark never evaluates the energy, and this halves peak host memory.
     Dga::assemble_with(&m, &t, &Media::vacuum(m.n_tets()), &t.boundary_edge, true)
-}
-
-pub(super) fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(
-    dev: &ClDevice,
-    warmup: usize,
-    reps: usize,
-    mut f: F,
-) -> Result<Vec<f64>> {
-    for _ in 0..warmup {
-        f()?;
-    }
-    dev.finish()?;
-    let mut out = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        let ev = f()?;
-        let mut first = u64::MAX;
-        let mut last = 0u64;
-        for e in &ev {
-            event_seconds(e)?;
-            first = first.min(e.profiling_command_start().map_err(|x| Error::OpenCl {
-                what: "profiling".into(),
-                msg: x.to_string(),
-            })?);
-            last = last.max(e.profiling_command_end().map_err(|x| Error::OpenCl {
-                what: "profiling".into(),
-                msg: x.to_string(),
-            })?);
-        }
-        out.push(last.saturating_sub(first) as f64 * 1e-9);
-    }
-    Ok(out)
 }
 
 /// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
@@ -386,19 +278,6 @@ fn device_rows<T: Real>(
         }
     }
     Ok(rows)
-}
-
-pub(super) fn time_wall<F: FnMut()>(warmup: usize, reps: usize, mut f: F) -> Vec<f64> {
-    for _ in 0..warmup {
-        f();
-    }
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect()
 }
 
 /// The CPU backend's rows (wall clock). Its copy bandwidth is measured with a parallel
@@ -808,22 +687,6 @@ fn dg_cpu_row(
 
 /// Reports the rows of one device measurement; a mesh too large for the device is logged and
 /// skipped, any other error ends the bench.
-pub(super) fn emit(
-    rows: Result<Vec<Row>>,
-    report: &mut dyn FnMut(&Row) -> Result<()>,
-    log: &mut dyn FnMut(&str),
-    what: &str,
-) -> Result<()> {
-    match rows {
-        Ok(rows) => rows.iter().try_for_each(report),
-        Err(Error::DeviceMemory(m)) => {
-            log(&format!("skip {what}: {m}"));
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
-}
-
 /// Formats a row as CSV fields in [`COLUMNS`] order.
 pub fn csv_fields(r: &Row, timestamp: &str, host: &str) -> Vec<String> {
     vec![

@@ -11,7 +11,7 @@
 //! [`cost::disp_bytes_fused`] fused). The CPU backend's rows time one `advance` step (wall
 //! clock) with the split form, its only one.
 
-use super::bench::{BenchConfig, Row, ladder_box, stats, time_events, time_wall};
+use super::bench_core::{BenchConfig, Row, emit, ladder_box, stats, time_events, time_wall};
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{ClDevice, ClStepper, DispVariant, Variants};
@@ -216,7 +216,7 @@ pub fn rows_at(
                 } else {
                     device_rows::<f32>(dev, &d, &case, dt, cfg, base, *bw)
                 };
-                super::bench::emit(
+                emit(
                     rows.map(|mut v| {
                         v.iter_mut().for_each(|r| r.reps = cfg.reps);
                         v

@@ -3,6 +3,7 @@
 //! flags (clap), reads configuration files, prints tables and draws plots.
 
 mod bench;
+mod bench_core;
 mod bench_disp;
 mod compare;
 mod info;
