@@ -336,35 +336,46 @@ __kernel void disp_correct(const uint N, __global const uint* restrict DH, __glo
     U[DH[r]] -= acc;
 }
 
-// One pole entry i of a material with NP poles (coefficients b0 b1 b2 a1 a2 at co + 5p)
-// in transposed direct form II on input x, states at S[s0 + (2p + q) n + i] (n entries of
-// the material): returns the change of sum s1. Bit p of ORD clear: pole p is first-order
-// (b2 = a2 = 0, Debye), its s2 stays 0 for ever and is neither read nor written (adding 0 is
-// exact); poles from 32 on are always taken as second-order. ORD comes from the host, not
-// from the coefficients, so that every state load can issue at once.
-real disp_pole_one(const real x, const uint NP, const uint ORD, __global const real* restrict co,
-                   __global real* restrict S, const size_t s0, const size_t n, const size_t i) {
-    real acc = 0;
-    for (uint p = 0; p < NP; p++) {
-        __global const real* c = co + 5 * p;
+// One pole of one entry in transposed direct form II (coefficients c = b0 b1 b2 a1 a2) on
+// input x from the states s1, s2 (s2 = 0 when the pole is first-order): stores the new s1
+// at s1p and, for a second-order pole, the new s2 at s2p; returns the change of s1. A
+// first-order pole (b2 = a2 = 0, Debye) keeps s2 = 0 for ever, so its s2 is neither read
+// nor written (adding 0 is exact).
+real disp_pole_step(const real x, __global const real* restrict c, const real s1, const real s2,
+                    const int second, __global real* s1p, __global real* s2p) {
+    const real y = c[0] * x + s1;
+    const real s1n = c[1] * x - c[3] * y + s2;
+    if (second) *s2p = c[2] * x - c[4] * y;
+    *s1p = s1n;
+    return s1n - s1;
+}
+
+// Whether pole p is second-order: bit p of the host's ORD (poles from 32 on always are).
+// ORD comes from the host, not from the coefficients, so that every state load can issue
+// at once (a load of the coefficients in front of them made the Lorentz kernels 2.5x slower).
+int disp_second(const uint ORD, const uint p) { return p >= 32 || ((ORD >> p) & 1u); }
+
+// The poles p0 <= p < NP of entry i of a material (coefficients at co + 5p), states at
+// S[s0 + (2p + q) n + i] (n entries of the material), loaded here: adds the changes of s1
+// to acc.
+real disp_poles_from(const uint p0, const real x, const uint NP, const uint ORD,
+                     __global const real* restrict co, __global real* restrict S, const size_t s0,
+                     const size_t n, const size_t i, real acc) {
+    for (uint p = p0; p < NP; p++) {
         __global real* s1p = S + s0 + (size_t)(2 * p) * n + i;
         __global real* s2p = s1p + n;
-        if (p >= 32 || ((ORD >> p) & 1u)) {
-            const real s1 = *s1p, s2 = *s2p;
-            const real y = c[0] * x + s1;
-            const real s1n = c[1] * x - c[3] * y + s2;
-            *s2p = c[2] * x - c[4] * y;
-            *s1p = s1n;
-            acc += s1n - s1;
-        } else {
-            const real s1 = *s1p;
-            const real y = c[0] * x + s1;
-            const real s1n = c[1] * x - c[3] * y;
-            *s1p = s1n;
-            acc += s1n - s1;
-        }
+        const int second = disp_second(ORD, p);
+        const real s1 = *s1p;
+        const real s2 = second ? *s2p : (real)0;
+        acc += disp_pole_step(x, co + 5 * p, s1, s2, second, s1p, s2p);
     }
     return acc;
+}
+
+// Every pole of entry i: the change of sum s1.
+real disp_pole_one(const real x, const uint NP, const uint ORD, __global const real* restrict co,
+                   __global real* restrict S, const size_t s0, const size_t n, const size_t i) {
+    return disp_poles_from(0, x, NP, ORD, co, S, s0, n, i, 0);
 }
 
 // Dispersion, after the dual update and the source: the N entries of one material (from
@@ -435,7 +446,7 @@ __kernel void vertex_block_vf(const uint NF, __global const uint* restrict slot_
     for (uint p = 0; p < DISP_PREFETCH; p++) {
         if (p < np) {
             s1v[p] = S[s0 + (size_t)(2 * p) * n + e];
-            s2v[p] = ((ord >> p) & 1u) ? S[s0 + (size_t)(2 * p + 1) * n + e] : (real)0;
+            s2v[p] = disp_second(ord, p) ? S[s0 + (size_t)(2 * p + 1) * n + e] : (real)0;
         }
     }
     __global const real* bv = B + boff[v] + i;
@@ -449,28 +460,12 @@ __kernel void vertex_block_vf(const uint NF, __global const uint* restrict slot_
 #pragma unroll
     for (uint p = 0; p < DISP_PREFETCH; p++) {
         if (p < np) {
-            __global const real* c = co + 5 * p;
-            const real y = c[0] * x + s1v[p];
-            const real s1n = c[1] * x - c[3] * y + s2v[p];
-            if ((ord >> p) & 1u) S[s0 + (size_t)(2 * p + 1) * n + e] = c[2] * x - c[4] * y;
-            S[s0 + (size_t)(2 * p) * n + e] = s1n;
-            sum += s1n - s1v[p];
+            __global real* s1p = S + s0 + (size_t)(2 * p) * n + e;
+            sum += disp_pole_step(x, co + 5 * p, s1v[p], s2v[p], disp_second(ord, p), s1p, s1p + n);
         }
     }
     // poles past the prefetched ones (a material with more than DISP_PREFETCH poles)
-    for (uint p = DISP_PREFETCH; p < np; p++) {
-        __global const real* c = co + 5 * p;
-        __global real* s1p = S + s0 + (size_t)(2 * p) * n + e;
-        __global real* s2p = s1p + n;
-        const int second = p >= 32 || ((ord >> p) & 1u);
-        const real s1 = *s1p;
-        const real s2 = second ? *s2p : (real)0;
-        const real y = c[0] * x + s1;
-        const real s1n = c[1] * x - c[3] * y + s2;
-        if (second) *s2p = c[2] * x - c[4] * y;
-        *s1p = s1n;
-        sum += s1n - s1;
-    }
+    sum = disp_poles_from(DISP_PREFETCH, x, np, ord, co, S, s0, n, e, sum);
     G[gi] = sum;
 }
 
