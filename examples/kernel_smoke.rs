@@ -149,6 +149,16 @@ fn jittered_box(n: [usize; 3], seed: u64, amp: f64) -> Mesh {
     m
 }
 
+/// A random state from `r`: U on the free half-edges (0 on the boundary ones), then F.
+fn random_state(d: &Dga, r: &mut Rng) -> (Vec<f64>, Vec<f64>) {
+    let mut u = vec![0.0; d.n_half()];
+    for &h in &d.meps.h {
+        u[h as usize] = r.sym();
+    }
+    let f = (0..d.n_dual()).map(|_| r.sym()).collect();
+    (u, f)
+}
+
 fn random_materials(n: usize, seed: u64) -> Media {
     let mut r = Rng::new(seed);
     Media::lossless(
@@ -277,14 +287,7 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     g.set_time_step(dt, Some(w))?; // scale: primal blocks, vertex blocks, CSR values, source
     s.covered(&["scale", "fill_u32"]);
     let mut r = Rng::new(43);
-    let u0: Vec<f64> = {
-        let mut u = vec![0.0; d.n_half()];
-        for &h in &d.meps.h {
-            u[h as usize] = r.sym();
-        }
-        u
-    };
-    let f0: Vec<f64> = (0..d.n_dual()).map(|_| r.sym()).collect();
+    let (u0, f0) = random_state(&d, &mut r);
     let zero = (vec![0.0; u0.len()], vec![0.0; f0.len()]);
     let steps = 3;
     // (start, primal, dual, CSR variant, block variant)
@@ -658,14 +661,7 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     };
     let src_unit = Source::new(&mesh, &topo, &d, [0.52, 0.37, 0.29], [0.2, -0.3, 0.9])?;
     let probes = vec![Probe::new(&mesh, &topo, [0.31, 0.42, 0.27])?];
-    let u0: Vec<f64> = {
-        let mut u = vec![0.0; d.n_half()];
-        for &h in &d.meps.h {
-            u[h as usize] = r.sym();
-        }
-        u
-    };
-    let f0: Vec<f64> = (0..d.n_dual()).map(|_| r.sym()).collect();
+    let (u0, f0) = random_state(&d, &mut r);
     let steps = 3;
     let both = |a: &[f64], b: &[f64]| [a, b].concat();
     for form in [DualForm::Factored, DualForm::Csr] {
@@ -781,14 +777,7 @@ fn fused_dispersion<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Re
     let src = Source::new(&mesh, &topo, &d, [0.23, 0.37, 0.29], [0.2, -0.3, 0.9])?;
     let probes = vec![Probe::new(&mesh, &topo, [0.61, 0.42, 0.27])?];
     let mut r = Rng::new(63);
-    let u0: Vec<f64> = {
-        let mut u = vec![0.0; d.n_half()];
-        for &h in &d.meps.h {
-            u[h as usize] = r.sym();
-        }
-        u
-    };
-    let f0: Vec<f64> = (0..d.n_dual()).map(|_| r.sym()).collect();
+    let (u0, f0) = random_state(&d, &mut r);
     let steps = 3;
     let ops = Arc::new(Operators::<T>::new(&d, dt, false));
     let layout = ops.disp.as_ref().map(|x| {

@@ -190,22 +190,8 @@ fn device_rows<T: Real>(
     let dofs = dga.counts().dofs();
     let mut rows = Vec::new();
     let mut push = |kernel: &str, variant: &str, v: Vec<f64>, bytes: f64| {
-        let (m, lo, hi) = stats(v);
-        let mut r = Row {
-            kernel: kernel.into(),
-            variant: variant.into(),
-            tets: dga.n_tets,
-            dofs,
-            reps: cfg.reps,
-            median_s: m,
-            min_s: lo,
-            max_s: hi,
-            bytes_model: bytes,
-            frac_copy_bw: 0.0,
-            ..base.clone()
-        };
-        r.frac_copy_bw = r.gbs() / copy_gbs;
-        rows.push(r);
+        let size = (dga.n_tets, dofs);
+        rows.push(Row::timed(base, kernel, variant, size, v, bytes, copy_gbs));
     };
     let (w, n) = (cfg.warmup, cfg.reps);
     let base_v = Variants::default();
@@ -296,22 +282,8 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
     let (w, n) = (cfg.warmup, cfg.reps);
     let mut rows = Vec::new();
     let mut push = |kernel: &str, variant: &str, v: Vec<f64>, bytes: f64| {
-        let (m, lo, hi) = stats(v);
-        let mut r = Row {
-            kernel: kernel.into(),
-            variant: variant.into(),
-            tets: dga.n_tets,
-            dofs,
-            reps: n,
-            median_s: m,
-            min_s: lo,
-            max_s: hi,
-            bytes_model: bytes,
-            frac_copy_bw: 0.0,
-            ..base.clone()
-        };
-        r.frac_copy_bw = r.gbs() / copy_gbs;
-        rows.push(r);
+        let size = (dga.n_tets, dofs);
+        rows.push(Row::timed(base, kernel, variant, size, v, bytes, copy_gbs));
     };
     push(
         "primal",

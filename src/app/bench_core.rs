@@ -28,6 +28,36 @@ pub struct Row {
 }
 
 impl Row {
+    /// The row of `kernel`/`variant` on `base`'s device and precision from the timed
+    /// repetitions `times` (median, min, max), moving `bytes` in the model, as a fraction
+    /// of the copy ceiling `copy_gbs`; `reps` is the number of times.
+    pub fn timed(
+        base: &Row,
+        kernel: &str,
+        variant: &str,
+        (tets, dofs): (usize, usize),
+        times: Vec<f64>,
+        bytes: f64,
+        copy_gbs: f64,
+    ) -> Row {
+        let reps = times.len();
+        let (m, lo, hi) = stats(times);
+        let mut r = Row {
+            kernel: kernel.into(),
+            variant: variant.into(),
+            tets,
+            dofs,
+            reps,
+            median_s: m,
+            min_s: lo,
+            max_s: hi,
+            bytes_model: bytes,
+            frac_copy_bw: 0.0,
+            ..base.clone()
+        };
+        r.frac_copy_bw = r.gbs() / copy_gbs;
+        r
+    }
     pub fn gflops(&self) -> f64 {
         self.flops_model / self.median_s / 1e9
     }

@@ -11,7 +11,7 @@
 //! [`cost::disp_bytes_fused`] fused). The CPU backend's rows time one `advance` step (wall
 //! clock) with the split form, its only one.
 
-use super::bench_core::{BenchConfig, Row, emit, ladder_box, stats, time_events, time_wall};
+use super::bench_core::{BenchConfig, Row, emit, ladder_box, time_events, time_wall};
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{ClDevice, ClStepper, DispVariant, Variants};
@@ -108,19 +108,8 @@ pub fn device_rows<T: Real>(
             k += 1;
             s.step_events(k)
         })?;
-        let variant = if case == "none" {
-            case.to_string()
-        } else {
-            format!("{case}+{}", v.name())
-        };
-        rows.push(row(
-            base,
-            d,
-            &variant,
-            times,
-            step + s.disp_bytes(),
-            copy_gbs,
-        ));
+        let bytes = step + s.disp_bytes();
+        rows.push(row(base, d, case, v.name(), times, bytes, copy_gbs));
     }
     Ok(rows)
 }
@@ -155,32 +144,19 @@ pub fn cpu_row<T: Real>(
     if let Some(e) = err {
         return Err(e);
     }
+    let step = cost::dga_step(&d.counts(), sb).0;
+    Ok(row(base, d, case, "split", times, step + extra, copy_gbs))
+}
+
+/// The step_dispersive row of `case` in `form` (`none` has no form).
+fn row(base: &Row, d: &Dga, case: &str, form: &str, times: Vec<f64>, bytes: f64, bw: f64) -> Row {
     let variant = if case == "none" {
         case.to_string()
     } else {
-        format!("{case}+split")
+        format!("{case}+{form}")
     };
-    let step = cost::dga_step(&d.counts(), sb).0;
-    Ok(row(base, d, &variant, times, step + extra, copy_gbs))
-}
-
-fn row(base: &Row, d: &Dga, variant: &str, times: Vec<f64>, bytes: f64, copy_gbs: f64) -> Row {
-    let (m, lo, hi) = stats(times);
-    let mut r = Row {
-        kernel: "step_dispersive".into(),
-        variant: variant.into(),
-        tets: d.n_tets,
-        dofs: d.counts().dofs(),
-        reps: 0,
-        median_s: m,
-        min_s: lo,
-        max_s: hi,
-        bytes_model: bytes,
-        frac_copy_bw: 0.0,
-        ..base.clone()
-    };
-    r.frac_copy_bw = r.gbs() / copy_gbs;
-    r
+    let size = (d.n_tets, d.counts().dofs());
+    Row::timed(base, "step_dispersive", &variant, size, times, bytes, bw)
 }
 
 /// A device and, per precision it runs, the base row and the copy ceiling (GB/s).
@@ -217,10 +193,7 @@ pub fn rows_at(
                     device_rows::<f32>(dev, &d, &case, dt, cfg, base, *bw)
                 };
                 emit(
-                    rows.map(|mut v| {
-                        v.iter_mut().for_each(|r| r.reps = cfg.reps);
-                        v
-                    }),
+                    rows,
                     report,
                     log,
                     &format!("{case} on {} {}", dev.info.name, base.precision),
@@ -229,12 +202,11 @@ pub fn rows_at(
         }
         if d.n_tets <= cfg.cpu_max_tets {
             for (base, bw) in cpu {
-                let mut r = if base.precision == "f64" {
+                let r = if base.precision == "f64" {
                     cpu_row::<f64>(&d, &case, dt, cfg, base, *bw)?
                 } else {
                     cpu_row::<f32>(&d, &case, dt, cfg, base, *bw)?
                 };
-                r.reps = cfg.reps;
                 report(&r)?;
             }
         }
