@@ -35,6 +35,12 @@ pub struct ResonatorArgs {
     /// default 1); its walls are the surface groups xmin, xmax, ymin, ymax, zmin, zmax.
     #[arg(long = "box")]
     pub box_mesh: Option<String>,
+    /// Generated concentric balls instead of a file: N:NAME=R,NAME=R,.. (N shells across the
+    /// first radius; volume groups NAME out to radius R in m, increasing; the outer sphere is
+    /// the surface group outer). An equiangular cubed-sphere mesh of 48 S^3 tets, S shells
+    /// in all (radial step R1/N throughout).
+    #[arg(long, conflicts_with_all = ["mesh", "box_mesh"])]
+    pub ball: Option<String>,
     /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].
     #[arg(long)]
     pub refine: Option<u32>,
@@ -154,7 +160,7 @@ impl ResonatorArgs {
         macro_rules! some {
             ($($f:ident => $n:literal),*) => {$(if self.$f.is_some() { g.push($n); })*};
         }
-        some!(mesh => "mesh", box_mesh => "box", refine => "refine", converge => "converge", steps => "steps",
+        some!(mesh => "mesh", box_mesh => "box", ball => "ball", refine => "refine", converge => "converge", steps => "steps",
             time => "time", cfl => "cfl", dt => "dt", precision => "precision", dual => "dual",
             backend => "backend", device => "device", source => "source",
             source_dir => "source-dir", f_peak => "f-peak", fmax => "fmax",
@@ -181,10 +187,17 @@ impl ResonatorArgs {
         if let Some(m) = &self.mesh {
             cfg.mesh = Some(m.clone());
             cfg.box_mesh = None;
+            cfg.ball = None;
         }
         if let Some(b) = &self.box_mesh {
             cfg.box_mesh = Some(b.clone());
             cfg.mesh = None;
+            cfg.ball = None;
+        }
+        if let Some(b) = &self.ball {
+            cfg.ball = Some(b.clone());
+            cfg.mesh = None;
+            cfg.box_mesh = None;
         }
         set!(
             refine,

@@ -131,6 +131,175 @@ pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
     )
 }
 
+/// Name of the outer spherical surface of [`ball_mesh`] (surface tag 1).
+pub const BALL_OUTER: &str = "outer";
+
+/// Concentric balls: the equiangular "cubed sphere". A cube of `2S x 2S x 2S` cells
+/// (Kuhn-split as [`box_mesh`]) is mapped so that the nodes with max-norm index `s` lie on
+/// the sphere of radius `r_s`, at the direction `(tan(π u_x/4), tan(π u_y/4), tan(π u_z/4))`
+/// normalised, `u` the node's position on the unit cube's surface: equal angles along every
+/// cube-face line, so cells keep nearly equal size over the sphere (the plain projection
+/// shrinks them fivefold in area towards the cube's corners).
+///
+/// `shells` lists `(name, radius)` in increasing radius: the first group is the inner ball
+/// of `n_first` shells (radial step `h = r_1 / n_first`), each further group the spherical
+/// shell out to its radius with `max(1, round(Δr / h))` equal shells. Every interface is the
+/// inscribed polyhedron of its sphere (nodes exactly on it). Volume groups get tags 1.. in
+/// this order; the outer surface is the group [`BALL_OUTER`]. `48 S³` tets, `S` the total
+/// number of shells. Tangential cell size ≈ `π r_s / (4 s)`, radial `h`: near `0.8 h` and `h`
+/// in the inner ball.
+pub fn ball_mesh(n_first: usize, shells: &[(String, f64)]) -> std::result::Result<Mesh, String> {
+    if n_first == 0 || shells.is_empty() {
+        return Err("at least one shell and one cell across the first radius".into());
+    }
+    let mut radii = vec![0.0f64];
+    let h = shells[0].1 / n_first as f64;
+    let mut group_end = Vec::new();
+    let mut prev = 0.0;
+    for (k, (name, r)) in shells.iter().enumerate() {
+        if !(r.is_finite() && *r > prev) {
+            return Err(format!(
+                "the radius of {name:?} ({r}) must be finite and above the previous one ({prev})"
+            ));
+        }
+        let n = if k == 0 {
+            n_first
+        } else {
+            ((r - prev) / h).round().max(1.0) as usize
+        };
+        for i in 1..=n {
+            radii.push(prev + (r - prev) * i as f64 / n as f64);
+        }
+        group_end.push(radii.len() - 1);
+        prev = *r;
+    }
+    let s_tot = radii.len() - 1;
+    if 48 * (s_tot as u128).pow(3) > u32::MAX as u128 {
+        return Err(format!("{s_tot} shells make more than 2^32 tets"));
+    }
+    let n2 = 2 * s_tot;
+    let n1 = n2 + 1;
+    let id = |c: [usize; 3]| (c[0] + n1 * (c[1] + n1 * c[2])) as u32;
+    let shell_of = |c: [usize; 3]| c.iter().map(|&i| i.abs_diff(s_tot)).max().unwrap_or(0);
+    let quarter = std::f64::consts::FRAC_PI_4;
+    let nodes: Vec<V3> = (0..n1 * n1 * n1)
+        .into_par_iter()
+        .map(|v| {
+            let q = [v % n1, (v / n1) % n1, v / (n1 * n1)].map(|i| i as f64 - s_tot as f64);
+            let s = q.iter().fold(0.0f64, |a, b| a.max(b.abs()));
+            if s == 0.0 {
+                return [0.0; 3];
+            }
+            let d = q.map(|c| (quarter * c / s).tan());
+            let r = radii[s.round() as usize] / norm(d);
+            d.map(|c| c * r)
+        })
+        .collect();
+    // Kuhn split of each cell along its radial diagonal (from the corner nearest the centre
+    // to the farthest): a fixed diagonal would give, at six of the eight cube corners, tets
+    // with all four nodes on one sphere (slivers). Mirroring the split by octant keeps it
+    // conforming: the face diagonals on a mirror plane agree from both sides.
+    const PERMS: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    let (tets, phys): (Vec<[u32; 4]>, Vec<i32>) = (0..n2 * n2 * n2)
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            let lo = [c % n2, (c / n2) % n2, c / (n2 * n2)];
+            // the corner nearest the centre and the step towards the farthest, per axis
+            let (start, dir): ([usize; 3], [isize; 3]) = {
+                let mut st = lo;
+                let mut d = [1isize; 3];
+                for a in 0..3 {
+                    if lo[a] < s_tot {
+                        st[a] = lo[a] + 1;
+                        d[a] = -1;
+                    }
+                }
+                (st, d)
+            };
+            let outer = shell_of(lo.map(|i| i + 1)).max(shell_of(lo));
+            let g = group_end.iter().position(|&e| outer <= e).unwrap_or(0) as i32 + 1;
+            PERMS.iter().map(move |p| {
+                let mut cur = start;
+                let mut t = [id(cur); 4];
+                let mut step = [[0.0f64; 3]; 3];
+                for k in 0..3 {
+                    cur[p[k]] = (cur[p[k]] as isize + dir[p[k]]) as usize;
+                    t[k + 1] = id(cur);
+                    step[k][p[k]] = dir[p[k]] as f64;
+                }
+                // positive in index space (the map then keeps it positive)
+                let e = |k: usize| [0, 1, 2].map(|a| step[..=k].iter().map(|s| s[a]).sum::<f64>());
+                if det3(e(0), e(1), e(2)) < 0.0 {
+                    t.swap(2, 3);
+                }
+                (t, g)
+            })
+        })
+        .unzip();
+    // the outer surface: faces with all three nodes on the last shell, seen by one tet
+    let on_outer = |v: u32| {
+        let v = v as usize;
+        shell_of([v % n1, (v / n1) % n1, v / (n1 * n1)]) == s_tot
+    };
+    let mut seen: std::collections::HashMap<[u32; 3], u32> = std::collections::HashMap::new();
+    for t in &tets {
+        for skip in 0..4 {
+            let mut f = [0u32; 3];
+            let mut k = 0;
+            for (i, &v) in t.iter().enumerate() {
+                if i != skip {
+                    f[k] = v;
+                    k += 1;
+                }
+            }
+            if f.iter().all(|&v| on_outer(v)) {
+                f.sort_unstable();
+                *seen.entry(f).or_insert(0) += 1;
+            }
+        }
+    }
+    let surfaces: Vec<([u32; 3], i32)> = seen
+        .into_iter()
+        .filter(|&(_, c)| c == 1)
+        .map(|(f, _)| (f, 1))
+        .collect();
+    let mut names: Vec<PhysicalName> = shells
+        .iter()
+        .enumerate()
+        .map(|(k, (name, _))| PhysicalName {
+            dim: 3,
+            tag: k as i32 + 1,
+            name: name.clone(),
+        })
+        .collect();
+    names.push(PhysicalName {
+        dim: 2,
+        tag: 1,
+        name: BALL_OUTER.into(),
+    });
+    let listing: Vec<String> = shells.iter().map(|(n, r)| format!("{n}={r}")).collect();
+    let m = fresh(
+        format!("ball {n_first}:{}", listing.join(",")),
+        nodes,
+        tets,
+        phys,
+        names,
+        surfaces,
+    );
+    // the map keeps every Kuhn tet's orientation; a flip would be a distorted tet
+    if m.reoriented > 0 {
+        return Err(format!("{} tets inverted by the map", m.reoriented));
+    }
+    Ok(m)
+}
+
 /// A curved wall onto which refined boundary nodes are projected: the lateral surface of a
 /// circular cylinder (axis through `origin` along unit `axis`) or a sphere, with the
 /// relative tolerance `tol` within which a node counts as lying on it (the mesh's own node
@@ -340,6 +509,36 @@ mod tests {
         let v: f64 = (0..m.n_tets()).map(|n| m.tet_volume(n)).sum();
         assert!((v - 6.0).abs() < 1e-12);
         assert!((0..m.n_tets()).all(|n| m.tet_volume(n) > 0.0));
+    }
+    #[test]
+    fn ball_groups_volumes_and_surface() {
+        let shells = vec![("core".to_string(), 0.3), ("air".to_string(), 0.75), ("pml".to_string(), 1.0)];
+        let m = ball_mesh(5, &shells).unwrap();
+        // 5 + round(0.45 / 0.06) = 8 + round(0.25/0.06) = 4 shells: S = 17
+        assert_eq!(m.n_tets(), 48 * 17usize.pow(3));
+        assert!((0..m.n_tets()).all(|n| m.tet_volume(n) > 0.0));
+        // inscribed polyhedra: group volumes a little below the spheres', by O(h²)
+        let vol = |tag: i32| -> f64 {
+            (0..m.n_tets()).filter(|&n| m.tet_phys[n] == tag).map(|n| m.tet_volume(n)).sum()
+        };
+        let ball = |r: f64| 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+        for (tag, lo, hi) in [(1, 0.0, 0.3), (2, 0.3, 0.75), (3, 0.75, 1.0)] {
+            let exact = ball(hi) - ball(lo);
+            let rel = vol(tag) / exact - 1.0;
+            assert!(rel < 0.0 && rel > -0.04, "group {tag}: {rel}");
+        }
+        // the outer surface: every node on the unit sphere
+        for (f, tag) in &m.surfaces {
+            assert_eq!(*tag, 1);
+            for &v in f {
+                assert!((norm(m.nodes[v as usize]) - 1.0).abs() < 1e-12);
+            }
+        }
+        let t = super::super::Topology::build(&m).unwrap();
+        assert_eq!(m.surfaces.len(), t.n_boundary_faces);
+        assert!(t.boundary_faces.iter().all(|&(_, tag)| tag == 1));
+        assert_eq!(m.volume_group("pml"), Some(3));
+        assert!(ball_mesh(4, &[("a".into(), 1.0), ("b".into(), 0.5)]).is_err());
     }
     #[test]
     fn refinement_preserves_volume_and_topology() {

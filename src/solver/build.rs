@@ -274,6 +274,15 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
             check_host_memory(tets, "box", &format!("{n:?}"))?;
             (generate::box_mesh(*n, *l), None)
         }
+        MeshSpec::Ball { n, shells } => {
+            let h = shells[0].1 / *n as f64;
+            let total = (shells.last().map(|s| s.1).unwrap_or(0.0) / h).ceil();
+            check_host_memory(48.0 * total.powi(3), "ball", plan.config.ball.as_deref().unwrap_or(""))?;
+            let m = generate::ball_mesh(*n, shells).map_err(|why| {
+                Error::config("ball", plan.config.ball.as_deref().unwrap_or(""), why)
+            })?;
+            (m, None)
+        }
     };
     if plan.refine > 0 {
         let tets = mesh.n_tets() as f64 * 8f64.powi(plan.refine as i32);

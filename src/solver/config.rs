@@ -3,7 +3,7 @@
 //! that a finished run's `run.toml` is a valid `--config` reproducing it.
 //!
 //! Layout: top-level keys are the `dgatd resonator` flags' long names with `-` → `_`
-//! (`mesh`, `box`, `refine`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
+//! (`mesh`, `box`, `ball`, `refine`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
 //! `device`, `source`, `source_dir`, `probe` (an array of points), `f_peak`, `fmax`,
 //! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
 //! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`), then the tables
@@ -139,6 +139,10 @@ pub struct Config {
     /// Generated box instead of a file: `"NX,NY,NZ[:LX,LY,LZ]"`.
     #[serde(rename = "box", default, skip_serializing_if = "Option::is_none")]
     pub box_mesh: Option<String>,
+    /// Generated concentric balls instead of a file: `"N:NAME=R,NAME=R,.."` (N shells
+    /// across the first radius; volume groups NAME, outer surface `outer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ball: Option<String>,
     /// Uniform 1:8 refinements.
     #[serde(default)]
     pub refine: u32,
@@ -226,6 +230,7 @@ impl Default for Config {
         Config {
             mesh: None,
             box_mesh: None,
+            ball: None,
             refine: 0,
             steps: None,
             time: None,

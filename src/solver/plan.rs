@@ -25,6 +25,12 @@ pub enum MeshSpec {
         n: [usize; 3],
         l: [f64; 3],
     },
+    /// Concentric balls ([`crate::mesh::generate::ball_mesh`]): shells across the first
+    /// radius, then each group's name and outer radius (m).
+    Ball {
+        n: usize,
+        shells: Vec<(String, f64)>,
+    },
 }
 
 /// Which analytic resonances to compare with.
@@ -338,6 +344,16 @@ impl Plan {
 }
 
 fn mesh_spec(cfg: &Config) -> Result<MeshSpec> {
+    if let Some(b) = &cfg.ball {
+        if cfg.mesh.is_some() || cfg.box_mesh.is_some() {
+            return Err(Error::config(
+                "ball",
+                b,
+                "a generated ball, a generated box and a mesh file exclude each other",
+            ));
+        }
+        return parse_ball(b);
+    }
     if let Some(b) = &cfg.box_mesh {
         if cfg.mesh.is_some() {
             return Err(Error::config(
@@ -353,6 +369,40 @@ fn mesh_spec(cfg: &Config) -> Result<MeshSpec> {
         Some(name) => MeshSpec::Bundled(name.to_string()),
         None => MeshSpec::File(PathBuf::from(mesh)),
     })
+}
+
+/// `N:NAME=R,NAME=R,..`: N shells across the first radius, the groups' names and outer
+/// radii (m) in increasing order.
+pub fn parse_ball(b: &str) -> Result<MeshSpec> {
+    let bad = |why: &str| Error::config("ball", b, why.to_string());
+    let expected = "expected N:NAME=R,NAME=R,.. (shells across the first radius, then each group's name and outer radius in m, increasing)";
+    let (n, list) = b.split_once(':').ok_or_else(|| bad(expected))?;
+    let n: usize = n.trim().parse().map_err(|_| bad(expected))?;
+    if !(1..=512).contains(&n) {
+        return Err(bad("N must be between 1 and 512"));
+    }
+    let mut shells: Vec<(String, f64)> = Vec::new();
+    for item in list.split(',') {
+        let (name, r) = item.split_once('=').ok_or_else(|| bad(expected))?;
+        let name = name.trim();
+        let r: f64 = r.trim().parse().map_err(|_| bad(expected))?;
+        if name.is_empty() || name == crate::mesh::generate::BALL_OUTER {
+            return Err(bad("group names must be non-empty and not \"outer\" (the outer surface)"));
+        }
+        if shells.iter().any(|(m, _)| m == name) {
+            return Err(bad(&format!("the group {name:?} is named twice")));
+        }
+        if !(1e-12..=1e12).contains(&r) {
+            return Err(bad("radii must be between 1e-12 m and 1e12 m"));
+        }
+        if let Some((_, prev)) = shells.last()
+            && r <= *prev
+        {
+            return Err(bad("radii must increase"));
+        }
+        shells.push((name.to_string(), r));
+    }
+    Ok(MeshSpec::Ball { n, shells })
 }
 
 /// `NX,NY,NZ[:LX,LY,LZ]`.

@@ -16,6 +16,7 @@ pub mod analytic;
 pub mod assign;
 pub mod extract;
 pub mod harminv;
+pub mod mie;
 pub mod richardson;
 
 use crate::util::C64;
