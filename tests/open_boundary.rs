@@ -114,17 +114,29 @@ impl Guide {
         // a broad pulse over the TM₁ band (f_c to 3 f_c); generic points (off node planes)
         let fc = dgatd::C0 / (2.0 * self.b);
         let wave = Waveform::gaussian_derivative(1.6 * fc);
-        let src = Source::new(&m, &t, &d, [x_src + 0.37 * h, 0.43 * wy, 0.31 * self.b], [0.0, 0.0, 1.0])
-            .unwrap();
+        let src = Source::new(
+            &m,
+            &t,
+            &d,
+            [x_src + 0.37 * h, 0.43 * wy, 0.31 * self.b],
+            [0.0, 0.0, 1.0],
+        )
+        .unwrap();
         let xp = x_src + Self::PROBE + 0.21 * h;
         let probes = vec![
             Probe::new(&m, &t, [xp, 0.57 * wy, 0.25 * self.b]).unwrap(),
             Probe::new(&m, &t, [xp, 0.57 * wy, 0.75 * self.b]).unwrap(),
         ];
-        let mut s =
-            CpuStepper::new(d.clone(), ops, DualForm::Factored, Some((&src, wave)), probes).unwrap();
+        let mut s = CpuStepper::new(
+            d.clone(),
+            ops,
+            DualForm::Factored,
+            Some((&src, wave)),
+            probes,
+        )
+        .unwrap();
         let steps = (self.window / dt).ceil() as usize;
-        let rec = solver::run(&mut s, dt, steps, Some(wave.end()), 1, 4, &mut |_| {}).unwrap();
+        let rec = solver::run(&mut s, dt, steps, Some(wave.end()), 2, 4, &mut |_| {}).unwrap();
         (rec.series(0, 2), rec.series(1, 2), dt)
     }
 }
@@ -174,7 +186,11 @@ fn reflection(
             .iter()
             .map(|&f| Row {
                 f_hz: f,
-                theta_deg: if oblique { (fc / f).asin().to_degrees() } else { 0.0 },
+                theta_deg: if oblique {
+                    (fc / f).asin().to_degrees()
+                } else {
+                    0.0
+                },
                 r_db: 20.0 * ratio(s, l, f).log10(),
             })
             .collect()
@@ -184,8 +200,11 @@ fn reflection(
 
 /// The first-order condition's reflection at oblique incidence follows
 /// `(1 − cos θ)/(1 + cos θ)` (to within the discretisation: 1.5 dB between 30° and 65°,
-/// where |R| is −23 to −7 dB), and the graded layer (0.4 m, 20 cells) stays below −30 dB up
-/// to 60°. With `DGATD_RESULTS_DIR` set, the curves are written there as
+/// where |R| is −23 to −8 dB; measured at most 1.1 dB). The graded layer (0.4 m, 20 cells)
+/// is an isotropic matched conductor, not a PML: below −40 dB at normal incidence (TEM, the
+/// whole band), below −30 dB up to 35° (measured: up to 39°), and never above the condition
+/// by more than 0.5 dB from 30° to 65°; towards grazing both approach total reflection
+/// (measured −6 dB at 71°). With `DGATD_RESULTS_DIR` set, the curves are written there as
 /// `reflection_angle.csv`.
 #[test]
 fn reflection_versus_angle_of_the_condition_and_the_layer() {
@@ -202,39 +221,271 @@ fn reflection_versus_angle_of_the_condition_and_the_layer() {
         let c = theta_deg.to_radians().cos();
         20.0 * ((1.0 - c) / (1.0 + c)).log10()
     };
-    let mut worst_abc: f64 = 0.0;
-    let mut worst_layer = f64::NEG_INFINITY;
-    for (name, end) in [("abc", End::Abc), ("layer_0.4m", End::Layer(0.4))] {
-        let (tm, tem) = reflection(&g, end, &far, &freqs);
-        for (mode, rows) in [("TM1", &tm), ("TEM", &tem)] {
+    let (abc_tm, abc_tem) = reflection(&g, End::Abc, &far, &freqs);
+    let (lay_tm, lay_tem) = reflection(&g, End::Layer(0.4), &far, &freqs);
+    for (name, tm, tem) in [
+        ("abc", &abc_tm, &abc_tem),
+        ("layer_0.4m", &lay_tm, &lay_tem),
+    ] {
+        for (mode, rows) in [("TM1", tm), ("TEM", tem)] {
             for r in rows.iter() {
-                let th = theory(r.theta_deg);
+                let th = if r.theta_deg > 0.0 {
+                    format!("{:.3}", theory(r.theta_deg))
+                } else {
+                    String::new()
+                };
                 csv.push_str(&format!(
-                    "{name},{mode},{:.6e},{:.3},{:.3},{}\n",
-                    r.f_hz,
-                    r.theta_deg,
-                    r.r_db,
-                    if r.theta_deg > 0.0 { format!("{th:.3}") } else { String::new() }
+                    "{name},{mode},{:.6e},{:.3},{:.3},{th}\n",
+                    r.f_hz, r.theta_deg, r.r_db
                 ));
                 eprintln!(
-                    "{name} {mode} {:.0} MHz, {:.1}°: {:.1} dB (first-order theory {:.1})",
+                    "{name} {mode} {:.0} MHz, {:.1}°: {:.1} dB (first-order theory {th})",
                     r.f_hz / 1e6,
                     r.theta_deg,
-                    r.r_db,
-                    th
+                    r.r_db
                 );
-                if end == End::Abc && mode == "TM1" && (30.0..=65.0).contains(&r.theta_deg) {
-                    worst_abc = worst_abc.max((r.r_db - th).abs());
-                }
-                if end != End::Abc && r.theta_deg <= 60.0 {
-                    worst_layer = worst_layer.max(r.r_db);
+            }
+        }
+    }
+    let band = |r: &Row| (30.0..=65.0).contains(&r.theta_deg);
+    let worst_abc = abc_tm
+        .iter()
+        .filter(|r| band(r))
+        .map(|r| (r.r_db - theory(r.theta_deg)).abs())
+        .fold(0.0, f64::max);
+    let worst_layer = lay_tm
+        .iter()
+        .filter(|r| r.theta_deg <= 35.0)
+        .map(|r| r.r_db)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let worst_tem = lay_tem
+        .iter()
+        .map(|r| r.r_db)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let layer_over_abc = lay_tm
+        .iter()
+        .zip(&abc_tm)
+        .filter(|(l, _)| band(l))
+        .map(|(l, a)| l.r_db - a.r_db)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if let Ok(dir) = std::env::var("DGATD_RESULTS_DIR") {
+        std::fs::write(
+            std::path::Path::new(&dir).join("reflection_angle.csv"),
+            &csv,
+        )
+        .unwrap();
+    }
+    assert!(
+        worst_abc < 1.5,
+        "the condition departs from (1-cos)/(1+cos) by {worst_abc} dB"
+    );
+    assert!(
+        worst_layer < -30.0,
+        "the layer reflects {worst_layer} dB up to 35°"
+    );
+    assert!(
+        worst_tem < -40.0,
+        "the layer reflects {worst_tem} dB at normal incidence"
+    );
+    assert!(
+        layer_over_abc < 0.5,
+        "the layer reflects {layer_over_abc} dB more than the condition"
+    );
+}
+
+/// A dielectric sphere (ε_r = 20, radius 0.1 m) in a ball of air closed by the first-order
+/// condition at 0.45 m, through the configuration (`ball` key) on the CPU, at a coarse 3
+/// shells across the sphere (132k tets): the lowest TE and TM lines against the Mie roots
+/// (`spectrum::mie`: TE 323.6 MHz, Q 20.5; TM 451.5 MHz, Q 10.8). The tolerances are the
+/// coarse mesh's and the near boundary's (measured here: TE +1.5% and Q +9.1%, TM −4.2%
+/// and Q −3.7%); the converged
+/// figures, within 1% and 5% with the condition at 1.2 m and 6 shells, are the device runs
+/// of `results/open/README.md` (`examples/mie_sphere.rs`).
+#[test]
+fn dielectric_sphere_resonances_match_mie_theory() {
+    use dgatd::spectrum::mie::{MiePol, nearest_line, resonance};
+    let text = "ball = \"3:sphere=0.1,air=0.45\"\ntime = 9e-8\nsource = [0.043, 0.011, 0.017]\n\
+                source_dir = [0.0, 1.0, 0.0]\n\
+                probe = [[0.031, -0.022, 0.013], [-0.047, 0.021, -0.019], [0.012, 0.052, 0.037], [0.151, 0.062, -0.043]]\n\
+                f_peak = 3.9e8\nfmax = 9e8\nmin_q = 1\nbackend = \"cpu\"\n\
+                [materials.sphere]\neps_r = 20\n[boundaries.outer]\nkind = \"abc\"\n";
+    let cfg = dgatd::Config::parse(&dgatd::solver::config::Origin {
+        path: "sphere.toml".into(),
+        text: text.into(),
+    })
+    .unwrap();
+    let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
+    let lines: Vec<(f64, f64)> = r
+        .analysis
+        .peaks
+        .iter()
+        .filter_map(|p| {
+            let f =
+                dgatd::solver::analyse::correct(dgatd::solver::config::Method::Dga, p.f_hz, r.dt_s);
+            Some((f, p.q?))
+        })
+        .collect();
+    // the frequency error converges at second order in the cell size (TM on the device:
+    // −2.35% at 4 shells, −0.91% at 6, so −4.2% expected at 3); Q is set by the near
+    // boundary (+10.8% / −6.4% at 4 shells with the condition at 0.45 m)
+    for (pol, f_tol, q_tol) in [(MiePol::Te, 0.03, 0.15), (MiePol::Tm, 0.06, 0.15)] {
+        let m = resonance(pol, 1, 1, 20.0, 0.1).unwrap();
+        let (f, q) = nearest_line(&lines, &m).unwrap_or_else(|| {
+            panic!(
+                "no line near {} ({:.1} MHz) in {lines:?}",
+                m.name(),
+                m.f_hz / 1e6
+            )
+        });
+        let (ef, eq) = (f / m.f_hz - 1.0, q / m.q - 1.0);
+        eprintln!(
+            "{}: {:.2} MHz (Mie {:.2}, {:+.2}%), Q {q:.2} (Mie {:.2}, {:+.1}%)",
+            m.name(),
+            f / 1e6,
+            m.f_hz / 1e6,
+            100.0 * ef,
+            m.q,
+            100.0 * eq
+        );
+        assert!(ef.abs() < f_tol, "{}: frequency off by {ef}", m.name());
+        assert!(eq.abs() < q_tol, "{}: Q off by {eq}", m.name());
+    }
+}
+
+/// A jittered box whose boundary nodes also slide along their walls (by up to 0.4 of a
+/// cell): skewed boundary tets, the walls named as the box mesher names them.
+fn skewed_box(n: [usize; 3], seed: u64) -> dgatd::mesh::Mesh {
+    let l = [1.0, 0.8, 0.6];
+    let mut m = jittered_box(n, seed, 0.25);
+    let named = box_mesh(n, l);
+    m.surfaces = named.surfaces.clone();
+    m.physical_names = named.physical_names.clone();
+    let mut rng = dgatd::util::Rng::new(seed + 1);
+    for p in m.nodes.iter_mut() {
+        let on: Vec<bool> = (0..3).map(|c| p[c] < 1e-9 || p[c] > l[c] - 1e-9).collect();
+        if on.iter().any(|&b| b) {
+            for c in 0..3 {
+                if !on[c] {
+                    p[c] += 0.4 * (l[c] / n[c] as f64) * rng.sym();
                 }
             }
         }
     }
-    if let Ok(dir) = std::env::var("DGATD_RESULTS_DIR") {
-        std::fs::write(std::path::Path::new(&dir).join("reflection_angle.csv"), &csv).unwrap();
+    assert!((0..m.n_tets()).all(|k| m.tet_volume(k) > 0.0));
+    m
+}
+
+/// Random ε, μ; every wall absorbing, or a graded layer (x > 0.55 m) inside PEC walls.
+fn absorbing_case(m: &dgatd::mesh::Mesh, layer: bool, seed: u64) -> Arc<Dga> {
+    let n = m.n_tets();
+    let mut rng = dgatd::util::Rng::new(seed);
+    let mut media = Media::lossless(
+        (0..n).map(|_| 1.0 + 2.0 * rng.uniform()).collect(),
+        (0..n).map(|_| 1.0 + rng.uniform()).collect(),
+    );
+    let walls = if layer {
+        let cx = |k: usize| m.tet_x(k).iter().map(|p| p[0]).sum::<f64>() / 4.0;
+        let inside: Vec<bool> = (0..n).map(|k| cx(k) > 0.55).collect();
+        let s = graded_sigma(m, &inside, &media.eps, &media.mu, 3.0, 1e-6, "layer").unwrap();
+        // matched per tet, as Media::resolve does: σ*/η₀ = σ η₀ μ_r/ε_r
+        media.sigma_m = (0..n).map(|k| s[k] * media.mu[k] / media.eps[k]).collect();
+        media.sigma = s;
+        walls_of(&[])
+    } else {
+        walls_of(
+            &dgatd::mesh::generate::BOX_WALLS
+                .iter()
+                .map(|&w| (w, BoundaryKind::Abc))
+                .collect::<Vec<_>>(),
+        )
+    };
+    Arc::new(assemble(m, &media, &walls))
+}
+
+/// Late-time stability: 10⁶ steps at 0.95 of the stability limit from a random state, on
+/// skewed boundary tets, with every wall absorbing and with a graded layer: the discrete
+/// energy (which the loss steps make non-increasing, design note §12) never grows by more
+/// than round-off between checks, and ends below where it started.
+#[test]
+fn a_million_steps_do_not_grow() {
+    let m = skewed_box([4, 3, 3], 91);
+    for layer in [false, true] {
+        let d = absorbing_case(&m, layer, 92);
+        let (dt, _) = solver::time_step(&d, 0.95).unwrap();
+        let ops = Arc::new(Operators::<f64>::new(&d, dt, false));
+        let mut s = CpuStepper::new(d.clone(), ops, DualForm::Factored, None, vec![]).unwrap();
+        let (u, f) = random_state(&d, 93);
+        s.set_state(&u, &f).unwrap();
+        let w0 = s.energy().unwrap();
+        let (mut w, mut worst_rise) = (w0, 0.0f64);
+        let mut sink = Vec::new();
+        let chunk = 10_000;
+        for k in (0..1_000_000).step_by(chunk) {
+            s.advance(k, chunk, &mut sink).unwrap();
+            let w1 = s.energy().unwrap();
+            assert!(w1.is_finite());
+            worst_rise = worst_rise.max((w1 - w) / w0);
+            w = w1;
+        }
+        eprintln!(
+            "{}: W {w0:.4e} -> {w:.4e} after 1e6 steps; largest rise between checks {worst_rise:.2e} of W0",
+            if layer { "layer" } else { "abc" }
+        );
+        assert!(worst_rise < 1e-12, "the energy grew by {worst_rise} of W0");
+        assert!(w < w0, "{w} vs {w0}");
     }
-    assert!(worst_abc < 1.5, "the condition departs from (1-cos)/(1+cos) by {worst_abc} dB");
-    assert!(worst_layer < -30.0, "the layer reflects {worst_layer} dB up to 60°");
+}
+
+/// The device against the CPU with absorbing walls and a graded layer (factored and CSR,
+/// f64 and f32): probe records and energies agree to the tolerances of tests/opencl.rs
+/// (1e-9 f64, 1e-4 f32) over 600 steps of a pulse.
+#[test]
+fn opencl_absorbing_runs_match_the_cpu() {
+    use dgatd::backend::opencl::{ClDevice, ClStepper};
+    let Some(dev) = cl_device() else { return };
+    fn go<T: dgatd::Real>(dev: &Arc<ClDevice>, layer: bool, dual: DualForm, tol: f64) {
+        let m = skewed_box([5, 4, 3], 71);
+        let t = Topology::build(&m).unwrap();
+        let d = absorbing_case(&m, layer, 72);
+        let (dt, _) = solver::time_step(&d, 0.95).unwrap();
+        let w = Waveform::gaussian_derivative(300e6);
+        let probes = vec![
+            Probe::new(&m, &t, [0.61, 0.47, 0.33]).unwrap(),
+            Probe::new(&m, &t, [0.82, 0.58, 0.41]).unwrap(),
+        ];
+        let src = Source::new(&m, &t, &d, [0.37, 0.29, 0.23], [0.3, 0.5, 0.8]).unwrap();
+        let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
+        let mut c = CpuStepper::new(d.clone(), ops, dual, Some((&src, w)), probes.clone()).unwrap();
+        let steps = 600;
+        let rc = solver::run(&mut c, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
+        let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, Some(&src), &probes).unwrap();
+        g.set_time_step(dt, Some(w)).unwrap();
+        let rg = solver::run(&mut g, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
+        let e = rel_err(&rg.samples, &rc.samples);
+        let (eg, ec) = (g.energy().unwrap(), c.energy().unwrap());
+        // most of the pulse has left by the end: the final energies are compared on the
+        // scale of the largest energy of the run
+        let scale = rc.energy.iter().map(|e| e.1).fold(ec, f64::max);
+        eprintln!(
+            "{} {} {}: probe records differ by {e:.2e}, final energy by {:.2e} of the largest ({:.2e} of it left)",
+            if layer { "layer" } else { "abc" },
+            T::NAME,
+            dual.name(),
+            (eg - ec).abs() / scale,
+            ec / scale
+        );
+        assert!(e < tol, "{e:e}");
+        assert!(
+            (eg - ec).abs() < tol * scale,
+            "{eg} vs {ec} (largest {scale})"
+        );
+    }
+    for layer in [false, true] {
+        if dev.info.fp64 {
+            go::<f64>(&dev, layer, DualForm::Factored, 1e-9);
+            go::<f64>(&dev, layer, DualForm::Csr, 1e-9);
+        }
+        go::<f32>(&dev, layer, DualForm::Factored, 1e-4);
+        go::<f32>(&dev, layer, DualForm::Csr, 1e-4);
+    }
 }

@@ -512,14 +512,21 @@ mod tests {
     }
     #[test]
     fn ball_groups_volumes_and_surface() {
-        let shells = vec![("core".to_string(), 0.3), ("air".to_string(), 0.75), ("pml".to_string(), 1.0)];
+        let shells = vec![
+            ("core".to_string(), 0.3),
+            ("air".to_string(), 0.75),
+            ("pml".to_string(), 1.0),
+        ];
         let m = ball_mesh(5, &shells).unwrap();
         // 5 + round(0.45 / 0.06) = 8 + round(0.25/0.06) = 4 shells: S = 17
         assert_eq!(m.n_tets(), 48 * 17usize.pow(3));
         assert!((0..m.n_tets()).all(|n| m.tet_volume(n) > 0.0));
         // inscribed polyhedra: group volumes a little below the spheres', by O(h²)
         let vol = |tag: i32| -> f64 {
-            (0..m.n_tets()).filter(|&n| m.tet_phys[n] == tag).map(|n| m.tet_volume(n)).sum()
+            (0..m.n_tets())
+                .filter(|&n| m.tet_phys[n] == tag)
+                .map(|n| m.tet_volume(n))
+                .sum()
         };
         let ball = |r: f64| 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
         for (tag, lo, hi) in [(1, 0.0, 0.3), (2, 0.3, 0.75), (3, 0.75, 1.0)] {

@@ -277,7 +277,11 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
         MeshSpec::Ball { n, shells } => {
             let h = shells[0].1 / *n as f64;
             let total = (shells.last().map(|s| s.1).unwrap_or(0.0) / h).ceil();
-            check_host_memory(48.0 * total.powi(3), "ball", plan.config.ball.as_deref().unwrap_or(""))?;
+            check_host_memory(
+                48.0 * total.powi(3),
+                "ball",
+                plan.config.ball.as_deref().unwrap_or(""),
+            )?;
             let m = generate::ball_mesh(*n, shells).map_err(|why| {
                 Error::config("ball", plan.config.ball.as_deref().unwrap_or(""), why)
             })?;

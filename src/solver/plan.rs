@@ -387,7 +387,9 @@ pub fn parse_ball(b: &str) -> Result<MeshSpec> {
         let name = name.trim();
         let r: f64 = r.trim().parse().map_err(|_| bad(expected))?;
         if name.is_empty() || name == crate::mesh::generate::BALL_OUTER {
-            return Err(bad("group names must be non-empty and not \"outer\" (the outer surface)"));
+            return Err(bad(
+                "group names must be non-empty and not \"outer\" (the outer surface)",
+            ));
         }
         if shells.iter().any(|(m, _)| m == name) {
             return Err(bad(&format!("the group {name:?} is named twice")));

@@ -119,7 +119,8 @@ fn newton(pol: MiePol, l: u32, m: f64, mut x: C64) -> Option<C64> {
         let f = characteristic(pol, l, m, x);
         let h = 1e-6 * x.norm();
         let hc = C64::new(h, 0.0);
-        let df = (characteristic(pol, l, m, x + hc) - characteristic(pol, l, m, x - hc)) / (2.0 * h);
+        let df =
+            (characteristic(pol, l, m, x + hc) - characteristic(pol, l, m, x - hc)) / (2.0 * h);
         if !(df.norm() > 0.0) {
             return None;
         }
@@ -198,6 +199,17 @@ pub fn resonance(pol: MiePol, l: u32, p: u32, eps_r: f64, radius_m: f64) -> Opti
     })
 }
 
+/// The measured line `(f_hz, q)` that is `mode`: the nearest in frequency among the lines
+/// whose Q is within a factor 3 of the mode's (open resonators also show high-Q lines of
+/// higher multipoles and low-Q fits of the background).
+pub fn nearest_line(lines: &[(f64, f64)], mode: &MieMode) -> Option<(f64, f64)> {
+    lines
+        .iter()
+        .filter(|(_, q)| *q > mode.q / 3.0 && *q < 3.0 * mode.q)
+        .min_by(|a, b| (a.0 - mode.f_hz).abs().total_cmp(&(b.0 - mode.f_hz).abs()))
+        .copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,11 +246,12 @@ mod tests {
                 let c = |x: f64| coefficient(pol, 1, m, x).norm_sqr();
                 let (lo, hi) = (0.8 * r.x.re, 1.2 * r.x.re);
                 let n = 20_000;
-                let xs: Vec<f64> = (0..=n).map(|k| lo + (hi - lo) * k as f64 / n as f64).collect();
-                let (kmax, _) = xs
-                    .iter()
-                    .enumerate()
-                    .fold((0, 0.0), |(bk, bv), (k, &x)| if c(x) > bv { (k, c(x)) } else { (bk, bv) });
+                let xs: Vec<f64> = (0..=n)
+                    .map(|k| lo + (hi - lo) * k as f64 / n as f64)
+                    .collect();
+                let (kmax, _) = xs.iter().enumerate().fold((0, 0.0), |(bk, bv), (k, &x)| {
+                    if c(x) > bv { (k, c(x)) } else { (bk, bv) }
+                });
                 let peak = xs[kmax];
                 let half_width = r.x.re / (2.0 * r.q);
                 assert!(
@@ -256,9 +269,16 @@ mod tests {
         let te = resonance(MiePol::Te, 1, 1, 1e4, 1.0).unwrap();
         let tm = resonance(MiePol::Tm, 1, 1, 1e4, 1.0).unwrap();
         assert!((te.x.re * 100.0 - PI).abs() < 0.01 * PI, "{:?}", te.x);
-        assert!((tm.x.re * 100.0 - 4.4934).abs() < 0.01 * 4.4934, "{:?}", tm.x);
+        assert!(
+            (tm.x.re * 100.0 - 4.4934).abs() < 0.01 * 4.4934,
+            "{:?}",
+            tm.x
+        );
         let te2 = resonance(MiePol::Te, 1, 1, 4e4, 1.0).unwrap();
         let ratio = te2.q / te.q;
-        assert!((ratio / 8.0 - 1.0).abs() < 0.05, "TE Q ratio for 2x the index: {ratio}");
+        assert!(
+            (ratio / 8.0 - 1.0).abs() < 0.05,
+            "TE Q ratio for 2x the index: {ratio}"
+        );
     }
 }
