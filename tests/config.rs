@@ -110,6 +110,30 @@ fn configuration_errors_name_file_line_and_key() {
             "box = \"2,2,2\"\n[materials.vacuum]\neps_r = -4\n",
             &["invalid eps_r = -4"],
         ),
+        (
+            "ball = \"2:core=0.3,air=0.2\"\nsteps = 10\n",
+            &["ball", "radii must increase"],
+        ),
+        (
+            "ball = \"2:core=0.3,core=0.5\"\nsteps = 10\n",
+            &["ball", "named twice"],
+        ),
+        (
+            "ball = \"two:core=0.3\"\nsteps = 10\n",
+            &["ball", "expected N:NAME=R"],
+        ),
+        (
+            "ball = \"2:core=0.3,outer=0.5\"\nsteps = 10\n",
+            &["ball", "not \"outer\" (the outer surface)"],
+        ),
+        (
+            "ball = \"2:core=0.3\"\nbox = \"2,2,2\"\nsteps = 10\n",
+            &["exclude each other"],
+        ),
+        (
+            "ball = \"2:core=0.3,air=0.6\"\nsteps = 10\n[materials.glass]\neps_r = 4\n",
+            &["materials.glass", "no volume group", "core (1)", "air (2)"],
+        ),
     ];
     for (text, want) in cases {
         let p = d.join("job.toml");

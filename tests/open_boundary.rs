@@ -295,7 +295,8 @@ fn reflection_versus_angle_of_the_condition_and_the_layer() {
 
 /// A dielectric sphere (ε_r = 20, radius 0.1 m) in a ball of air closed by the first-order
 /// condition at 0.45 m, through the configuration (`ball` key) on the CPU, at a coarse 3
-/// shells across the sphere (132k tets): the lowest TE and TM lines against the Mie roots
+/// shells across the sphere (132k tets), with the default min_q of an open problem (1): the
+/// lowest TE and TM lines against the Mie roots
 /// (`spectrum::mie`: TE 323.6 MHz, Q 20.5; TM 451.5 MHz, Q 10.8). The tolerances are the
 /// coarse mesh's and the near boundary's (measured here: TE +1.5% and Q +9.1%, TM −4.2%
 /// and Q −3.7%); the converged
@@ -307,7 +308,7 @@ fn dielectric_sphere_resonances_match_mie_theory() {
     let text = "ball = \"3:sphere=0.1,air=0.45\"\ntime = 9e-8\nsource = [0.043, 0.011, 0.017]\n\
                 source_dir = [0.0, 1.0, 0.0]\n\
                 probe = [[0.031, -0.022, 0.013], [-0.047, 0.021, -0.019], [0.012, 0.052, 0.037], [0.151, 0.062, -0.043]]\n\
-                f_peak = 3.9e8\nfmax = 9e8\nmin_q = 1\nbackend = \"cpu\"\n\
+                f_peak = 3.9e8\nfmax = 9e8\nbackend = \"cpu\"\n\
                 [materials.sphere]\neps_r = 20\n[boundaries.outer]\nkind = \"abc\"\n";
     let cfg = dgatd::Config::parse(&dgatd::solver::config::Origin {
         path: "sphere.toml".into(),

@@ -98,7 +98,9 @@ pub struct ResonatorArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub min_prominence: Option<f64>,
     /// Harmonic inversion: drop modes with a lower quality factor (or growing ones)
-    /// [1e4 with --method dga, 10 with --method dg].
+    /// [1e4 with --method dga and no losses; 10 with losses (σ, σ*, lossy poles) or
+    /// --method dg; 1 with an open boundary (abc walls, absorbing layers), whose radiation
+    /// Q can be a few units].
     #[arg(long, allow_hyphen_values = true)]
     pub min_q: Option<f64>,
     /// Material of a volume group: NAME_OR_TAG=EPS_R[,MU_R[,SIGMA[,SIGMA_M]]] (σ in S/m,

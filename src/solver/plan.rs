@@ -201,18 +201,23 @@ impl Plan {
             min_prominence: cfg.min_prominence,
             // a lossless DGA record has no damped modes (low-Q fits are leakage); with
             // conducting materials or lossy poles (Debye, damped Drude/Lorentz) every mode is
-            // damped
-            min_q: cfg.min_q.unwrap_or(match cfg.method {
-                Method::Dga
-                    if !cfg
-                        .materials
-                        .values()
-                        .any(|m| m.is_lossy() || m.poles().iter().any(|p| p.is_lossy()))
-                        && !cfg.boundaries.values().any(|b| b.kind == BoundaryKind::Abc) =>
-                {
-                    1e4
+            // damped; an open resonator radiates, down to Q of a few units (a dielectric
+            // sphere of ε_r = 10: TE₁ 9.1, TM₁ 4.2)
+            min_q: cfg.min_q.unwrap_or(if open_boundary(cfg) {
+                1.0
+            } else {
+                match cfg.method {
+                    Method::Dga
+                        if !cfg
+                            .materials
+                            .values()
+                            .any(|m| m.is_lossy() || m.poles().iter().any(|p| p.is_lossy()))
+                            && !cfg.boundaries.values().any(|b| b.kind == BoundaryKind::Abc) =>
+                    {
+                        1e4
+                    }
+                    _ => 10.0,
                 }
-                _ => 10.0,
             }),
             cavity: cavity_spec(&cfg.cavity)?,
             mode_shapes: cfg.mode_shapes,
@@ -369,6 +374,12 @@ fn mesh_spec(cfg: &Config) -> Result<MeshSpec> {
         Some(name) => MeshSpec::Bundled(name.to_string()),
         None => MeshSpec::File(PathBuf::from(mesh)),
     })
+}
+
+/// Whether the run has an open boundary: an absorbing wall or an absorbing layer.
+fn open_boundary(cfg: &Config) -> bool {
+    cfg.boundaries.values().any(|b| b.kind == BoundaryKind::Abc)
+        || cfg.materials.values().any(|m| m.absorbing)
 }
 
 /// `N:NAME=R,NAME=R,..`: N shells across the first radius, the groups' names and outer
