@@ -35,6 +35,9 @@ struct Args {
     /// Outer radius of the layer (m).
     #[arg(long, default_value_t = 0.45)]
     outer: f64,
+    /// Radial step of the air and the layer, in units of the sphere's (`@F` of the ball key).
+    #[arg(long, default_value_t = 1.0)]
+    step: f64,
     /// Record length in decay times (1/e of the amplitude) of the slower mode.
     #[arg(long, default_value_t = 4.0)]
     decays: f64,
@@ -54,7 +57,7 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> Res<()> {
     let args = Args::parse();
-    let header = "eps_r,n,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s";
+    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s";
     let mut out: Box<dyn Write> = match &args.csv {
         Some(p) => {
             let new = !p.exists();
@@ -84,8 +87,13 @@ fn main() -> Res<()> {
         let f_peak = 0.5 * (modes[0].f_hz + modes[1].f_hz);
         for &n in &args.n {
             let ball = match args.boundary.as_str() {
-                "layer" => format!("{n}:sphere={A},air={},layer={}", args.air, args.outer),
-                "abc" => format!("{n}:sphere={A},air={}", args.air),
+                "layer" => format!(
+                    "{n}:sphere={A},air={}@{s},layer={}@{s}",
+                    args.air,
+                    args.outer,
+                    s = args.step
+                ),
+                "abc" => format!("{n}:sphere={A},air={}@{}", args.air, args.step),
                 b => return Err(format!("--boundary {b}: expected layer or abc").into()),
             };
             let tail = match args.boundary.as_str() {
@@ -126,7 +134,8 @@ fn main() -> Res<()> {
                 let (f, q) = nearest_line(&lines, m).unwrap_or((f64::NAN, f64::NAN));
                 writeln!(
                     out,
-                    "{eps},{n},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1}",
+                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1}",
+                    args.step,
                     args.boundary,
                     args.air,
                     if args.boundary == "layer" {

@@ -141,31 +141,65 @@ pub const BALL_OUTER: &str = "outer";
 /// cube-face line, so cells keep nearly equal size over the sphere (the plain projection
 /// shrinks them fivefold in area towards the cube's corners).
 ///
-/// `shells` lists `(name, radius)` in increasing radius: the first group is the inner ball
-/// of `n_first` shells (radial step `h = r_1 / n_first`), each further group the spherical
-/// shell out to its radius with `max(1, round(Δr / h))` equal shells. Every interface is the
+/// `shells` lists the groups in increasing radius: the first is the inner ball of `n_first`
+/// shells (radial step `h = r_1 / n_first`), each further group the spherical shell out to
+/// its radius with `max(1, round(Δr / (step h)))` equal shells (`step` > 1 coarsens the
+/// outer groups: their cells grow tangentially too, as `r_s / s` does). Every interface is the
 /// inscribed polyhedron of its sphere (nodes exactly on it). Volume groups get tags 1.. in
 /// this order; the outer surface is the group [`BALL_OUTER`]. `48 S³` tets, `S` the total
 /// number of shells. Tangential cell size ≈ `π r_s / (4 s)`, radial `h`: near `0.8 h` and `h`
 /// in the inner ball.
-pub fn ball_mesh(n_first: usize, shells: &[(String, f64)]) -> std::result::Result<Mesh, String> {
+/// One group of [`ball_mesh`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shell {
+    pub name: String,
+    /// Outer radius (m).
+    pub radius: f64,
+    /// Radial step in units of the inner ball's (1 for the inner ball itself).
+    pub step: f64,
+}
+
+impl Shell {
+    pub fn new(name: &str, radius: f64) -> Shell {
+        Shell {
+            name: name.to_string(),
+            radius,
+            step: 1.0,
+        }
+    }
+}
+
+pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, String> {
     if n_first == 0 || shells.is_empty() {
         return Err("at least one shell and one cell across the first radius".into());
     }
     let mut radii = vec![0.0f64];
-    let h = shells[0].1 / n_first as f64;
+    let h = shells[0].radius / n_first as f64;
     let mut group_end = Vec::new();
     let mut prev = 0.0;
-    for (k, (name, r)) in shells.iter().enumerate() {
+    for (
+        k,
+        Shell {
+            name,
+            radius: r,
+            step,
+        },
+    ) in shells.iter().enumerate()
+    {
         if !(r.is_finite() && *r > prev) {
             return Err(format!(
                 "the radius of {name:?} ({r}) must be finite and above the previous one ({prev})"
             ));
         }
+        if !(step.is_finite() && *step >= 1.0 && *step <= 100.0) {
+            return Err(format!(
+                "the radial step of {name:?} ({step}) must be between 1 and 100"
+            ));
+        }
         let n = if k == 0 {
             n_first
         } else {
-            ((r - prev) / h).round().max(1.0) as usize
+            ((r - prev) / (h * step)).round().max(1.0) as usize
         };
         for i in 1..=n {
             radii.push(prev + (r - prev) * i as f64 / n as f64);
@@ -273,10 +307,10 @@ pub fn ball_mesh(n_first: usize, shells: &[(String, f64)]) -> std::result::Resul
     let mut names: Vec<PhysicalName> = shells
         .iter()
         .enumerate()
-        .map(|(k, (name, _))| PhysicalName {
+        .map(|(k, sh)| PhysicalName {
             dim: 3,
             tag: k as i32 + 1,
-            name: name.clone(),
+            name: sh.name.clone(),
         })
         .collect();
     names.push(PhysicalName {
@@ -284,7 +318,13 @@ pub fn ball_mesh(n_first: usize, shells: &[(String, f64)]) -> std::result::Resul
         tag: 1,
         name: BALL_OUTER.into(),
     });
-    let listing: Vec<String> = shells.iter().map(|(n, r)| format!("{n}={r}")).collect();
+    let listing: Vec<String> = shells
+        .iter()
+        .map(|s| match s.step {
+            1.0 => format!("{}={}", s.name, s.radius),
+            f => format!("{}={}@{f}", s.name, s.radius),
+        })
+        .collect();
     let m = fresh(
         format!("ball {n_first}:{}", listing.join(",")),
         nodes,
@@ -513,9 +553,9 @@ mod tests {
     #[test]
     fn ball_groups_volumes_and_surface() {
         let shells = vec![
-            ("core".to_string(), 0.3),
-            ("air".to_string(), 0.75),
-            ("pml".to_string(), 1.0),
+            Shell::new("core", 0.3),
+            Shell::new("air", 0.75),
+            Shell::new("pml", 1.0),
         ];
         let m = ball_mesh(5, &shells).unwrap();
         // 5 + round(0.45 / 0.06) = 8 + round(0.25/0.06) = 4 shells: S = 17
@@ -545,7 +585,13 @@ mod tests {
         assert_eq!(m.surfaces.len(), t.n_boundary_faces);
         assert!(t.boundary_faces.iter().all(|&(_, tag)| tag == 1));
         assert_eq!(m.volume_group("pml"), Some(3));
-        assert!(ball_mesh(4, &[("a".into(), 1.0), ("b".into(), 0.5)]).is_err());
+        assert!(ball_mesh(4, &[Shell::new("a", 1.0), Shell::new("b", 0.5)]).is_err());
+        // a coarser outer group: 0.45 m at twice 0.06 m is 4 shells, not 8
+        let mut coarse = shells.clone();
+        coarse[1].step = 2.0;
+        let c = ball_mesh(5, &coarse).unwrap();
+        assert_eq!(c.n_tets(), 48 * 13usize.pow(3));
+        assert!((0..c.n_tets()).all(|n| c.tet_volume(n) > 0.0));
     }
     #[test]
     fn refinement_preserves_volume_and_topology() {

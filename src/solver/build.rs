@@ -275,8 +275,14 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
             (generate::box_mesh(*n, *l), None)
         }
         MeshSpec::Ball { n, shells } => {
-            let h = shells[0].1 / *n as f64;
-            let total = (shells.last().map(|s| s.1).unwrap_or(0.0) / h).ceil();
+            // the shell count as ball_mesh makes it (plus one a group: a bound)
+            let h = shells[0].radius / *n as f64;
+            let mut total = 0.0;
+            let mut prev = 0.0;
+            for s in shells {
+                total += ((s.radius - prev) / (h * s.step)).round().max(1.0) + 1.0;
+                prev = s.radius;
+            }
             check_host_memory(
                 48.0 * total.powi(3),
                 "ball",

@@ -29,7 +29,7 @@ pub enum MeshSpec {
     /// radius, then each group's name and outer radius (m).
     Ball {
         n: usize,
-        shells: Vec<(String, f64)>,
+        shells: Vec<crate::mesh::generate::Shell>,
     },
 }
 
@@ -382,38 +382,50 @@ fn open_boundary(cfg: &Config) -> bool {
         || cfg.materials.values().any(|m| m.absorbing)
 }
 
-/// `N:NAME=R,NAME=R,..`: N shells across the first radius, the groups' names and outer
-/// radii (m) in increasing order.
+/// `N:NAME=R[@F],NAME=R[@F],..`: N shells across the first radius, the groups' names and
+/// outer radii (m) in increasing order, each optionally with its radial step as F times the
+/// first group's.
 pub fn parse_ball(b: &str) -> Result<MeshSpec> {
     let bad = |why: &str| Error::config("ball", b, why.to_string());
-    let expected = "expected N:NAME=R,NAME=R,.. (shells across the first radius, then each group's name and outer radius in m, increasing)";
+    let expected = "expected N:NAME=R[@F],NAME=R[@F],.. (shells across the first radius, then each group's name and outer radius in m, increasing, with an optional radial step F >= 1 times the first group's)";
     let (n, list) = b.split_once(':').ok_or_else(|| bad(expected))?;
     let n: usize = n.trim().parse().map_err(|_| bad(expected))?;
     if !(1..=512).contains(&n) {
         return Err(bad("N must be between 1 and 512"));
     }
-    let mut shells: Vec<(String, f64)> = Vec::new();
+    let mut shells: Vec<crate::mesh::generate::Shell> = Vec::new();
     for item in list.split(',') {
         let (name, r) = item.split_once('=').ok_or_else(|| bad(expected))?;
         let name = name.trim();
+        let (r, step) = r.split_once('@').unwrap_or((r, "1"));
         let r: f64 = r.trim().parse().map_err(|_| bad(expected))?;
+        let step: f64 = step.trim().parse().map_err(|_| bad(expected))?;
+        if !(1.0..=100.0).contains(&step) || (shells.is_empty() && step != 1.0) {
+            return Err(bad(
+                "a radial step F must be between 1 and 100, and the first group has none",
+            ));
+        }
         if name.is_empty() || name == crate::mesh::generate::BALL_OUTER {
             return Err(bad(
                 "group names must be non-empty and not \"outer\" (the outer surface)",
             ));
         }
-        if shells.iter().any(|(m, _)| m == name) {
+        if shells.iter().any(|s| s.name == name) {
             return Err(bad(&format!("the group {name:?} is named twice")));
         }
         if !(1e-12..=1e12).contains(&r) {
             return Err(bad("radii must be between 1e-12 m and 1e12 m"));
         }
-        if let Some((_, prev)) = shells.last()
-            && r <= *prev
+        if let Some(prev) = shells.last().map(|s| s.radius)
+            && r <= prev
         {
             return Err(bad("radii must increase"));
         }
-        shells.push((name.to_string(), r));
+        shells.push(crate::mesh::generate::Shell {
+            name: name.to_string(),
+            radius: r,
+            step,
+        });
     }
     Ok(MeshSpec::Ball { n, shells })
 }
