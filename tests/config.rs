@@ -115,6 +115,14 @@ fn configuration_errors_name_file_line_and_key() {
             &["ball", "radii must increase"],
         ),
         (
+            "ball = \"2:core=0.3@2,air=0.5\"\nsteps = 10\n",
+            &["ball", "the first group has none"],
+        ),
+        (
+            "ball = \"2:core=0.3,air=0.5@0.5\"\nsteps = 10\n",
+            &["ball", "between 1 and 100"],
+        ),
+        (
             "ball = \"2:core=0.3,core=0.5\"\nsteps = 10\n",
             &["ball", "named twice"],
         ),

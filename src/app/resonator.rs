@@ -35,10 +35,10 @@ pub struct ResonatorArgs {
     /// default 1); its walls are the surface groups xmin, xmax, ymin, ymax, zmin, zmax.
     #[arg(long = "box")]
     pub box_mesh: Option<String>,
-    /// Generated concentric balls instead of a file: N:NAME=R,NAME=R,.. (N shells across the
-    /// first radius; volume groups NAME out to radius R in m, increasing; the outer sphere is
-    /// the surface group outer). An equiangular cubed-sphere mesh of 48 S^3 tets, S shells
-    /// in all (radial step R1/N throughout).
+    /// Generated concentric balls instead of a file: N:NAME=R[@F],NAME=R[@F],.. (N shells
+    /// across the first radius; volume groups NAME out to radius R in m, increasing, each
+    /// with a radial step F >= 1 times the first group's [1]; the outer sphere is the surface
+    /// group outer). An equiangular cubed-sphere mesh of 48 S^3 tets, S shells in all.
     #[arg(long, conflicts_with_all = ["mesh", "box_mesh"])]
     pub ball: Option<String>,
     /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].

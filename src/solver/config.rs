@@ -139,8 +139,9 @@ pub struct Config {
     /// Generated box instead of a file: `"NX,NY,NZ[:LX,LY,LZ]"`.
     #[serde(rename = "box", default, skip_serializing_if = "Option::is_none")]
     pub box_mesh: Option<String>,
-    /// Generated concentric balls instead of a file: `"N:NAME=R,NAME=R,.."` (N shells
-    /// across the first radius; volume groups NAME, outer surface `outer`).
+    /// Generated concentric balls instead of a file: `"N:NAME=R[@F],.."` (N shells
+    /// across the first radius; volume groups NAME, outer surface `outer`; `@F` a group's
+    /// radial step in units of the first group's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ball: Option<String>,
     /// Uniform 1:8 refinements.
