@@ -10,33 +10,13 @@ mod common;
 use common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{CpuStepper, dissipation};
-use dgatd::dga::Dga;
 use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::dga::surface::surface_conductance;
 use dgatd::mesh::Topology;
 use dgatd::mesh::generate::box_mesh;
-use dgatd::problem::{Boundary, BoundaryKind, Media, Walls, Waveform};
+use dgatd::problem::{BoundaryKind, Media, Waveform};
 use dgatd::solver;
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-fn walls_of(kinds: &[(&str, BoundaryKind)]) -> BTreeMap<String, Boundary> {
-    kinds
-        .iter()
-        .map(|(n, k)| (n.to_string(), Boundary::of(*k)))
-        .collect()
-}
-
-/// The operators of `mesh` with the given walls (absorbing faces as surface conductance).
-fn assemble(mesh: &dgatd::mesh::Mesh, media: &Media, walls: &BTreeMap<String, Boundary>) -> Dga {
-    let topo = Topology::build(mesh).unwrap();
-    let w = Walls::resolve(mesh, &topo, walls).unwrap();
-    let mut d = Dga::assemble_with(mesh, &topo, media, &w.fixed_edges(&topo), false).unwrap();
-    let (faces, y) = w.absorbing(&topo, media);
-    d.add_surface(&surface_conductance(mesh, &topo, &faces, &y));
-    d
-}
 
 /// Every wall absorbing, random ε and μ, a jittered box: `W^{n+1} − W^n = −Δt Ūᵀ Msig Ū` to
 /// round-off, the energy never grows, and most of it leaves.
@@ -58,7 +38,7 @@ fn energy_decrease_equals_the_surface_dissipation() {
         .iter()
         .map(|&s| (s, BoundaryKind::Abc))
         .collect();
-    let d = Arc::new(assemble(&m, &media, &walls_of(&all)));
+    let d = Arc::new(assemble_walled(&m, &media, &walls_of(&all)));
     assert!(d.msig.is_some());
     let (dt, _) = solver::time_step(&d, 0.95).unwrap();
     let ops = Arc::new(Operators::<f64>::new(&d, dt, true));
@@ -104,7 +84,7 @@ fn guide_signal(len: f64, end: BoundaryKind, steps: usize, h: f64) -> (Vec<f64>,
         ("ymin", BoundaryKind::Pmc),
         ("ymax", BoundaryKind::Pmc),
     ]);
-    let d = Arc::new(assemble(&m, &media, &walls));
+    let d = Arc::new(assemble_walled(&m, &media, &walls));
     // the same Δt for every guide: the cross-section and cells are the same
     let dt = 0.4 * h / 3f64.sqrt();
     let ops = Arc::new(Operators::<f64>::new(&d, dt, false));

@@ -196,30 +196,21 @@ fn homogeneous_sigma_m_gives_q_omega_mu_over_sigma_m() {
 /// tolerances of tests/opencl.rs.
 #[test]
 fn opencl_magnetic_loss_matches_the_cpu() {
-    use dgatd::backend::opencl::ClStepper;
-    use dgatd::dga::excitation::{Probe, Source};
-    use dgatd::problem::Waveform;
     let Some(dev) = cl_device() else { return };
     fn go<T: dgatd::Real>(dev: &Arc<dgatd::backend::opencl::ClDevice>, dual: DualForm, tol: f64) {
         let m = jittered_box([4, 4, 3], 83, 0.25);
         let t = Topology::build(&m).unwrap();
         let d = Arc::new(Dga::assemble(&m, &t, &media(m.n_tets(), 84, 0.1, true)).unwrap());
-        let (dt, _) = solver::time_step(&d, 0.95).unwrap();
-        let w = Waveform::gaussian_derivative(300e6);
-        let probes = vec![
-            Probe::new(&m, &t, [0.61, 0.47, 0.33]).unwrap(),
-            Probe::new(&m, &t, [0.22, 0.58, 0.41]).unwrap(),
-        ];
-        let src = Source::new(&m, &t, &d, [0.37, 0.29, 0.23], [0.3, 0.5, 0.8]).unwrap();
-        let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
-        let mut c = CpuStepper::new(d.clone(), ops, dual, Some((&src, w)), probes.clone()).unwrap();
-        let steps = 600;
-        let rc = solver::run(&mut c, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
-        let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, Some(&src), &probes).unwrap();
-        g.set_time_step(dt, Some(w)).unwrap();
-        let rg = solver::run(&mut g, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
-        let e = rel_err(&rg.samples, &rc.samples);
-        let (eg, ec) = (g.energy().unwrap(), c.energy().unwrap());
+        let probes = [[0.61, 0.47, 0.33], [0.22, 0.58, 0.41]];
+        let (e, (eg, ec), _) = device_vs_cpu::<T>(
+            dev,
+            &m,
+            &d,
+            dual,
+            &probes,
+            [0.37, 0.29, 0.23],
+            [0.3, 0.5, 0.8],
+        );
         eprintln!(
             "{} {}: probe records differ by {e:.2e}, energy by {:.2e}",
             T::NAME,

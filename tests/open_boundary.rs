@@ -21,31 +21,12 @@ use dgatd::backend::cpu::CpuStepper;
 use dgatd::dga::Dga;
 use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::dga::surface::surface_conductance;
 use dgatd::mesh::Topology;
 use dgatd::mesh::generate::box_mesh;
 use dgatd::problem::layer::graded_sigma;
-use dgatd::problem::{Boundary, BoundaryKind, Media, Walls, Waveform};
+use dgatd::problem::{BoundaryKind, Media, Waveform};
 use dgatd::solver;
-use std::collections::BTreeMap;
 use std::sync::Arc;
-
-fn walls_of(kinds: &[(&str, BoundaryKind)]) -> BTreeMap<String, Boundary> {
-    kinds
-        .iter()
-        .map(|(n, k)| (n.to_string(), Boundary::of(*k)))
-        .collect()
-}
-
-/// The operators of `mesh` with the given walls (absorbing faces as surface conductance).
-fn assemble(mesh: &dgatd::mesh::Mesh, media: &Media, walls: &BTreeMap<String, Boundary>) -> Dga {
-    let topo = Topology::build(mesh).unwrap();
-    let w = Walls::resolve(mesh, &topo, walls).unwrap();
-    let mut d = Dga::assemble_with(mesh, &topo, media, &w.fixed_edges(&topo), false).unwrap();
-    let (faces, y) = w.absorbing(&topo, media);
-    d.add_surface(&surface_conductance(mesh, &topo, &faces, &y));
-    d
-}
 
 /// The far end of the oblique-incidence guide.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -107,7 +88,7 @@ impl Guide {
             ("ymin", BoundaryKind::Pmc),
             ("ymax", BoundaryKind::Pmc),
         ]);
-        let d = Arc::new(assemble(&m, &media, &walls));
+        let d = Arc::new(assemble_walled(&m, &media, &walls));
         // the same Δt for every guide (the same cells), below the stability limit
         let dt = 0.4 * h / 3f64.sqrt();
         let ops = Arc::new(Operators::<f64>::new(&d, dt, false));
@@ -139,17 +120,6 @@ impl Guide {
         let rec = solver::run(&mut s, dt, steps, Some(wave.end()), 2, 4, &mut |_| {}).unwrap();
         (rec.series(0, 2), rec.series(1, 2), dt)
     }
-}
-
-/// `Σ x_k e^{-2πi f k dt}`.
-fn dft(x: &[f64], f: f64, dt_s: f64) -> (f64, f64) {
-    let (mut re, mut im) = (0.0, 0.0);
-    for (k, v) in x.iter().enumerate() {
-        let ph = -2.0 * std::f64::consts::PI * f * k as f64 * dt_s;
-        re += v * ph.cos();
-        im += v * ph.sin();
-    }
-    (re, im)
 }
 
 /// One row of the reflection curve.
@@ -400,7 +370,7 @@ fn absorbing_case(m: &dgatd::mesh::Mesh, layer: bool, seed: u64) -> Arc<Dga> {
                 .collect::<Vec<_>>(),
         )
     };
-    Arc::new(assemble(m, &media, &walls))
+    Arc::new(assemble_walled(m, &media, &walls))
 }
 
 /// Late-time stability: 10⁶ steps at 0.95 of the stability limit from a random state, on
@@ -442,31 +412,23 @@ fn a_million_steps_do_not_grow() {
 /// (1e-9 f64, 1e-4 f32) over 600 steps of a pulse.
 #[test]
 fn opencl_absorbing_runs_match_the_cpu() {
-    use dgatd::backend::opencl::{ClDevice, ClStepper};
+    use dgatd::backend::opencl::ClDevice;
     let Some(dev) = cl_device() else { return };
     fn go<T: dgatd::Real>(dev: &Arc<ClDevice>, layer: bool, dual: DualForm, tol: f64) {
         let m = skewed_box([5, 4, 3], 71);
-        let t = Topology::build(&m).unwrap();
         let d = absorbing_case(&m, layer, 72);
-        let (dt, _) = solver::time_step(&d, 0.95).unwrap();
-        let w = Waveform::gaussian_derivative(300e6);
-        let probes = vec![
-            Probe::new(&m, &t, [0.61, 0.47, 0.33]).unwrap(),
-            Probe::new(&m, &t, [0.82, 0.58, 0.41]).unwrap(),
-        ];
-        let src = Source::new(&m, &t, &d, [0.37, 0.29, 0.23], [0.3, 0.5, 0.8]).unwrap();
-        let ops = Arc::new(Operators::<T>::new(&d, dt, dual == DualForm::Csr));
-        let mut c = CpuStepper::new(d.clone(), ops, dual, Some((&src, w)), probes.clone()).unwrap();
-        let steps = 600;
-        let rc = solver::run(&mut c, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
-        let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, Some(&src), &probes).unwrap();
-        g.set_time_step(dt, Some(w)).unwrap();
-        let rg = solver::run(&mut g, dt, steps, Some(w.end()), 2, 5, &mut |_| {}).unwrap();
-        let e = rel_err(&rg.samples, &rc.samples);
-        let (eg, ec) = (g.energy().unwrap(), c.energy().unwrap());
+        let probes = [[0.61, 0.47, 0.33], [0.82, 0.58, 0.41]];
+        let (e, (eg, ec), scale) = device_vs_cpu::<T>(
+            dev,
+            &m,
+            &d,
+            dual,
+            &probes,
+            [0.37, 0.29, 0.23],
+            [0.3, 0.5, 0.8],
+        );
         // most of the pulse has left by the end: the final energies are compared on the
         // scale of the largest energy of the run
-        let scale = rc.energy.iter().map(|e| e.1).fold(ec, f64::max);
         eprintln!(
             "{} {} {}: probe records differ by {e:.2e}, final energy by {:.2e} of the largest ({:.2e} of it left)",
             if layer { "layer" } else { "abc" },

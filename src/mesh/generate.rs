@@ -39,6 +39,16 @@ fn fresh(
     }
 }
 
+/// The six orders in which a Kuhn simplex steps along the three axes (one tet each).
+const PERMS: [[usize; 3]; 6] = [
+    [0, 1, 2],
+    [0, 2, 1],
+    [1, 0, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+];
+
 /// Names of the box's six wall groups (surface tags 1..=6, in this order).
 pub const BOX_WALLS: [&str; 6] = ["xmin", "xmax", "ymin", "ymax", "zmin", "zmax"];
 
@@ -61,14 +71,6 @@ pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
             }
         }
     }
-    const PERMS: [[usize; 3]; 6] = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ];
     let tets: Vec<[u32; 4]> = (0..nx * ny * nz)
         .into_par_iter()
         .flat_map_iter(|c| {
@@ -233,14 +235,6 @@ pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, 
     // to the farthest): a fixed diagonal would give, at six of the eight cube corners, tets
     // with all four nodes on one sphere (slivers). Mirroring the split by octant keeps it
     // conforming: the face diagonals on a mirror plane agree from both sides.
-    const PERMS: [[usize; 3]; 6] = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ];
     let (tets, phys): (Vec<[u32; 4]>, Vec<i32>) = (0..n2 * n2 * n2)
         .into_par_iter()
         .flat_map_iter(|c| {

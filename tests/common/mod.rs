@@ -150,3 +150,80 @@ pub fn cl_device() -> Option<std::sync::Arc<dgatd::backend::opencl::ClDevice>> {
         }
     }
 }
+
+/// A 600-step pulse (Gaussian derivative at 300 MHz, a dipole at `src` along `dir`) on the
+/// device against the CPU backend, both from the same operators: returns the relative
+/// difference of the probe records, the final energies (device, CPU) and the largest energy
+/// of the CPU run's checks.
+pub fn device_vs_cpu<T: dgatd::Real>(
+    dev: &std::sync::Arc<dgatd::backend::opencl::ClDevice>,
+    m: &Mesh,
+    d: &std::sync::Arc<Dga>,
+    dual: dgatd::dga::operators::DualForm,
+    probes: &[dgatd::util::V3],
+    src: dgatd::util::V3,
+    dir: dgatd::util::V3,
+) -> (f64, (f64, f64), f64) {
+    use dgatd::backend::Stepper;
+    use dgatd::backend::cpu::CpuStepper;
+    use dgatd::backend::opencl::ClStepper;
+    use dgatd::dga::excitation::{Probe, Source};
+    use dgatd::dga::operators::{DualForm, Operators};
+    use dgatd::solver;
+    let t = Topology::build(m).unwrap();
+    let (dt, _) = solver::time_step(d, 0.95).unwrap();
+    let w = dgatd::problem::Waveform::gaussian_derivative(300e6);
+    let probes: Vec<Probe> = probes
+        .iter()
+        .map(|&p| Probe::new(m, &t, p).unwrap())
+        .collect();
+    let src = Source::new(m, &t, d, src, dir).unwrap();
+    let ops = std::sync::Arc::new(Operators::<T>::new(d, dt, dual == DualForm::Csr));
+    let n = probes.len();
+    let mut c = CpuStepper::new(d.clone(), ops, dual, Some((&src, w)), probes.clone()).unwrap();
+    let steps = 600;
+    let rc = solver::run(&mut c, dt, steps, Some(w.end()), n, 5, &mut |_| {}).unwrap();
+    let mut g = ClStepper::<T>::new(dev.clone(), d.clone(), dual, Some(&src), &probes).unwrap();
+    g.set_time_step(dt, Some(w)).unwrap();
+    let rg = solver::run(&mut g, dt, steps, Some(w.end()), n, 5, &mut |_| {}).unwrap();
+    let (eg, ec) = (g.energy().unwrap(), c.energy().unwrap());
+    let largest = rc.energy.iter().map(|e| e.1).fold(ec, f64::max);
+    (rel_err(&rg.samples, &rc.samples), (eg, ec), largest)
+}
+
+/// The walls `kinds` as boundary-condition entries.
+pub fn walls_of(
+    kinds: &[(&str, dgatd::problem::BoundaryKind)],
+) -> std::collections::BTreeMap<String, dgatd::problem::Boundary> {
+    kinds
+        .iter()
+        .map(|(n, k)| (n.to_string(), dgatd::problem::Boundary::of(*k)))
+        .collect()
+}
+
+/// The operators of `mesh` with the given walls (absorbing faces as surface conductance).
+pub fn assemble_walled(
+    mesh: &Mesh,
+    media: &Media,
+    walls: &std::collections::BTreeMap<String, dgatd::problem::Boundary>,
+) -> Dga {
+    let topo = Topology::build(mesh).unwrap();
+    let w = dgatd::problem::Walls::resolve(mesh, &topo, walls).unwrap();
+    let mut d = Dga::assemble_with(mesh, &topo, media, &w.fixed_edges(&topo), false).unwrap();
+    let (faces, y) = w.absorbing(&topo, media);
+    d.add_surface(&dgatd::dga::surface::surface_conductance(
+        mesh, &topo, &faces, &y,
+    ));
+    d
+}
+
+/// `Σ x_k e^{-2πi f k dt}` as (re, im).
+pub fn dft(x: &[f64], f: f64, dt_s: f64) -> (f64, f64) {
+    let (mut re, mut im) = (0.0, 0.0);
+    for (k, v) in x.iter().enumerate() {
+        let ph = -2.0 * std::f64::consts::PI * f * k as f64 * dt_s;
+        re += v * ph.cos();
+        im += v * ph.sin();
+    }
+    (re, im)
+}
