@@ -1,4 +1,5 @@
-//! Mesh generators: a structured box split into tetrahedra, and uniform 1:8 refinement of
+//! Mesh generators: a structured box split into tetrahedra, concentric balls (an equiangular
+//! cubed sphere, for open problems around a sphere), and uniform 1:8 refinement of
 //! any tetrahedral mesh (optionally projecting new boundary nodes onto a cylinder), so
 //! users and benchmarks can make meshes of any size without files.
 
@@ -136,21 +137,6 @@ pub fn box_mesh(n: [usize; 3], l: [f64; 3]) -> Mesh {
 /// Name of the outer spherical surface of [`ball_mesh`] (surface tag 1).
 pub const BALL_OUTER: &str = "outer";
 
-/// Concentric balls: the equiangular "cubed sphere". A cube of `2S x 2S x 2S` cells
-/// (Kuhn-split as [`box_mesh`]) is mapped so that the nodes with max-norm index `s` lie on
-/// the sphere of radius `r_s`, at the direction `(tan(π u_x/4), tan(π u_y/4), tan(π u_z/4))`
-/// normalised, `u` the node's position on the unit cube's surface: equal angles along every
-/// cube-face line, so cells keep nearly equal size over the sphere (the plain projection
-/// shrinks them fivefold in area towards the cube's corners).
-///
-/// `shells` lists the groups in increasing radius: the first is the inner ball of `n_first`
-/// shells (radial step `h = r_1 / n_first`), each further group the spherical shell out to
-/// its radius with `max(1, round(Δr / (step h)))` equal shells (`step` > 1 coarsens the
-/// outer groups: their cells grow tangentially too, as `r_s / s` does). Every interface is the
-/// inscribed polyhedron of its sphere (nodes exactly on it). Volume groups get tags 1.. in
-/// this order; the outer surface is the group [`BALL_OUTER`]. `48 S³` tets, `S` the total
-/// number of shells. Tangential cell size ≈ `π r_s / (4 s)`, radial `h`: near `0.8 h` and `h`
-/// in the inner ball.
 /// One group of [`ball_mesh`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Shell {
@@ -171,10 +157,12 @@ impl Shell {
     }
 }
 
-pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, String> {
-    if n_first == 0 || shells.is_empty() {
-        return Err("at least one shell and one cell across the first radius".into());
-    }
+/// The radii of the shells' outer spheres (index 0: the centre) and the last shell of each
+/// group.
+fn shell_radii(
+    n_first: usize,
+    shells: &[Shell],
+) -> std::result::Result<(Vec<f64>, Vec<usize>), String> {
     let mut radii = vec![0.0f64];
     let h = shells[0].radius / n_first as f64;
     let mut group_end = Vec::new();
@@ -209,16 +197,41 @@ pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, 
         group_end.push(radii.len() - 1);
         prev = *r;
     }
-    let s_tot = radii.len() - 1;
-    if 48 * (s_tot as u128).pow(3) > u32::MAX as u128 {
-        return Err(format!("{s_tot} shells make more than 2^32 tets"));
+    Ok((radii, group_end))
+}
+
+/// The node and cell numbering of the `2S x 2S x 2S` cube grid behind [`ball_mesh`].
+#[derive(Clone, Copy)]
+struct CubeGrid {
+    /// Total shells `S`.
+    s_tot: usize,
+}
+
+impl CubeGrid {
+    /// Nodes per axis.
+    fn n1(self) -> usize {
+        2 * self.s_tot + 1
     }
-    let n2 = 2 * s_tot;
-    let n1 = n2 + 1;
-    let id = |c: [usize; 3]| (c[0] + n1 * (c[1] + n1 * c[2])) as u32;
-    let shell_of = |c: [usize; 3]| c.iter().map(|&i| i.abs_diff(s_tot)).max().unwrap_or(0);
+    fn id(self, c: [usize; 3]) -> u32 {
+        let n1 = self.n1();
+        (c[0] + n1 * (c[1] + n1 * c[2])) as u32
+    }
+    fn coords(self, v: usize) -> [usize; 3] {
+        let n1 = self.n1();
+        [v % n1, (v / n1) % n1, v / (n1 * n1)]
+    }
+    /// The max-norm distance of a node from the centre: its shell.
+    fn shell_of(self, c: [usize; 3]) -> usize {
+        c.iter().map(|&i| i.abs_diff(self.s_tot)).max().unwrap_or(0)
+    }
+}
+
+/// Every grid node on its shell's sphere, at the equiangular direction.
+fn cubed_sphere_nodes(g: CubeGrid, radii: &[f64]) -> Vec<V3> {
+    let n1 = g.n1();
+    let s_tot = g.s_tot;
     let quarter = std::f64::consts::FRAC_PI_4;
-    let nodes: Vec<V3> = (0..n1 * n1 * n1)
+    (0..n1 * n1 * n1)
         .into_par_iter()
         .map(|v| {
             let q = [v % n1, (v / n1) % n1, v / (n1 * n1)].map(|i| i as f64 - s_tot as f64);
@@ -230,12 +243,17 @@ pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, 
             let r = radii[s.round() as usize] / norm(d);
             d.map(|c| c * r)
         })
-        .collect();
+        .collect()
+}
+
+/// The tets (with their group tags, 1-based) of every cell, split along its radial diagonal.
+fn radial_kuhn(g: CubeGrid, group_end: &[usize]) -> (Vec<[u32; 4]>, Vec<i32>) {
+    let (s_tot, n2) = (g.s_tot, 2 * g.s_tot);
     // Kuhn split of each cell along its radial diagonal (from the corner nearest the centre
     // to the farthest): a fixed diagonal would give, at six of the eight cube corners, tets
     // with all four nodes on one sphere (slivers). Mirroring the split by octant keeps it
     // conforming: the face diagonals on a mirror plane agree from both sides.
-    let (tets, phys): (Vec<[u32; 4]>, Vec<i32>) = (0..n2 * n2 * n2)
+    (0..n2 * n2 * n2)
         .into_par_iter()
         .flat_map_iter(|c| {
             let lo = [c % n2, (c / n2) % n2, c / (n2 * n2)];
@@ -251,15 +269,15 @@ pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, 
                 }
                 (st, d)
             };
-            let outer = shell_of(lo.map(|i| i + 1)).max(shell_of(lo));
-            let g = group_end.iter().position(|&e| outer <= e).unwrap_or(0) as i32 + 1;
+            let outer = g.shell_of(lo.map(|i| i + 1)).max(g.shell_of(lo));
+            let tag = group_end.iter().position(|&e| outer <= e).unwrap_or(0) as i32 + 1;
             PERMS.iter().map(move |p| {
                 let mut cur = start;
-                let mut t = [id(cur); 4];
+                let mut t = [g.id(cur); 4];
                 let mut step = [[0.0f64; 3]; 3];
                 for k in 0..3 {
                     cur[p[k]] = (cur[p[k]] as isize + dir[p[k]]) as usize;
-                    t[k + 1] = id(cur);
+                    t[k + 1] = g.id(cur);
                     step[k][p[k]] = dir[p[k]] as f64;
                 }
                 // positive in index space (the map then keeps it positive)
@@ -267,17 +285,17 @@ pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, 
                 if det3(e(0), e(1), e(2)) < 0.0 {
                     t.swap(2, 3);
                 }
-                (t, g)
+                (t, tag)
             })
         })
-        .unzip();
-    // the outer surface: faces with all three nodes on the last shell, seen by one tet
-    let on_outer = |v: u32| {
-        let v = v as usize;
-        shell_of([v % n1, (v / n1) % n1, v / (n1 * n1)]) == s_tot
-    };
+        .unzip()
+}
+
+/// The outer surface: faces with all three nodes on the last shell, seen by one tet.
+fn outer_faces(g: CubeGrid, tets: &[[u32; 4]]) -> Vec<([u32; 3], i32)> {
+    let on_outer = |v: u32| g.shell_of(g.coords(v as usize)) == g.s_tot;
     let mut seen: std::collections::HashMap<[u32; 3], u32> = std::collections::HashMap::new();
-    for t in &tets {
+    for t in tets {
         for skip in 0..4 {
             let mut f = [0u32; 3];
             let mut k = 0;
@@ -293,11 +311,40 @@ pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, 
             }
         }
     }
-    let surfaces: Vec<([u32; 3], i32)> = seen
-        .into_iter()
+    seen.into_iter()
         .filter(|&(_, c)| c == 1)
         .map(|(f, _)| (f, 1))
-        .collect();
+        .collect()
+}
+
+/// Concentric balls: the equiangular "cubed sphere". A cube of `2S x 2S x 2S` cells
+/// (Kuhn-split as [`box_mesh`]) is mapped so that the nodes with max-norm index `s` lie on
+/// the sphere of radius `r_s`, at the direction `(tan(π u_x/4), tan(π u_y/4), tan(π u_z/4))`
+/// normalised, `u` the node's position on the unit cube's surface: equal angles along every
+/// cube-face line, so cells keep nearly equal size over the sphere (the plain projection
+/// shrinks them fivefold in area towards the cube's corners).
+///
+/// `shells` lists the groups in increasing radius: the first is the inner ball of `n_first`
+/// shells (radial step `h = r_1 / n_first`), each further group the spherical shell out to
+/// its radius with `max(1, round(Δr / (step h)))` equal shells (`step` > 1 coarsens the
+/// outer groups: their cells grow tangentially too, as `r_s / s` does). Every interface is the
+/// inscribed polyhedron of its sphere (nodes exactly on it). Volume groups get tags 1.. in
+/// this order; the outer surface is the group [`BALL_OUTER`]. `48 S³` tets, `S` the total
+/// number of shells. Tangential cell size ≈ `π r_s / (4 s)`, radial `h`: near `0.8 h` and `h`
+/// in the inner ball.
+pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, String> {
+    if n_first == 0 || shells.is_empty() {
+        return Err("at least one shell and one cell across the first radius".into());
+    }
+    let (radii, group_end) = shell_radii(n_first, shells)?;
+    let s_tot = radii.len() - 1;
+    if 48 * (s_tot as u128).pow(3) > u32::MAX as u128 {
+        return Err(format!("{s_tot} shells make more than 2^32 tets"));
+    }
+    let g = CubeGrid { s_tot };
+    let nodes = cubed_sphere_nodes(g, &radii);
+    let (tets, phys) = radial_kuhn(g, &group_end);
+    let surfaces = outer_faces(g, &tets);
     let mut names: Vec<PhysicalName> = shells
         .iter()
         .enumerate()
