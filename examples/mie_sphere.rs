@@ -121,14 +121,7 @@ fn main() -> Res<()> {
                 .analysis
                 .peaks
                 .iter()
-                .filter_map(|p| {
-                    let f = dgatd::solver::analyse::correct(
-                        dgatd::solver::config::Method::Dga,
-                        p.f_hz,
-                        r.dt_s,
-                    );
-                    Some((f, p.q?))
-                })
+                .filter_map(|p| Some((r.corrected(p), p.q?)))
                 .collect();
             for m in &modes {
                 let (f, q) = nearest_line(&lines, m).unwrap_or((f64::NAN, f64::NAN));

@@ -10,7 +10,6 @@ mod common;
 use common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{CpuStepper, dissipation};
-use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
 use dgatd::mesh::Topology;
 use dgatd::mesh::generate::box_mesh;
@@ -76,7 +75,7 @@ fn guide_signal(len: f64, end: BoundaryKind, steps: usize, h: f64) -> (Vec<f64>,
     let nx = (len / h).round() as usize;
     let nc = (0.2 / h).round() as usize;
     let m = box_mesh([nx, nc, nc], [len, 0.2, 0.2]);
-    let t = Topology::build(&m).unwrap();
+    let _t = Topology::build(&m).unwrap();
     let media = Media::lossless(vec![1.0; m.n_tets()], vec![1.0; m.n_tets()]);
     let walls = walls_of(&[
         ("xmin", end),
@@ -87,15 +86,17 @@ fn guide_signal(len: f64, end: BoundaryKind, steps: usize, h: f64) -> (Vec<f64>,
     let d = Arc::new(assemble_walled(&m, &media, &walls));
     // the same Δt for every guide: the cross-section and cells are the same
     let dt = 0.4 * h / 3f64.sqrt();
-    let ops = Arc::new(Operators::<f64>::new(&d, dt, false));
     let x0 = len / 2.0;
     // a pulse whose spectrum lies below the guide's first higher mode (c / 0.4 m = 750 MHz)
     let w = Waveform::gaussian_derivative(150e6);
-    let src = Source::new(&m, &t, &d, [x0, 0.1, 0.1], [0.0, 0.0, 1.0]).unwrap();
-    let probes = vec![Probe::new(&m, &t, [x0 + 0.3, 0.1, 0.1]).unwrap()];
-    let mut s =
-        CpuStepper::new(d.clone(), ops, DualForm::Factored, Some((&src, w)), probes).unwrap();
-    let rec = solver::run(&mut s, dt, steps, Some(w.end()), 1, 4, &mut |_| {}).unwrap();
+    let (rec, _) = cpu_pulse(
+        &m,
+        &d,
+        dt,
+        steps,
+        ([x0, 0.1, 0.1], [0.0, 0.0, 1.0], w),
+        &[[x0 + 0.3, 0.1, 0.1]],
+    );
     (rec.series(0, 2), dt)
 }
 

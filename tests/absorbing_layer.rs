@@ -19,13 +19,10 @@ mod common;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::dga::Dga;
-use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
 use dgatd::mesh::Topology;
 use dgatd::mesh::generate::box_mesh;
-use dgatd::problem::layer::graded_sigma;
 use dgatd::problem::{Boundary, BoundaryKind, Media, Walls, Waveform};
-use dgatd::solver;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -50,9 +47,9 @@ fn guide(
         .collect();
     let mut media = Media::lossless(vec![1.0; m.n_tets()], vec![1.0; m.n_tets()]);
     if lp > 0.0 {
-        let s = graded_sigma(&m, &in_layer, &media.eps, &media.mu, order, refl, "layer").unwrap();
-        media.sigma = s.clone();
-        media.sigma_m = s;
+        media
+            .add_layer(&m, &in_layer, order, refl, "layer")
+            .unwrap();
     }
     let walls: BTreeMap<String, Boundary> =
         [("ymin", BoundaryKind::Pmc), ("ymax", BoundaryKind::Pmc)]
@@ -62,22 +59,18 @@ fn guide(
     let w = Walls::resolve(&m, &t, &walls).unwrap();
     let d = Arc::new(Dga::assemble_with(&m, &t, &media, &w.fixed_edges(&t), false).unwrap());
     let dt = 0.4 * H / 3f64.sqrt();
-    let ops = Arc::new(Operators::<f64>::new(&d, dt, false));
     // generic points: one on a node plane or a cell's diagonal lies in several tets, and
     // the two guides could pick different ones
     let x0 = len / 2.0 + 0.37 * H;
     let wave = Waveform::gaussian_derivative(150e6);
-    let src = Source::new(&m, &t, &d, [x0, 0.093, 0.107], [0.0, 0.0, 1.0]).unwrap();
-    let probes = vec![Probe::new(&m, &t, [x0 + 0.313, 0.087, 0.111]).unwrap()];
-    let mut s = CpuStepper::new(
-        d.clone(),
-        ops,
-        DualForm::Factored,
-        Some((&src, wave)),
-        probes,
-    )
-    .unwrap();
-    let rec = solver::run(&mut s, dt, steps, Some(wave.end()), 1, 4, &mut |_| {}).unwrap();
+    let (rec, s) = common::cpu_pulse(
+        &m,
+        &d,
+        dt,
+        steps,
+        ([x0, 0.093, 0.107], [0.0, 0.0, 1.0], wave),
+        &[[x0 + 0.313, 0.087, 0.111]],
+    );
     let (u, f) = s.state().unwrap();
     let state: Vec<f64> = u.into_iter().chain(f).collect();
     (rec.series(0, 2), dt, d, state)

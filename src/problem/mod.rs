@@ -546,28 +546,42 @@ impl Media {
         }
         for (key, tag, mat) in layers {
             let in_layer: Vec<bool> = mesh.tet_phys.iter().map(|&t| t == tag).collect();
-            let sig = layer::graded_sigma(
+            m.add_layer(
                 mesh,
                 &in_layer,
-                &m.eps,
-                &m.mu,
                 mat.layer_order.unwrap_or(3.0),
                 mat.layer_reflection.unwrap_or(1e-6),
                 &key,
             )?;
-            if m.sigma.is_empty() {
-                m.sigma = vec![0.0; mesh.n_tets()];
-            }
-            if m.sigma_m.is_empty() {
-                m.sigma_m = vec![0.0; mesh.n_tets()];
-            }
-            for n in (0..mesh.n_tets()).filter(|&n| in_layer[n]) {
-                m.sigma[n] = sig[n];
-                // matched: σ*/μ = σ/ε (library units σ*/η₀ = σ η₀ μ_r/ε_r)
-                m.sigma_m[n] = sig[n] * m.mu[n] / m.eps[n];
-            }
         }
         Ok(m)
+    }
+
+    /// Makes the tets `in_layer` a graded matched absorbing layer
+    /// ([`layer::graded_sigma`] of grading `order` and target normal-incidence reflection
+    /// `reflection`): σ from the profile, σ* matched to it (`σ*/μ = σ/ε`, in library units
+    /// `σ*/η₀ = σ η₀ μ_r/ε_r`), on the tets' current ε and μ. `name` is the layer in errors.
+    pub fn add_layer(
+        &mut self,
+        mesh: &Mesh,
+        in_layer: &[bool],
+        order: f64,
+        reflection: f64,
+        name: &str,
+    ) -> Result<()> {
+        let sig =
+            layer::graded_sigma(mesh, in_layer, &self.eps, &self.mu, order, reflection, name)?;
+        if self.sigma.is_empty() {
+            self.sigma = vec![0.0; mesh.n_tets()];
+        }
+        if self.sigma_m.is_empty() {
+            self.sigma_m = vec![0.0; mesh.n_tets()];
+        }
+        for n in (0..mesh.n_tets()).filter(|&n| in_layer[n]) {
+            self.sigma[n] = sig[n];
+            self.sigma_m[n] = sig[n] * self.mu[n] / self.eps[n];
+        }
+        Ok(())
     }
 
     /// `(eps_r, mu_r)` when every tet has the same values (a homogeneous fill).

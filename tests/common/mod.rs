@@ -227,3 +227,51 @@ pub fn dft(x: &[f64], f: f64, dt_s: f64) -> (f64, f64) {
     }
     (re, im)
 }
+
+/// `steps` leapfrog steps of Δt = `dt` on the CPU (f64, factored dual form) with the dipole
+/// at `src` along `dir` driven by `wave` and E recorded at `probes`: the record and the
+/// stepper (for its final state).
+pub fn cpu_pulse(
+    m: &Mesh,
+    d: &std::sync::Arc<Dga>,
+    dt: f64,
+    steps: usize,
+    (src, dir, wave): (dgatd::util::V3, dgatd::util::V3, dgatd::problem::Waveform),
+    probes: &[dgatd::util::V3],
+) -> (dgatd::solver::Record, dgatd::backend::cpu::CpuStepper<f64>) {
+    use dgatd::dga::excitation::{Probe, Source};
+    use dgatd::dga::operators::{DualForm, Operators};
+    let t = Topology::build(m).unwrap();
+    let ops = std::sync::Arc::new(Operators::<f64>::new(d, dt, false));
+    let src = Source::new(m, &t, d, src, dir).unwrap();
+    let probes: Vec<Probe> = probes
+        .iter()
+        .map(|&p| Probe::new(m, &t, p).unwrap())
+        .collect();
+    let n = probes.len();
+    let mut s = dgatd::backend::cpu::CpuStepper::new(
+        d.clone(),
+        ops,
+        DualForm::Factored,
+        Some((&src, wave)),
+        probes,
+    )
+    .unwrap();
+    let rec = dgatd::solver::run(&mut s, dt, steps, Some(wave.end()), n, 4, &mut |_| {}).unwrap();
+    (rec, s)
+}
+
+/// Prints and asserts [`device_vs_cpu`]'s result: the probe records within `tol` (relative),
+/// the final energies within `tol` of `scale`.
+pub fn assert_device_agrees(label: &str, e: f64, (eg, ec): (f64, f64), scale: f64, tol: f64) {
+    eprintln!(
+        "{label}: probe records differ by {e:.2e}, final energy by {:.2e} of {scale:.3e} ({:.2e} of it left)",
+        (eg - ec).abs() / scale,
+        ec / scale
+    );
+    assert!(e < tol, "{label}: {e:e}");
+    assert!(
+        (eg - ec).abs() < tol * scale,
+        "{label}: {eg} vs {ec} (scale {scale})"
+    );
+}
