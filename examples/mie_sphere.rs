@@ -117,12 +117,7 @@ fn main() -> Res<()> {
             let t0 = std::time::Instant::now();
             let r = dgatd::run(&cfg, &mut |_, _| {})?;
             let run_s = t0.elapsed().as_secs_f64();
-            let lines: Vec<(f64, f64)> = r
-                .analysis
-                .peaks
-                .iter()
-                .filter_map(|p| Some((r.corrected(p), p.q?)))
-                .collect();
+            let lines = r.lines_with_q();
             for m in &modes {
                 let (f, q) = nearest_line(&lines, m).unwrap_or((f64::NAN, f64::NAN));
                 writeln!(

@@ -273,12 +273,7 @@ fn dielectric_sphere_resonances_match_mie_theory() {
     })
     .unwrap();
     let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
-    let lines: Vec<(f64, f64)> = r
-        .analysis
-        .peaks
-        .iter()
-        .filter_map(|p| Some((r.corrected(p), p.q?)))
-        .collect();
+    let lines = r.lines_with_q();
     // the frequency error converges at second order in the cell size (TM on the device:
     // −2.35% at 4 shells, −0.91% at 6, so −4.2% expected at 3); Q is set by the near
     // boundary (+10.8% / −6.4% at 4 shells with the condition at 0.45 m)

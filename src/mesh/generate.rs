@@ -163,6 +163,9 @@ fn shell_radii(
     n_first: usize,
     shells: &[Shell],
 ) -> std::result::Result<(Vec<f64>, Vec<usize>), String> {
+    if n_first == 0 || shells.is_empty() {
+        return Err("at least one shell and one cell across the first radius".into());
+    }
     let mut radii = vec![0.0f64];
     let h = shells[0].radius / n_first as f64;
     let mut group_end = Vec::new();
@@ -333,9 +336,6 @@ fn outer_faces(g: CubeGrid, tets: &[[u32; 4]]) -> Vec<([u32; 3], i32)> {
 /// number of shells. Tangential cell size ≈ `π r_s / (4 s)`, radial `h`: near `0.8 h` and `h`
 /// in the inner ball.
 pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, String> {
-    if n_first == 0 || shells.is_empty() {
-        return Err("at least one shell and one cell across the first radius".into());
-    }
     let (radii, group_end) = shell_radii(n_first, shells)?;
     let s_tot = radii.len() - 1;
     if 48 * (s_tot as u128).pow(3) > u32::MAX as u128 {
@@ -379,6 +379,12 @@ pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, 
         return Err(format!("{} tets inverted by the map", m.reoriented));
     }
     Ok(m)
+}
+
+/// The total number of shells `S` that [`ball_mesh`] makes of these groups (it makes
+/// `48 S³` tets), without building anything.
+pub fn ball_shells(n_first: usize, shells: &[Shell]) -> std::result::Result<usize, String> {
+    Ok(shell_radii(n_first, shells)?.0.len() - 1)
 }
 
 /// A curved wall onto which refined boundary nodes are projected: the lateral surface of a

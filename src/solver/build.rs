@@ -275,22 +275,11 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
             (generate::box_mesh(*n, *l), None)
         }
         MeshSpec::Ball { n, shells } => {
-            // the shell count as ball_mesh makes it (plus one a group: a bound)
-            let h = shells[0].radius / *n as f64;
-            let mut total = 0.0;
-            let mut prev = 0.0;
-            for s in shells {
-                total += ((s.radius - prev) / (h * s.step)).round().max(1.0) + 1.0;
-                prev = s.radius;
-            }
-            check_host_memory(
-                48.0 * total.powi(3),
-                "ball",
-                plan.config.ball.as_deref().unwrap_or(""),
-            )?;
-            let m = generate::ball_mesh(*n, shells).map_err(|why| {
-                Error::config("ball", plan.config.ball.as_deref().unwrap_or(""), why)
-            })?;
+            let value = plan.config.ball.as_deref().unwrap_or("");
+            let bad = |why| Error::config("ball", value, why);
+            let total = generate::ball_shells(*n, shells).map_err(bad)?;
+            check_host_memory(48.0 * (total as f64).powi(3), "ball", value)?;
+            let m = generate::ball_mesh(*n, shells).map_err(bad)?;
             (m, None)
         }
     };

@@ -70,6 +70,14 @@ impl ResonatorResult {
     pub fn corrected(&self, p: &Peak) -> f64 {
         analyse::correct(self.method, p.f_hz, self.dt_s)
     }
+    /// `(corrected frequency, Q)` of every line that has a Q (harmonic inversion).
+    pub fn lines_with_q(&self) -> Vec<(f64, f64)> {
+        self.analysis
+            .peaks
+            .iter()
+            .filter_map(|p| Some((self.corrected(p), p.q?)))
+            .collect()
+    }
 }
 
 /// Long-run controls of [`run_with`]: checkpoints, resume, interruption, fault injection.
