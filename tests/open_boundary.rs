@@ -301,6 +301,66 @@ fn dielectric_sphere_resonances_match_mie_theory() {
     }
 }
 
+/// The electric dipole line of a low-index sphere (ε_r = 10: Q 4.2, it decays within about
+/// one period) among the higher, longer-lived modes: on a record of 860 samples after the
+/// pulse, the extraction must report it. It was lost before the extraction's plan kept its
+/// filter within a quarter of a short record and accepted broad lines whose two fits agree
+/// to 2% of their decay rate.
+#[test]
+fn the_broad_electric_dipole_line_of_a_low_index_sphere_is_extracted() {
+    use dgatd::spectrum::extract::{Settings, extract};
+    use dgatd::spectrum::mie::{MiePol, nearest_line, resonance};
+    let text = "ball = \"3:sphere=0.1,air=0.45\"\ntime = 3.2e-8\nsource = [0.043, 0.011, 0.017]\n\
+                source_dir = [0.0, 1.0, 0.0]\n\
+                probe = [[0.031, -0.022, 0.013], [-0.047, 0.021, -0.019], [0.012, 0.052, 0.037], [0.151, 0.062, -0.043]]\n\
+                f_peak = 5.48e8\nfmax = 1.295e9\nbackend = \"cpu\"\n\
+                [materials.sphere]\neps_r = 10\n[boundaries.outer]\nkind = \"abc\"\n";
+    let cfg = dgatd::Config::parse(&dgatd::solver::config::Origin {
+        path: "sphere10.toml".into(),
+        text: text.into(),
+    })
+    .unwrap();
+    let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
+    let lines = r.lines_with_q();
+    // Measured here: TM −6.2%, Q −2.1%; TE +1.0%, Q −8.8%. At 4 and 5 shells (a source and
+    // a probe near the centre): TM −3.9%, −3.0% with Q +0.5%, +1.9%; TE +0.4%, +0.1% with
+    // Q −6.7%, −5.8%. Tolerances of about 1.3 times the 3-shell errors: the coarse mesh
+    // and the near condition are the test's limits, not the method's.
+    for (pol, f_tol, q_tol) in [(MiePol::Te, 0.02, 0.12), (MiePol::Tm, 0.08, 0.05)] {
+        let m = resonance(pol, 1, 1, 10.0, 0.1).unwrap();
+        let (f, q) = nearest_line(&lines, &m)
+            .unwrap_or_else(|| panic!("no line near {} in {lines:?}", m.name()));
+        let (ef, eq) = (f / m.f_hz - 1.0, q / m.q - 1.0);
+        eprintln!(
+            "{}: {:.2} MHz ({:+.2}%), Q {q:.3} (Mie {:.3}, {:+.1}%)",
+            m.name(),
+            f / 1e6,
+            100.0 * ef,
+            m.q,
+            100.0 * eq
+        );
+        assert!(ef.abs() < f_tol, "{}: frequency off by {ef}", m.name());
+        assert!(eq.abs() < q_tol, "{}: Q off by {eq}", m.name());
+    }
+    // The broad line's two fits disagree by far more than the bin test allows: it is the
+    // test relative to the decay rate that reports it.
+    let start = r.analysis.start;
+    let signals: Vec<Vec<f64>> = (0..r.record.n_probes)
+        .flat_map(|p| (0..3).map(move |c| (p, c)))
+        .map(|(p, c)| r.record.series(p, c)[start..].to_vec())
+        .collect();
+    let mut s = Settings::band(0.05 * 5.48e8, 1.295e9);
+    s.min_q = 1.0;
+    s.max_decay_error = 0.0;
+    let e = extract(&signals, r.dt_s, &s).unwrap();
+    let tm = resonance(MiePol::Tm, 1, 1, 10.0, 0.1).unwrap();
+    let bare: Vec<(f64, f64)> = e.peaks.iter().map(|p| (p.f_hz, p.q.unwrap())).collect();
+    assert!(
+        nearest_line(&bare, &tm).is_none_or(|(f, _)| (f / tm.f_hz - 1.0).abs() > 0.1),
+        "{bare:?}"
+    );
+}
+
 /// A jittered box whose boundary nodes also slide along their walls (by up to 0.4 of a
 /// cell): skewed boundary tets, the walls named as the box mesher names them.
 fn skewed_box(n: [usize; 3], seed: u64) -> dgatd::mesh::Mesh {
