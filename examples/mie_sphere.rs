@@ -49,6 +49,10 @@ struct Args {
     /// CSV output (appended, with a header when new).
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
+    /// Also write each run's resonator outputs (probe record, spectrum, modes) into
+    /// `DIR/eps<ε>_n<n>/`.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
 }
 
 const A: f64 = 0.1;
@@ -117,6 +121,9 @@ fn main() -> Res<()> {
             let t0 = std::time::Instant::now();
             let r = dgatd::run(&cfg, &mut |_, _| {})?;
             let run_s = t0.elapsed().as_secs_f64();
+            if let Some(dir) = &args.out {
+                dgatd::report::write_resonator(&dir.join(format!("eps{eps}_n{n}")), &r)?;
+            }
             let lines = r.lines_with_q();
             for m in &modes {
                 let (f, q) = nearest_line(&lines, m).unwrap_or((f64::NAN, f64::NAN));

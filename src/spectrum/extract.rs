@@ -34,7 +34,9 @@
 //!   units (a radiating resonator) decays within a few periods, so its pole is fitted from a
 //!   short stretch of the record and moves between the fits by far more than a thousandth
 //!   of a bin while being known far more precisely than its width. Noise poles move by a
-//!   large fraction of their decay rate;
+//!   large fraction of their decay rate. The second test holds only for a line that has
+//!   decayed by at most [`MAX_DECAY_BEFORE_FIT`] e-folds before the first fitted sample
+//!   (the filter's half-length after the record's start);
 //! - it does not grow: `α >= -(3 |Δs| + 1e-3 / T)` (a leapfrog or any passive run has no
 //!   growing mode; a growing pole is an artefact). Decays with `|α| <= 3 |Δs| + 1e-3 / T` are
 //!   not resolved by the record: their Q is reported as `+inf`, otherwise `Q = π f / α`;
@@ -69,6 +71,11 @@ pub const ND_MAX: usize = 96;
 pub const MAX_WINDOWS: usize = 4096;
 /// Lines weaker than this fraction of the largest sample of all signals are not fitted.
 pub const ABS_FLOOR: f64 = 1e-12;
+/// A broad line passes the test relative to its decay rate only if it had decayed by at most
+/// this many e-folds before the first fitted sample (e⁴ ≈ 55): a pole fitted to a tail it
+/// extrapolates back by more is not known, and its extrapolated amplitude would sink the
+/// real lines below the amplitude floor.
+const MAX_DECAY_BEFORE_FIT: f64 = 4.0;
 /// Stopband attenuation of the decimation filter, dB (1e-12).
 const STOP_DB: f64 = 240.0;
 
@@ -244,7 +251,10 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
         };
         let peak = l.peak(q, scale);
         let consistent = l.err_s * record_s / (2.0 * PI) <= s.max_bin_error
-            || (resolved_decay && l.decay > 0.0 && l.err_s <= s.max_decay_error * l.decay);
+            || (resolved_decay
+                && l.decay > 0.0
+                && l.decay * l.t0 <= MAX_DECAY_BEFORE_FIT
+                && l.err_s <= s.max_decay_error * l.decay);
         let why = if !consistent {
             Some(Rejection::Inconsistent)
         } else if s.drop_growing && resolved_decay && l.decay < 0.0 {
@@ -336,6 +346,8 @@ struct Line {
     decay: f64,
     /// |Δs| between the two fits, 1/s.
     err_s: f64,
+    /// Time from the record's first sample to the first fitted sample, s.
+    t0: f64,
     /// Complex amplitude `a_c` of `exp(s t)` in each (scaled) component at t = 0.
     amps: Vec<C64>,
 }
@@ -677,6 +689,7 @@ fn fit_window(
             f,
             decay: -s.re,
             err_s,
+            t0,
             amps: a,
         });
     }
