@@ -242,28 +242,8 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
         if !(l.f >= s.fmin_hz && l.f < s.fmax_hz) {
             continue;
         }
-        let zero = 3.0 * l.err_s + 1e-3 / record_s;
-        let resolved_decay = l.decay.abs() > zero;
-        let q = if resolved_decay && l.decay > 0.0 {
-            PI * l.f / l.decay
-        } else {
-            f64::INFINITY
-        };
+        let (q, why) = l.judge(s, record_s);
         let peak = l.peak(q, scale);
-        let consistent = l.err_s * record_s / (2.0 * PI) <= s.max_bin_error
-            || (resolved_decay
-                && l.decay > 0.0
-                && l.decay * l.t0 <= MAX_DECAY_BEFORE_FIT
-                && l.err_s <= s.max_decay_error * l.decay);
-        let why = if !consistent {
-            Some(Rejection::Inconsistent)
-        } else if s.drop_growing && resolved_decay && l.decay < 0.0 {
-            Some(Rejection::Growing)
-        } else if q < s.min_q {
-            Some(Rejection::LowQ)
-        } else {
-            None
-        };
         match why {
             Some(r) => out.rejected.push((peak, r)),
             None => kept.push(peak),
@@ -353,6 +333,33 @@ struct Line {
 }
 
 impl Line {
+    /// The line's Q (`+inf` when the record does not resolve its decay) and the first test
+    /// of the module docs it fails, if any (all but the amplitude floor).
+    fn judge(&self, s: &Settings, record_s: f64) -> (f64, Option<Rejection>) {
+        let zero = 3.0 * self.err_s + 1e-3 / record_s;
+        let resolved_decay = self.decay.abs() > zero;
+        let q = if resolved_decay && self.decay > 0.0 {
+            PI * self.f / self.decay
+        } else {
+            f64::INFINITY
+        };
+        let consistent = self.err_s * record_s / (2.0 * PI) <= s.max_bin_error
+            || (resolved_decay
+                && self.decay > 0.0
+                && self.decay * self.t0 <= MAX_DECAY_BEFORE_FIT
+                && self.err_s <= s.max_decay_error * self.decay);
+        let why = if !consistent {
+            Some(Rejection::Inconsistent)
+        } else if s.drop_growing && resolved_decay && self.decay < 0.0 {
+            Some(Rejection::Growing)
+        } else if q < s.min_q {
+            Some(Rejection::LowQ)
+        } else {
+            None
+        };
+        (q, why)
+    }
+
     fn peak(&self, q: f64, scale: f64) -> Peak {
         let amplitudes: Vec<f64> = self.amps.iter().map(|a| 2.0 * a.norm() * scale).collect();
         let phases: Vec<f64> = self.amps.iter().map(|a| a.arg()).collect();
