@@ -161,10 +161,7 @@ fn a_perturbation_at_1e_14_gives_the_same_list() {
     let r = long();
     let rec = &r.record;
     let start = r.analysis.start;
-    let signals: Vec<Vec<f64>> = (0..rec.n_probes)
-        .flat_map(|p| (0..3).map(move |c| (p, c)))
-        .map(|(p, c)| rec.series(p, c)[start..].to_vec())
-        .collect();
+    let signals = rec.signals(start);
     let top = signals.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
     let mut rng = Rng::new(7);
     let perturbed: Vec<Vec<f64>> = signals

@@ -334,11 +334,7 @@ fn the_broad_electric_dipole_line_of_a_low_index_sphere_is_extracted() {
     let r = sphere_against_mie(10.0, 3.2e-8, 5.48e8, 1.295e9, [(0.02, 0.12), (0.08, 0.05)]);
     // The broad line's two fits disagree by far more than the bin test allows: it is the
     // test relative to the decay rate that reports it.
-    let start = r.analysis.start;
-    let signals: Vec<Vec<f64>> = (0..r.record.n_probes)
-        .flat_map(|p| (0..3).map(move |c| (p, c)))
-        .map(|(p, c)| r.record.series(p, c)[start..].to_vec())
-        .collect();
+    let signals = r.record.signals(r.analysis.start);
     let mut s = Settings::band(0.05 * 5.48e8, 1.295e9);
     s.min_q = 1.0;
     s.max_decay_error = 0.0;

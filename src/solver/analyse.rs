@@ -79,10 +79,7 @@ pub fn analyse(
     let steps = record.steps;
     let dt_s = record.dt_s;
     let start = pulse_end.min(steps.saturating_sub(16));
-    let signals: Vec<Vec<f64>> = (0..record.n_probes)
-        .flat_map(|p| (0..3).map(move |c| (p, c)))
-        .map(|(p, c)| record.series(p, c)[start..].to_vec())
-        .collect();
+    let signals = record.signals(start);
     let spec = spectrum::spectrum(&signals, dt_s, 8);
     let fmin = 0.05 * f_peak_hz;
     let peaks = match plan.extract {

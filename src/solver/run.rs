@@ -28,6 +28,18 @@ impl Record {
             .collect()
     }
 
+    /// Every probe component from sample `start` on, in the order of the probe CSV (probe
+    /// 0's x, y, z, then probe 1's, ...): the signals the analysis extracts from.
+    pub fn signals(&self, start: usize) -> Vec<Vec<f64>> {
+        (0..self.n_probes * 3)
+            .map(|pc| {
+                (start..self.steps)
+                    .map(|k| self.samples[k * self.n_probes * 3 + pc])
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Writes `dir/probe.csv` (atomically; `dir` created if missing): `t_s, ex, ey, ez` for
     /// probe 0 (V/m up to the source's arbitrary scale), then `ex_1, ey_1, ez_1, ...` for
     /// further probes, after each recorded step.
@@ -297,4 +309,30 @@ fn check_energy(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_are_the_series_from_the_start_in_probe_csv_order() {
+        let mut r = crate::util::Rng::new(3);
+        let (steps, n_probes) = (7, 2);
+        let rec = Record {
+            dt_s: 1e-11,
+            steps,
+            n_probes,
+            samples: (0..steps * n_probes * 3).map(|_| r.sym()).collect(),
+            energy: vec![],
+            wall_s: 0.0,
+        };
+        let s = rec.signals(3);
+        assert_eq!(s.len(), 6);
+        for p in 0..n_probes {
+            for c in 0..3 {
+                assert_eq!(s[3 * p + c], rec.series(p, c)[3..]);
+            }
+        }
+    }
 }

@@ -242,7 +242,7 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
         if !(l.f >= s.fmin_hz && l.f < s.fmax_hz) {
             continue;
         }
-        let (q, why) = l.judge(s, record_s);
+        let (q, why) = l.judge(s, record_s, plan.t0());
         let peak = l.peak(q, scale);
         match why {
             Some(r) => out.rejected.push((peak, r)),
@@ -326,8 +326,6 @@ struct Line {
     decay: f64,
     /// |Δs| between the two fits, 1/s.
     err_s: f64,
-    /// Time from the record's first sample to the first fitted sample, s.
-    t0: f64,
     /// Complex amplitude `a_c` of `exp(s t)` in each (scaled) component at t = 0.
     amps: Vec<C64>,
 }
@@ -335,7 +333,8 @@ struct Line {
 impl Line {
     /// The line's Q (`+inf` when the record does not resolve its decay) and the first test
     /// of the module docs it fails, if any (all but the amplitude floor).
-    fn judge(&self, s: &Settings, record_s: f64) -> (f64, Option<Rejection>) {
+    /// `t0`: time from the record's first sample to the first fitted one ([`Plan::t0`]).
+    fn judge(&self, s: &Settings, record_s: f64, t0: f64) -> (f64, Option<Rejection>) {
         let zero = 3.0 * self.err_s + 1e-3 / record_s;
         let resolved_decay = self.decay.abs() > zero;
         let q = if resolved_decay && self.decay > 0.0 {
@@ -346,7 +345,7 @@ impl Line {
         let consistent = self.err_s * record_s / (2.0 * PI) <= s.max_bin_error
             || (resolved_decay
                 && self.decay > 0.0
-                && self.decay * self.t0 <= MAX_DECAY_BEFORE_FIT
+                && self.decay * t0 <= MAX_DECAY_BEFORE_FIT
                 && self.err_s <= s.max_decay_error * self.decay);
         let why = if !consistent {
             Some(Rejection::Inconsistent)
@@ -422,6 +421,16 @@ struct Window {
 impl Plan {
     fn nd(&self) -> usize {
         self.m_hi + 1 - self.m_lo
+    }
+
+    /// Decimated sample interval, s.
+    fn dtd(&self) -> f64 {
+        self.n as f64 * self.dt / self.b as f64
+    }
+
+    /// Time from the record's first sample to the first fitted (decimated) sample, s.
+    fn t0(&self) -> f64 {
+        self.m_lo as f64 * self.dtd()
     }
 
     /// Chooses the number of windows: the fewest whose decimated records have at most
@@ -640,9 +649,9 @@ fn fit_window(
 ) -> (Vec<Line>, bool) {
     let ys: Vec<Vec<C64>> = spectra.iter().map(|x| decimate(plan, w, x, inv)).collect();
     let nd = ys[0].len();
-    let dtd = plan.n as f64 * plan.dt / plan.b as f64;
+    let dtd = plan.dtd();
     let fc = w.kc as f64 / (plan.n as f64 * plan.dt);
-    let t0 = plan.m_lo as f64 * dtd;
+    let t0 = plan.t0();
     let to_s = |z: C64| z.ln() / dtd + C64::new(0.0, 2.0 * PI * fc);
     // Pencil parameters: with C signals stacked, C (Nd - L) rows must exceed L columns.
     let c = ys.len() as f64;
@@ -696,7 +705,6 @@ fn fit_window(
             f,
             decay: -s.re,
             err_s,
-            t0,
             amps: a,
         });
     }
@@ -894,24 +902,18 @@ mod tests {
             line(1.05e9, 0.1, -2.2, 60.0),
             line(1.23e9, 0.05, 1.4, 300.0),
         ];
+        // the ladder of higher modes up to 4 GHz, then the continuum of damped poles:
+        // (count, first f, spacing, amplitude ± jitter, Q ± jitter)
         let mut r = Rng::new(7);
-        for k in 0..40 {
-            let f = 1.35e9 + 6.6e7 * (k as f64 + 0.5 * r.sym());
-            modes.push(line(
-                f,
-                0.05 + 0.05 * r.sym(),
-                3.0 * r.sym(),
-                40.0 + 30.0 * r.sym(),
-            ));
-        }
-        for k in 0..80 {
-            let f = 0.1e9 + 5e7 * (k as f64 + 0.5 * r.sym());
-            modes.push(line(
-                f,
-                0.03 + 0.02 * r.sym(),
-                3.0 * r.sym(),
-                1.2 + 0.7 * r.sym(),
-            ));
+        let families = [
+            (40, 1.35e9, 6.6e7, (0.05, 0.05), (40.0, 30.0)),
+            (80, 0.1e9, 5e7, (0.03, 0.02), (1.2, 0.7)),
+        ];
+        for (count, f0, df, (a, da), (q, dq)) in families {
+            for k in 0..count {
+                let f = f0 + df * (k as f64 + 0.5 * r.sym());
+                modes.push(line(f, a + da * r.sym(), 3.0 * r.sym(), q + dq * r.sym()));
+            }
         }
         let sig: Vec<Vec<f64>> = (0..2)
             .map(|c| {
