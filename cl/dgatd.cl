@@ -5,6 +5,8 @@
 //   U[2e + s]        electric half-edge DoFs (s = 0 at the start vertex of e, 1 at the end)
 //   F[k*T + n]       magnetic half dual-edge DoFs (face k of tet n), structure of arrays
 //   P[(r*6 + c)*T + n], PE[c*T + n]   primal blocks dt*Mmu^-1*C and their edge ids, column-major
+//                                    (bit 31 of PE: the edge's orientation in the tet)
+//   M[k*T + n]       the symmetric layout: dt*Mmu^-1's upper triangle (primal_sym)
 //   circ[circ_ptr[e] .. circ_ptr[e+1]]  (F index << 1) | negative, dual-face circulation of e
 //   block[hrow[h] .. + d]             row of dt*Meps_v^-1 for free half-edge h at vertex hvert[h]
 //   vh[vptr[v] .. vptr[v+1]]         free half-edges of vertex v (their edge is vh >> 1)
@@ -17,14 +19,16 @@
 #endif
 #endif
 typedef REAL real;
+#define EDGE_MASK 0x7fffffffu
 
-// F -= P (U_a + U_b) for tet n (the body of primal_tet and primal_tet_idx).
+// F -= P (U_a + U_b) for tet n (the body of primal_tet and primal_tet_idx). Bit 31 of an
+// edge id in PE is the edge's orientation bit (primal_sym_one), masked off here.
 void primal_one(const size_t n, const uint T, __global const real* restrict P,
                 __global const uint* restrict PE, __global const real* restrict U,
                 __global real* restrict F) {
     real s[6];
     for (int c = 0; c < 6; c++) {
-        const size_t e = PE[(size_t)c * T + n];
+        const size_t e = PE[(size_t)c * T + n] & EDGE_MASK;
         s[c] = U[2 * e] + U[2 * e + 1];
     }
     for (int r = 0; r < 4; r++) {
@@ -32,6 +36,50 @@ void primal_one(const size_t n, const uint T, __global const real* restrict P,
         for (int c = 0; c < 6; c++) acc += P[(size_t)(r * 6 + c) * T + n] * s[c];
         F[(size_t)r * T + n] -= acc;
     }
+}
+
+// The symmetric layout: F -= M (C (U_a + U_b)) with M = dt Mmu^-1 stored as its upper
+// triangle row by row, M[k*T + n] for k in 0..10 (0:(0,0) 1:(0,1) 2:(0,2) 3:(0,3) 4:(1,1)
+// 5:(1,2) 6:(1,3) 7:(2,2) 8:(2,3) 9:(3,3)), and C rebuilt from the orientation bits
+// (bit 31 of PE: the edge runs from the lower to the higher local vertex). With s' the
+// oriented edge sums, the outward face circulations are (Dga FACE_SIGN, checked there
+// against the incidence): c0 = s'3 - s'4 + s'5, c1 = s'2 - s'1 - s'5, c2 = s'0 - s'2 + s'4,
+// c3 = s'1 - s'0 - s'3. 10 values per tet instead of 24.
+void primal_sym_one(const size_t n, const uint T, __global const real* restrict M,
+                    __global const uint* restrict PE, __global const real* restrict U,
+                    __global real* restrict F) {
+    real s[6];
+    for (int c = 0; c < 6; c++) {
+        const uint x = PE[(size_t)c * T + n];
+        const size_t e = x & EDGE_MASK;
+        const real v = U[2 * e] + U[2 * e + 1];
+        s[c] = (x & ~EDGE_MASK) ? v : -v;
+    }
+    const real c0 = s[3] - s[4] + s[5];
+    const real c1 = s[2] - s[1] - s[5];
+    const real c2 = s[0] - s[2] + s[4];
+    const real c3 = s[1] - s[0] - s[3];
+    real m[10];
+    for (int k = 0; k < 10; k++) m[k] = M[(size_t)k * T + n];
+    F[n] -= m[0] * c0 + m[1] * c1 + m[2] * c2 + m[3] * c3;
+    F[(size_t)T + n] -= m[1] * c0 + m[4] * c1 + m[5] * c2 + m[6] * c3;
+    F[(size_t)2 * T + n] -= m[2] * c0 + m[5] * c1 + m[7] * c2 + m[8] * c3;
+    F[(size_t)3 * T + n] -= m[3] * c0 + m[6] * c1 + m[8] * c2 + m[9] * c3;
+}
+
+__kernel void primal_sym(const uint T, __global const real* restrict M, __global const uint* restrict PE,
+                         __global const real* restrict U, __global real* restrict F) {
+    const size_t n = get_global_id(0);
+    if (n >= T) return;
+    primal_sym_one(n, T, M, PE, U, F);
+}
+
+__kernel void primal_sym_idx(const uint T, const uint NI, __global const uint* restrict idx,
+                             __global const real* restrict M, __global const uint* restrict PE,
+                             __global const real* restrict U, __global real* restrict F) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    primal_sym_one(idx[i], T, M, PE, U, F);
 }
 
 // F -= P (U_a + U_b): one work-item per tet.
@@ -60,7 +108,7 @@ __kernel void primal_row(const uint T, __global const real* restrict P, __global
     const size_t n = gid - r * T;
     real acc = 0;
     for (int c = 0; c < 6; c++) {
-        const size_t e = PE[(size_t)c * T + n];
+        const size_t e = PE[(size_t)c * T + n] & EDGE_MASK;
         acc += P[(r * 6 + c) * T + n] * (U[2 * e] + U[2 * e + 1]);
     }
     F[r * T + n] -= acc;
@@ -246,6 +294,48 @@ void vertex_block_v_one(const size_t g, __global const uint* restrict slot_verte
     real acc = 0;
     for (uint j = 0; j < d; j++) acc += bv[(size_t)j * d] * C[vh[a + j] >> 1];
     U[vh[g]] += acc;
+}
+
+// The same with each block packed: its upper triangle column by column, entry (j, i),
+// j <= i, of vertex v at B[poff[v] + i(i+1)/2 + j] (d(d+1)/2 values instead of d^2). Thread
+// i reads column i up to the diagonal (j <= i) and row i past it (j > i, the same values by
+// symmetry, at j(j+1)/2 + i: consecutive across the vertex's threads). One loop with a
+// selected address, so the threads of a vertex do not diverge.
+void vertex_block_s_one(const size_t g, __global const uint* restrict slot_vertex,
+                        __global const uint* restrict vptr, __global const ulong* restrict poff,
+                        __global const uint* restrict vh, __global const real* restrict B,
+                        __global const real* restrict C, __global real* restrict U) {
+    const uint v = slot_vertex[g];
+    const uint a = vptr[v];
+    const uint d = vptr[v + 1] - a;
+    const uint i = (uint)g - a;
+    __global const real* bv = B + poff[v];
+    const uint ci = i * (i + 1) / 2;
+    real acc = 0;
+    for (uint j = 0; j < d; j++) {
+        const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+        acc += bv[k] * C[vh[a + j] >> 1];
+    }
+    U[vh[g]] += acc;
+}
+
+__kernel void vertex_block_s(const uint NF, __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
+                             __global const ulong* restrict poff, __global const uint* restrict vh,
+                             __global const real* restrict B, __global const real* restrict C,
+                             __global real* restrict U) {
+    const size_t g = get_global_id(0);
+    if (g >= NF) return;
+    vertex_block_s_one(g, slot_vertex, vptr, poff, vh, B, C, U);
+}
+
+__kernel void vertex_block_s_idx(const uint NI, __global const uint* restrict idx,
+                                 __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
+                                 __global const ulong* restrict poff, __global const uint* restrict vh,
+                                 __global const real* restrict B, __global const real* restrict C,
+                                 __global real* restrict U) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    vertex_block_s_one(idx[i], slot_vertex, vptr, poff, vh, B, C, U);
 }
 
 // Loss step (design note §12, Crank-Nicolson in sigma), first half: for every free half-edge
@@ -512,4 +602,25 @@ __kernel void triad4(const ulong N4, __global real* restrict a, __global const r
                      __global const real* restrict c, const real s) {
     const size_t i = get_global_id(0);
     if (i < N4) vstore4(vload4(i, b) + s * vload4(i, c), i, a);
+}
+
+// Floating-point peak probe (the bench's "fma" row): 8 independent multiply-add chains of
+// ITERS steps per work-item (16 flops a step), their sum written so that none is dropped.
+// a < 1 and b small keep the values bounded.
+__kernel void fma_peak(const uint ITERS, const real a, const real b, __global real* restrict out) {
+    const size_t g = get_global_id(0);
+    real x0 = (real)(g & 1023) * (real)1e-3, x1 = x0 + (real)0.1, x2 = x0 + (real)0.2,
+         x3 = x0 + (real)0.3, x4 = x0 + (real)0.4, x5 = x0 + (real)0.5, x6 = x0 + (real)0.6,
+         x7 = x0 + (real)0.7;
+    for (uint i = 0; i < ITERS; i++) {
+        x0 = fma(x0, a, b);
+        x1 = fma(x1, a, b);
+        x2 = fma(x2, a, b);
+        x3 = fma(x3, a, b);
+        x4 = fma(x4, a, b);
+        x5 = fma(x5, a, b);
+        x6 = fma(x6, a, b);
+        x7 = fma(x7, a, b);
+    }
+    out[g] = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));
 }

@@ -301,6 +301,13 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         ),
         (
             &(u0.clone(), f0.clone()),
+            PrimalVariant::Sym,
+            DualForm::Factored,
+            CsrVariant::Vector,
+            BlockVariant::Packed,
+        ),
+        (
+            &(u0.clone(), f0.clone()),
             PrimalVariant::Tet,
             DualForm::Factored,
             CsrVariant::Vector,
@@ -334,7 +341,7 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             block: bv,
             csr: cv,
             ..Variants::default()
-        });
+        })?;
         g.set_dual(form)?;
         g.set_state(&start.0, &start.1)?;
         let mut sg = vec![];
@@ -354,9 +361,11 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         let primal = match pv {
             PrimalVariant::Tet => "primal_tet",
             PrimalVariant::Row => "primal_row",
+            PrimalVariant::Sym => "primal_sym",
         };
         let dual: &[&str] = match (form, cv, bv) {
             (DualForm::Factored, _, BlockVariant::Vertex) => &["circulation", "vertex_block_v"],
+            (DualForm::Factored, _, BlockVariant::Packed) => &["circulation", "vertex_block_s"],
             (DualForm::Factored, _, BlockVariant::HalfEdge) => &["circulation", "vertex_block"],
             (DualForm::Csr, CsrVariant::Scalar, _) => &["csr_scalar"],
             (DualForm::Csr, CsrVariant::Vector, _) => &["csr_vector"],
@@ -388,7 +397,7 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         block: BlockVariant::Vertex,
         csr: CsrVariant::Vector,
         disp: DispVariant::Split,
-    });
+    })?;
     let rho_dev = g.spectral_radius(2, 0x5eed)?;
     let rho_host = solver::spectral_radius(&d, 2, 0x5eed);
     s.covered(&[
@@ -408,6 +417,9 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         rel_err(&[rho_dev], &[rho_host]),
         tol,
     );
+    subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
+    // and the symmetric layouts' subset kernels (primal_sym_idx, vertex_block_s_idx)
+    g.set_variants(Variants::default())?;
     subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
     Ok(())
 }
@@ -469,7 +481,14 @@ fn subsets<T: Real>(
     c.advance(0, 1, &mut vec![])?;
     let (uc, fc) = c.state()?;
     let both = |a: &[f64], b: &[f64]| [a, b].concat();
-    s.covered(&["primal_tet", "circulation", "vertex_block_v"]);
+    let sym = g.variants().primal == PrimalVariant::Sym;
+    let names = |full: [&'static str; 3], packed: [&'static str; 3]| {
+        if sym { packed } else { full }
+    };
+    s.covered(&names(
+        ["primal_tet", "circulation", "vertex_block_v"],
+        ["primal_sym", "circulation", "vertex_block_s"],
+    ));
     s.check(
         format!(
             "{} DGA 1 step through the subset API on whole ranges (primal_tet + circulation + vertex_block_v) vs CPU",
@@ -533,7 +552,10 @@ fn subsets<T: Real>(
     dev.finish()?;
     let (u_sub, f_sub) = raw(g)?;
     let (ug, fg) = g.state()?;
-    s.covered(&["primal_tet_idx", "circulation_idx", "vertex_block_v_idx"]);
+    s.covered(&names(
+        ["primal_tet_idx", "circulation_idx", "vertex_block_v_idx"],
+        ["primal_sym_idx", "circulation_idx", "vertex_block_s_idx"],
+    ));
     s.check(
         format!(
             "{} DGA 1 step as two index-subset launches per kernel vs the full-range kernels",
@@ -673,7 +695,7 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             block: BlockVariant::Vertex,
             csr: CsrVariant::Vector,
             disp: DispVariant::Split,
-        });
+        })?;
         g.set_state(&u0, &f0)?;
         let mut sg = vec![];
         g.advance(0, steps, &mut sg)?;
@@ -924,6 +946,40 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
         s.require(
             format!("{} {name}: {n} elements copied exactly", T::NAME),
             got.iter().zip(&a0).all(|(x, y)| x.f64() == y.f64()),
+        );
+    }
+    // the peak probe: every work-item's 8 chains x <- a x + b, summed, against the host
+    {
+        let (iters, a, b) = (5u32, T::of(0.75), T::of(0.125));
+        let out = dev.alloc::<T>(n, "fma probe")?;
+        launch(
+            dev,
+            &g.kernels().fma_peak,
+            n,
+            LOCAL,
+            &[Arg::U32(iters), Arg::Real(a), Arg::Real(b), Arg::Buf(&out)],
+        )?;
+        let got = dev.read(&out, n, "fma probe")?;
+        let ok = got.iter().enumerate().all(|(i, x)| {
+            let x0 = (i & 1023) as f64 * 1e-3;
+            let want: f64 = (0..8)
+                .map(|k| {
+                    let mut v = x0 + 0.1 * k as f64;
+                    for _ in 0..iters {
+                        v = v * a.f64() + b.f64();
+                    }
+                    v
+                })
+                .sum();
+            (x.f64() - want).abs() <= 64.0 * T::EPS * want.abs()
+        });
+        s.covered(&["fma_peak"]);
+        s.require(
+            format!(
+                "{} fma_peak: {n} work-items' 8 chains of {iters} steps as on the host",
+                T::NAME
+            ),
+            ok,
         );
     }
     for (name, width) in [("triad", 1), ("triad4", 4)] {

@@ -6,10 +6,13 @@
 //! Byte model (design note §11: the minimum traffic of a kernel; s bytes per real,
 //! 4-byte indices; every gathered vector counted once, as if caches were perfect):
 //! - primal: `T (24 s + 6·4 + 2·4 s) + 2E s` (blocks, edge table, F read+write, U once);
+//!   the symmetric layout stores 10 values per tet instead of 24: `T (10 s + 24 + 8 s) + 2E s`;
 //! - circulation: `4 (E + 1) + 4 n_circ + 4T s + E s` (pointers, signed indices, F once, c);
-//! - vertex_block: `s Σd² + 12·2E + 4 (V + 1) + 4 n_free + E s + 2·2E s`;
+//! - vertex_block: `s Σd² + 12·2E + 4 (V + 1) + 4 n_free + E s + 2·2E s`; packed blocks
+//!   store `Σ d(d+1)/2` values in place of `Σd²`;
 //! - CSR: `4 (2E + 1) + nnz (4 + s) + 4T s + 2·2E s`;
-//! - step = primal + dual; copy: `2 N s`; triad: `3 N s`.
+//! - step = primal + dual (the default symmetric layouts in [`dga_step`] and the device
+//!   memory); copy: `2 N s`; triad: `3 N s`.
 //!
 //! DG (per right-hand-side evaluation, five per LSERK4 step): flux: per face point the two
 //! gathered 6-vectors, the connectivity and mask indices and the 6 flux values written,
@@ -28,6 +31,8 @@ pub struct DgaCounts {
     pub circ: usize,
     /// Entries of the per-vertex blocks, `Σ d_v²`.
     pub block: usize,
+    /// Entries of the packed blocks, `Σ d_v(d_v + 1)/2`.
+    pub packed: usize,
 }
 
 impl DgaCounts {
@@ -41,8 +46,12 @@ impl DgaCounts {
 #[derive(Clone, Copy, Debug)]
 pub struct KernelBytes {
     pub primal: f64,
+    /// The symmetric primal layout (`primal_sym`).
+    pub primal_sym: f64,
     pub circulation: f64,
     pub vertex_block: f64,
+    /// The packed vertex blocks (`vertex_block_s`).
+    pub vertex_block_sym: f64,
     pub csr: f64,
 }
 
@@ -52,15 +61,13 @@ pub fn kernel_bytes(c: &DgaCounts, s: usize, csr_nnz: u64) -> KernelBytes {
     let (t, e, v) = (c.tets as f64, c.edges as f64, c.vertices as f64);
     let s = s as f64;
     let nfree = c.free_half as f64;
+    let block_rest = 24.0 * e + 4.0 * (v + 1.0) + 4.0 * nfree + e * s + 4.0 * e * s;
     KernelBytes {
         primal: t * (24.0 * s + 24.0 + 8.0 * s) + 2.0 * e * s,
+        primal_sym: t * (10.0 * s + 24.0 + 8.0 * s) + 2.0 * e * s,
         circulation: 4.0 * (e + 1.0) + 4.0 * c.circ as f64 + 4.0 * t * s + e * s,
-        vertex_block: s * c.block as f64
-            + 24.0 * e
-            + 4.0 * (v + 1.0)
-            + 4.0 * nfree
-            + e * s
-            + 4.0 * e * s,
+        vertex_block: s * c.block as f64 + block_rest,
+        vertex_block_sym: s * c.packed as f64 + block_rest,
         csr: 4.0 * (2.0 * e + 1.0) + csr_nnz as f64 * (4.0 + s) + 4.0 * t * s + 4.0 * e * s,
     }
 }
@@ -120,18 +127,18 @@ pub fn disp_bytes(c: &DispCounts, s: usize) -> f64 {
     correct + poles
 }
 
-/// Bytes and flops of one DGA leapfrog step with the factored dual (primal + circulation +
-/// vertex-block byte models; flops: 24 block mult-adds and the 4-value update per tet, one
-/// add per circulation entry, the vertex-block products and updates).
+/// Bytes and flops of one DGA leapfrog step with the factored dual in the default
+/// (symmetric) layouts: primal + circulation + vertex-block byte models; flops: per tet the
+/// 6 edge sums, 12 signed adds of the curl, 16 mult-adds and the 4-value update, one add per
+/// circulation entry, the vertex-block products (`Σd²` mult-adds) and updates.
 pub fn dga_step(c: &DgaCounts, s: usize) -> (f64, f64) {
     let b = kernel_bytes(c, s, 0);
     let t = c.tets as f64;
-    let flops = 2.0 * 24.0 * t
-        + 2.0 * 4.0 * t
+    let flops = (6.0 + 12.0 + 2.0 * 16.0 + 4.0) * t
         + c.circ as f64
         + 2.0 * c.block as f64
         + 2.0 * c.free_half as f64;
-    (b.primal + b.circulation + b.vertex_block, flops)
+    (b.primal_sym + b.circulation + b.vertex_block_sym, flops)
 }
 
 /// Device memory of a DGA run (operators, state, index tables, probe buffers; the CSR
@@ -144,20 +151,21 @@ pub fn dga_device_bytes(c: &DgaCounts, s: usize, csr_nnz: Option<u64>) -> (u64, 
     let nv = c.vertices as u64;
     let nf = c.free_half as u64;
     let mut parts = vec![
-        24 * t * r,         // primal blocks
-        6 * t * 4,          // primal edge table
-        nh * r,             // U
-        4 * t * r,          // F
-        e * r,              // circulations
-        (e + 1) * 4,        // circulation pointers
-        c.circ as u64 * 4,  // circulation entries
-        (nv + 1) * 4,       // vertex pointers
-        nf * 4,             // vertex half-edges
-        nh * 4,             // half-edge vertices
-        nh * 8,             // half-edge rows
-        nf * 4,             // slot vertices
-        (nv + 1) * 8,       // block offsets
-        c.block as u64 * r, // vertex blocks
+        10 * t * r,          // primal blocks (symmetric layout)
+        6 * t * 4,           // primal edge table
+        nh * r,              // U
+        4 * t * r,           // F
+        e * r,               // circulations
+        (e + 1) * 4,         // circulation pointers
+        c.circ as u64 * 4,   // circulation entries
+        (nv + 1) * 4,        // vertex pointers
+        nf * 4,              // vertex half-edges
+        nh * 4,              // half-edge vertices
+        nh * 8,              // half-edge rows
+        nf * 4,              // slot vertices
+        (nv + 1) * 8,        // block offsets
+        (nv + 1) * 8,        // packed block offsets
+        c.packed as u64 * r, // vertex blocks (packed)
     ];
     if let Some(nnz) = csr_nnz {
         parts.extend([(nh + 1) * 4, nnz * 4, nnz * r]);

@@ -27,7 +27,7 @@ fn documented_columns() -> Vec<String> {
 }
 
 /// The bench CSV's columns in order: a contract with users' scripts (extend, never rename).
-const BENCH_COLUMNS: [&str; 21] = [
+const BENCH_COLUMNS: [&str; 22] = [
     "timestamp",
     "commit",
     "host",
@@ -49,6 +49,7 @@ const BENCH_COLUMNS: [&str; 21] = [
     "gdofs_per_s",
     "flops_model",
     "gflops",
+    "frac_roof",
 ];
 
 #[test]
@@ -112,6 +113,9 @@ fn bench_csv_round_trip_and_report() {
                 .parse()
                 .unwrap_or_else(|_| panic!("{c} = {:?} is not a number", &rec[col(c)]))
         };
+        let kernel = rec[col("kernel")].to_string();
+        // the host preprocessing row is a time, not a kernel: no bytes, no roof
+        let timed_only = kernel == "preprocess";
         for c in [
             "median_s",
             "min_s",
@@ -119,9 +123,22 @@ fn bench_csv_round_trip_and_report() {
             "bytes_model",
             "gbs",
             "frac_copy_bw",
+            "frac_roof",
         ] {
             let x = num(c);
+            if timed_only && c != "median_s" && c != "min_s" && c != "max_s" {
+                assert_eq!(x, 0.0, "{c} of {rec:?}");
+                continue;
+            }
+            // the CPU backend has no fma probe: its roof is the copy bandwidth alone
             assert!(x.is_finite() && x > 0.0, "{c} = {x} in {rec:?}");
+        }
+        if kernel == "fma" {
+            assert!(num("flops_model") > 0.0 && num("gflops") > 0.0, "{rec:?}");
+            assert_eq!(num("frac_roof"), 1.0);
+        }
+        if timed_only {
+            assert!(num("tets") > 0.0, "{rec:?}");
         }
         assert!(num("min_s") <= num("median_s") && num("median_s") <= num("max_s"));
         assert!(num("reps") >= 1.0);
@@ -178,6 +195,7 @@ fn bench_csv_round_trip_and_report() {
     assert!(n >= 10, "only {n} rows");
     for k in [
         "copy",
+        "preprocess",
         "primal",
         "dual_factored",
         "dual_csr",
@@ -187,6 +205,9 @@ fn bench_csv_round_trip_and_report() {
         assert!(kernels.contains(k), "no {k} rows");
     }
     assert!(dg_rows >= 2, "only {dg_rows} DG rows");
+    if have_cl {
+        assert!(kernels.contains("fma"), "no fma probe row");
+    }
     // report
     let rep = dir.join("report");
     let out = Command::new(bin)

@@ -791,8 +791,9 @@ fn fused_dispersion_matches_the_split_kernels_and_the_cpu() {
             g.set_time_step(dt, Some(w)).unwrap();
             g.set_variants(Variants {
                 disp: v,
-                ..Variants::default()
-            });
+                ..Variants::for_dga(&d)
+            })
+            .unwrap();
             let rg = run(&mut g);
             let (sg, _) = g.disp_state().unwrap();
             let sg: Vec<f64> = sg.iter().map(|x| x.f64()).collect();

@@ -38,11 +38,12 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
     s.set_time_step(dt, None).unwrap();
     let (u0, f0) = random_state(&d, 91);
     // primal, both variants
-    for v in [PrimalVariant::Tet, PrimalVariant::Row] {
+    for v in [PrimalVariant::Tet, PrimalVariant::Row, PrimalVariant::Sym] {
         s.set_variants(Variants {
             primal: v,
             ..Variants::default()
-        });
+        })
+        .unwrap();
         s.set_state(&u0, &f0).unwrap();
         s.primal_update().unwrap();
         let (_, fd) = s.state().unwrap();
@@ -61,6 +62,7 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
     cpu::dual_csr(&ops, &f0, &mut uc2);
     for (form, var, bv) in [
         (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Vertex),
+        (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Packed),
         (
             DualForm::Factored,
             CsrVariant::Scalar,
@@ -74,7 +76,8 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
             csr: var,
             block: bv,
             ..Variants::default()
-        });
+        })
+        .unwrap();
         s.set_state(&u0, &f0).unwrap();
         s.dual_update().unwrap();
         let (ud, _) = s.state().unwrap();

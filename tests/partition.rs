@@ -161,9 +161,10 @@ fn local_operators_are_the_global_rows_and_no_rank_holds_them_all() {
             let g = q.tet_global[n] as usize;
             if q.own_tet[n] {
                 assert_eq!(ld.mmu[n], d.mmu[g]);
-                assert_eq!(ld.mmu_inv_c[n], d.mmu_inv_c[g]);
+                assert_eq!(ld.mmu_inv[n], d.mmu_inv[g]);
+                assert_eq!(ld.primal_block(n), d.primal_block(g));
             } else {
-                assert_eq!(ld.mmu_inv_c[n], [0.0; 24]);
+                assert_eq!(ld.mmu_inv[n], [0.0; 10]);
             }
         }
         // owned vertices: the same block over the same halves in the same order

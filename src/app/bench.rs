@@ -27,7 +27,7 @@ use super::bench_core::{emit, stats, time_events, time_wall};
 use super::{count, outln, timestamp};
 
 /// CSV columns, in order. Stable: rows from different machines concatenate.
-pub const COLUMNS: [&str; 21] = [
+pub const COLUMNS: [&str; 22] = [
     "timestamp",
     "commit",
     "host",
@@ -49,6 +49,7 @@ pub const COLUMNS: [&str; 21] = [
     "gdofs_per_s",
     "flops_model",
     "gflops",
+    "frac_roof",
 ];
 
 /// A box mesh of about `tets` tetrahedra and its operators (vacuum).
@@ -154,12 +155,109 @@ fn stream_rows<T: Real>(dev: &Arc<ClDevice>, cfg: &BenchConfig, base: &Row) -> R
     for r in rows.iter_mut() {
         r.frac_copy_bw = r.gbs() / ceiling;
     }
+    rows.push(fma_row::<T>(dev, &k, cfg, base, ceiling)?);
     rows.sort_by(|a, b| {
         (b.kernel == "copy")
             .cmp(&(a.kernel == "copy"))
             .then(b.gbs().total_cmp(&a.gbs()))
     });
     Ok(rows)
+}
+
+/// The floating-point peak of a device in precision T (`fma_peak`: 16 flops per work-item
+/// and iteration): the iteration count is scaled from a short calibration launch so that
+/// one launch takes about 20 ms, on enough work-items to fill any device.
+fn fma_row<T: Real>(
+    dev: &Arc<ClDevice>,
+    k: &opencl::Kernels,
+    cfg: &BenchConfig,
+    base: &Row,
+    copy_gbs: f64,
+) -> Result<Row> {
+    let n = (dev.info.compute_units.max(1) as usize * 4096).clamp(1 << 16, 1 << 22);
+    let out = dev.alloc::<T>(n, "fma probe")?;
+    let go = |iters: u32| {
+        launch(
+            dev,
+            &k.fma_peak,
+            n,
+            LOCAL,
+            &[
+                Arg::U32(iters),
+                Arg::Real(T::of(0.999_999)),
+                Arg::Real(T::of(1e-7)),
+                Arg::Buf(&out),
+            ],
+        )
+    };
+    let probe = time_events(dev, 1, 3, || Ok(vec![go(64)?]))?;
+    let per_iter = stats(probe).0 / 64.0;
+    let iters = ((0.02 / per_iter.max(1e-12)) as u32).clamp(64, 1 << 16);
+    let times = time_events(dev, 1, cfg.reps.min(10), || Ok(vec![go(iters)?]))?;
+    let bytes = (n * std::mem::size_of::<T>()) as f64;
+    let mut r = Row::timed(base, "fma", "peak", (0, 0), times, bytes, copy_gbs);
+    r.flops_model = 16.0 * n as f64 * iters as f64;
+    Ok(r)
+}
+
+/// The roofs of each (device, precision) seen so far in a bench's rows (the best copy
+/// GB/s and the `fma` row's GFLOP/s), for the `frac_roof` column: a row's modelled time at
+/// its binding roof, `max(bytes / copy, flops / peak)`, over its measured median.
+#[derive(Default)]
+pub struct Roofs {
+    seen: Vec<(String, String, f64, f64)>,
+}
+
+impl Roofs {
+    /// Records the roofs a probe row (copy, fma) carries.
+    pub fn note(&mut self, r: &Row) {
+        let i = match self
+            .seen
+            .iter()
+            .position(|x| x.0 == r.device && x.1 == r.precision)
+        {
+            Some(i) => i,
+            None => {
+                self.seen
+                    .push((r.device.clone(), r.precision.clone(), 0.0, 0.0));
+                self.seen.len() - 1
+            }
+        };
+        if r.kernel == "copy" {
+            self.seen[i].2 = self.seen[i].2.max(r.gbs());
+        } else if r.kernel == "fma" {
+            self.seen[i].3 = self.seen[i].3.max(r.gflops());
+        }
+    }
+
+    /// `frac_roof` of a row (0 where no roof is known or the row is a probe).
+    pub fn frac(&self, r: &Row) -> f64 {
+        let Some(x) = self
+            .seen
+            .iter()
+            .find(|x| x.0 == r.device && x.1 == r.precision)
+        else {
+            return 0.0;
+        };
+        if r.kernel == "copy" || r.kernel == "fma" || r.median_s <= 0.0 {
+            return if r.kernel == "fma" {
+                1.0
+            } else {
+                r.frac_copy_bw
+            };
+        }
+        let t_bw = if x.2 > 0.0 {
+            r.bytes_model / (x.2 * 1e9)
+        } else {
+            0.0
+        };
+        let t_fl = if x.3 > 0.0 {
+            r.flops_model / (x.3 * 1e9)
+        } else {
+            0.0
+        };
+        t_bw.max(t_fl) / r.median_s
+    }
 }
 
 /// All kernel rows of one OpenCL device, precision and mesh.
@@ -194,12 +292,56 @@ fn device_rows<T: Real>(
         rows.push(Row::timed(base, kernel, variant, size, v, bytes, copy_gbs));
     };
     let (w, n) = (cfg.warmup, cfg.reps);
-    let base_v = Variants::default();
+    // The default, symmetric layouts first; then the full ones (the stepper keeps one
+    // layout resident and rebuilds the operator when a variant needs the other).
+    let sym_v = Variants::default();
+    s.set_variants(sym_v)?;
+    push(
+        "primal",
+        PrimalVariant::Sym.name(),
+        time_events(dev, w, n, || Ok(vec![s.primal_update()?]))?,
+        by.primal_sym,
+    );
+    push(
+        "dual_factored",
+        "circulation",
+        time_events(dev, w, n, || Ok(vec![s.circulation()?]))?,
+        by.circulation,
+    );
+    push(
+        "dual_factored",
+        BlockVariant::Packed.name(),
+        time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
+        by.vertex_block_sym,
+    );
+    push(
+        "dual_factored",
+        "both_sym",
+        time_events(dev, w, n, || Ok(vec![s.circulation()?, s.vertex_blocks()?]))?,
+        by.circulation + by.vertex_block_sym,
+    );
+    push(
+        "step",
+        "tet_sym+factored_sym",
+        time_events(dev, w, n, || {
+            Ok(vec![
+                s.primal_update()?,
+                s.circulation()?,
+                s.vertex_blocks()?,
+            ])
+        })?,
+        by.primal_sym + by.circulation + by.vertex_block_sym,
+    );
+    let base_v = Variants {
+        primal: PrimalVariant::Tet,
+        block: BlockVariant::Vertex,
+        ..sym_v
+    };
     for v in [PrimalVariant::Tet, PrimalVariant::Row] {
         s.set_variants(Variants {
             primal: v,
             ..base_v
-        });
+        })?;
         push(
             "primal",
             v.name(),
@@ -207,15 +349,8 @@ fn device_rows<T: Real>(
             by.primal,
         );
     }
-    s.set_variants(base_v);
-    push(
-        "dual_factored",
-        "circulation",
-        time_events(dev, w, n, || Ok(vec![s.circulation()?]))?,
-        by.circulation,
-    );
     for v in [BlockVariant::HalfEdge, BlockVariant::Vertex] {
-        s.set_variants(Variants { block: v, ..base_v });
+        s.set_variants(Variants { block: v, ..base_v })?;
         push(
             "dual_factored",
             v.name(),
@@ -243,7 +378,7 @@ fn device_rows<T: Real>(
     );
     if with_csr {
         for v in [CsrVariant::Scalar, CsrVariant::Vector] {
-            s.set_variants(Variants { csr: v, ..base_v });
+            s.set_variants(Variants { csr: v, ..base_v })?;
             let name = if v == CsrVariant::Scalar {
                 "scalar"
             } else {
@@ -456,12 +591,25 @@ pub fn run(
     for &size in &cfg.sizes {
         let t0 = Instant::now();
         let dga = Arc::new(ladder_mesh(size)?);
+        let pre_s = t0.elapsed().as_secs_f64();
         log(&format!(
-            "mesh {} tets, {} DoFs: preprocessing {:.1} s",
+            "mesh {} tets, {} DoFs: preprocessing {pre_s:.1} s",
             dga.n_tets,
             4 * dga.n_tets + dga.n_free_half(),
-            t0.elapsed().as_secs_f64()
         ));
+        // the host assembly (topology, masses, inverses), once per mesh: one row
+        let base = base_for("host", &cpu_name, &cpu_driver, "f64");
+        let mut pre = Row::timed(
+            &base,
+            "preprocess",
+            "host",
+            (dga.n_tets, dga.counts().dofs()),
+            vec![pre_s],
+            0.0,
+            1.0,
+        );
+        pre.frac_copy_bw = 0.0;
+        report(&pre)?;
         for p in &cfg.precisions {
             for d in &devices {
                 if p == "f64" && !d.info.fp64 {
@@ -660,7 +808,7 @@ fn dg_cpu_row(
 /// Reports the rows of one device measurement; a mesh too large for the device is logged and
 /// skipped, any other error ends the bench.
 /// Formats a row as CSV fields in [`COLUMNS`] order.
-pub fn csv_fields(r: &Row, timestamp: &str, host: &str) -> Vec<String> {
+pub fn csv_fields(r: &Row, timestamp: &str, host: &str, roofs: &Roofs) -> Vec<String> {
     vec![
         timestamp.to_string(),
         dgatd::report::COMMIT.to_string(),
@@ -683,6 +831,7 @@ pub fn csv_fields(r: &Row, timestamp: &str, host: &str) -> Vec<String> {
         format!("{:.4}", r.gdofs()),
         format!("{:.6e}", r.flops_model),
         format!("{:.3}", r.gflops()),
+        format!("{:.4}", roofs.frac(r)),
     ]
 }
 
@@ -808,10 +957,13 @@ pub fn command(a: &BenchArgs) -> Result<()> {
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
     let mut rows = Vec::new();
+    let mut roofs = Roofs::default();
     run(
         &cfg,
         &mut |r| {
-            w.write_record(csv_fields(r, &ts, &host)).map_err(werr)?;
+            roofs.note(r);
+            w.write_record(csv_fields(r, &ts, &host, &roofs))
+                .map_err(werr)?;
             w.flush().map_err(|e| Error::io(&path, e))?;
             rows.push(r.clone());
             Ok(())

@@ -14,7 +14,7 @@
 use super::bench_core::{BenchConfig, Row, emit, ladder_box, time_events, time_wall};
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
-use dgatd::backend::opencl::{ClDevice, ClStepper, DispVariant, Variants};
+use dgatd::backend::opencl::{BlockVariant, ClDevice, ClStepper, DispVariant, Variants};
 use dgatd::cost;
 use dgatd::dga::Dga;
 use dgatd::dga::operators::{DualForm, Operators};
@@ -91,7 +91,13 @@ pub fn device_rows<T: Real>(
     s.set_time_step(dt, None)?;
     let (u, f) = random_state(d);
     s.set_state(&u, &f)?;
-    let step = cost::dga_step(&d.counts(), std::mem::size_of::<T>()).0;
+    // the step's kernels in the layouts this stepper holds (full blocks with dispersion)
+    let by = cost::kernel_bytes(&d.counts(), std::mem::size_of::<T>(), 0);
+    let block = match Variants::for_dga(d).block {
+        BlockVariant::Packed => by.vertex_block_sym,
+        _ => by.vertex_block,
+    };
+    let step = by.primal_sym + by.circulation + block;
     let forms: &[DispVariant] = if case == "none" {
         &[DispVariant::Fused]
     } else {
@@ -101,8 +107,8 @@ pub fn device_rows<T: Real>(
     for &v in forms {
         s.set_variants(Variants {
             disp: v,
-            ..Variants::default()
-        });
+            ..Variants::for_dga(d)
+        })?;
         let mut k = 0;
         let times = time_events(dev, cfg.warmup, cfg.reps, || {
             k += 1;
@@ -144,7 +150,9 @@ pub fn cpu_row<T: Real>(
     if let Some(e) = err {
         return Err(e);
     }
-    let step = cost::dga_step(&d.counts(), sb).0;
+    // the CPU backend holds the full layouts
+    let by = cost::kernel_bytes(&d.counts(), sb, 0);
+    let step = by.primal + by.circulation + by.vertex_block;
     Ok(row(base, d, case, "split", times, step + extra, copy_gbs))
 }
 

@@ -25,7 +25,7 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
     let nb_v = t.boundary_vertex.iter().filter(|&&b| b).count();
     let free_half = 2 * t.n_free_edges();
     // Σ d_v² over free half-edges per vertex, for the block storage.
-    let mut d2 = 0usize;
+    let (mut d2, mut packed) = (0usize, 0usize);
     for v in 0..mesh.n_vertices() {
         let d = t
             .edges_at(v)
@@ -33,6 +33,7 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
             .filter(|&&e| !t.boundary_edge[e as usize])
             .count();
         d2 += d * d;
+        packed += d * (d + 1) / 2;
     }
     let nt = mesh.n_tets();
     let ne = t.n_edges();
@@ -101,6 +102,7 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
         free_half,
         circ: 12 * nt,
         block: d2,
+        packed,
     };
     for (name, s) in [("f64", 8usize), ("f32", 4)] {
         let (factored, _) = dgatd::cost::dga_device_bytes(&counts, s, None);

@@ -33,7 +33,11 @@ pub struct BenchRow {
     pub frac_copy_bw: f64,
 }
 
-/// Reads bench CSVs, checking every column of [`COLUMNS`] is present and numbers parse.
+/// Columns of [`COLUMNS`] appended after the first released layout (absent in older CSVs).
+const OPTIONAL: [&str; 1] = ["frac_roof"];
+
+/// Reads bench CSVs, checking every column of [`COLUMNS`] is present (but the
+/// [`OPTIONAL`] ones) and numbers parse.
 pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
     let mut out = Vec::new();
     for p in paths {
@@ -50,7 +54,8 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
             })?
             .clone();
         let col = |c: &str| headers.iter().position(|h| h == c);
-        for c in COLUMNS {
+        // columns appended later are optional, so older CSVs still read
+        for c in COLUMNS.iter().filter(|c| !OPTIONAL.contains(c)) {
             if col(c).is_none() {
                 return Err(Error::Output {
                     path: p.clone(),
@@ -330,7 +335,10 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
     let mut groups: BTreeMap<(String, String), Series> = BTreeMap::new();
     for r in rows
         .iter()
-        .filter(|r| r.tets > 0.0 && r.kernel != "step" && r.frac_copy_bw.is_finite())
+        // kernels only (not the host's preprocessing time, which moves no modelled bytes)
+        .filter(|r| {
+            r.tets > 0.0 && r.kernel != "step" && r.frac_copy_bw.is_finite() && r.frac_copy_bw > 0.0
+        })
     {
         groups
             .entry((who(r), r.precision.clone()))
@@ -427,17 +435,19 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
     }
     md.push_str("\n`*`: CPU backend timing from another host.\n\n## Fraction of copy bandwidth at the largest mesh of each device\n\n| device | precision | tets | kernel | variant | GB/s | fraction |\n| --- | --- | ---: | --- | --- | ---: | ---: |\n");
     let mut largest: BTreeMap<(String, String), f64> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.tets > 0.0) {
+    for r in rows
+        .iter()
+        .filter(|r| r.tets > 0.0 && r.kernel != "preprocess")
+    {
         let e = largest
             .entry((r.device.clone(), r.precision.clone()))
             .or_insert(0.0);
         *e = e.max(r.tets);
     }
     for ((dev, p), t) in &largest {
-        for r in rows
-            .iter()
-            .filter(|r| &r.device == dev && &r.precision == p && r.tets == *t)
-        {
+        for r in rows.iter().filter(|r| {
+            &r.device == dev && &r.precision == p && r.tets == *t && r.kernel != "preprocess"
+        }) {
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {:.0} | {:.3} |\n",
                 dev, p, *t as u64, r.kernel, r.variant, r.gbs, r.frac_copy_bw

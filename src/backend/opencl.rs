@@ -605,6 +605,11 @@ impl ClDevice {
             disp_poles_idx: k("disp_poles_idx")?,
             vertex_block_vf: k("vertex_block_vf")?,
             vertex_block_v_from: k("vertex_block_v_from")?,
+            primal_sym: k("primal_sym")?,
+            primal_sym_idx: k("primal_sym_idx")?,
+            vertex_block_s: k("vertex_block_s")?,
+            vertex_block_s_idx: k("vertex_block_s_idx")?,
+            fma_peak: k("fma_peak")?,
             _program: program,
         })
     }
@@ -645,6 +650,11 @@ pub struct Kernels {
     pub(crate) disp_poles_idx: Kernel,
     pub(crate) vertex_block_vf: Kernel,
     pub(crate) vertex_block_v_from: Kernel,
+    pub(crate) primal_sym: Kernel,
+    pub(crate) primal_sym_idx: Kernel,
+    pub(crate) vertex_block_s: Kernel,
+    pub(crate) vertex_block_s_idx: Kernel,
+    pub fma_peak: Kernel,
     _program: Program,
 }
 
@@ -730,10 +740,14 @@ pub fn event_seconds(e: &Event) -> Result<f64> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PrimalVariant {
-    /// One work-item per tet (default: faster on the devices measured, see results/).
+    /// One work-item per tet, the 4x6 block `Δt Mmu⁻¹ C` stored (24 values per tet).
     Tet,
-    /// One work-item per output row, the seed's mapping.
+    /// One work-item per output row, the seed's mapping (same storage as `Tet`).
     Row,
+    /// One work-item per tet, `Δt Mmu⁻¹` stored as its 10-value upper triangle and the
+    /// incidence `C` rebuilt from orientation bits in the kernel (default: 112 fewer bytes
+    /// per tet in f64, see results/h200/).
+    Sym,
 }
 
 impl PrimalVariant {
@@ -741,6 +755,15 @@ impl PrimalVariant {
         match self {
             PrimalVariant::Tet => "tet",
             PrimalVariant::Row => "row",
+            PrimalVariant::Sym => "tet_sym",
+        }
+    }
+
+    /// Reals stored per tet.
+    pub fn per_tet(self) -> usize {
+        match self {
+            PrimalVariant::Sym => 10,
+            _ => 24,
         }
     }
 }
@@ -751,8 +774,12 @@ pub enum BlockVariant {
     /// One work-item per half-edge slot `2e + s`, reading its row (uncoalesced).
     HalfEdge,
     /// Vertex-major: the slots of a vertex are consecutive work-items reading columns of
-    /// the symmetric block (coalesced). Default.
+    /// the symmetric block (coalesced). Default with dispersion (the fused dispersive
+    /// kernel reads this layout).
     Vertex,
+    /// Vertex-major over packed blocks: each block's upper triangle, `d(d+1)/2` values
+    /// instead of `d²`. Default without dispersion.
+    Packed,
 }
 
 impl BlockVariant {
@@ -760,7 +787,12 @@ impl BlockVariant {
         match self {
             BlockVariant::HalfEdge => "vertex_block_halfedge",
             BlockVariant::Vertex => "vertex_block",
+            BlockVariant::Packed => "vertex_block_sym",
         }
+    }
+
+    fn packed(self) -> bool {
+        self == BlockVariant::Packed
     }
 }
 
@@ -804,11 +836,23 @@ impl Default for Variants {
     /// The fastest variants measured (`results/h200/`, `results/dispersive/`).
     fn default() -> Self {
         Variants {
-            primal: PrimalVariant::Tet,
-            block: BlockVariant::Vertex,
+            primal: PrimalVariant::Sym,
+            block: BlockVariant::Packed,
             csr: CsrVariant::Vector,
             disp: DispVariant::Fused,
         }
+    }
+}
+
+impl Variants {
+    /// The default variants for `dga`: with dispersion, the full vertex blocks that the
+    /// fused dispersive kernel reads.
+    pub fn for_dga(dga: &Dga) -> Self {
+        let mut v = Variants::default();
+        if dga.disp.is_some() {
+            v.block = BlockVariant::Vertex;
+        }
+        v
     }
 }
 
@@ -827,7 +871,9 @@ pub struct ClStepper<T: Real> {
     nh: usize,
     /// Current time step (metres of light travel); 1 until [`ClStepper::set_time_step`].
     dt: f64,
+    /// The primal operator in the layout of `variants.primal` (`p_per_tet` values per tet).
     p: Buffer<T>,
+    p_per_tet: usize,
     pe: Buffer<u32>,
     u: Buffer<T>,
     f: Buffer<T>,
@@ -840,9 +886,13 @@ pub struct ClStepper<T: Real> {
     hrow: Buffer<u64>,
     slot_vertex: Buffer<u32>,
     boff: Buffer<u64>,
+    /// Offsets of the packed blocks ([`crate::dga::VertexBlocks::packed_offsets`]).
+    poff: Buffer<u64>,
     nfree: usize,
+    /// The vertex blocks, packed when `block_packed` (`block_len` values).
     block: Buffer<T>,
     block_len: usize,
+    block_packed: bool,
     csr: Option<DeviceCsr<T>>,
     src_idx: Buffer<u32>,
     src_g: Buffer<T>,
@@ -937,7 +987,11 @@ struct DeviceLoss<T> {
 fn check_device_memory<T: Real>(dev: &ClDevice, dga: &Dga, dual: DualForm) -> Result<()> {
     let real = std::mem::size_of::<T>();
     let nnz = (dual == DualForm::Csr).then(|| csr_nnz_estimate(dga));
-    let (total, largest) = crate::cost::dga_device_bytes(&dga.counts(), real, nnz);
+    let mut counts = dga.counts();
+    if Variants::for_dga(dga).block == BlockVariant::Vertex {
+        counts.packed = counts.block; // full blocks resident
+    }
+    let (total, largest) = crate::cost::dga_device_bytes(&counts, real, nnz);
     let avail = dev.info.global_mem;
     if total as f64 > 0.92 * avail as f64 {
         return Err(Error::DeviceMemory(format!(
@@ -985,6 +1039,50 @@ pub fn csr_nnz_estimate(dga: &Dga) -> u64 {
         .sum()
 }
 
+/// Bits of an edge id in the primal edge table (bit 31 holds the edge's orientation).
+const EDGE_MASK: u32 = 0x7fff_ffff;
+
+/// The primal operator of `dga` in the layout of `v`, column-major across tets, each tet's
+/// values scaled by `scale(n)` (Δt, or Δt/(1 + b) with magnetic loss), converted chunk by
+/// chunk: `Δt Mmu⁻¹ C` (24 per tet) or `Δt Mmu⁻¹`'s upper triangle (10 per tet).
+fn upload_primal<T: Real>(
+    dev: &ClDevice,
+    dga: &Dga,
+    v: PrimalVariant,
+    scale: &(dyn Fn(usize) -> f64 + Sync),
+) -> Result<Buffer<T>> {
+    let t = dga.n_tets;
+    match v {
+        PrimalVariant::Sym => dev.upload_with(10 * t, "primal blocks", |i| {
+            let (k, n) = (i / t, i % t);
+            T::of(scale(n) * dga.mmu_inv[n][k])
+        }),
+        PrimalVariant::Tet | PrimalVariant::Row => dev.upload_with(24 * t, "primal blocks", |i| {
+            let (rl, n) = (i / t, i % t);
+            T::of(scale(n) * dga.primal_entry(n, rl / 6, rl % 6))
+        }),
+    }
+}
+
+/// The vertex blocks `scale · full` (in the layout of `layout`), full or packed
+/// ([`crate::dga::VertexBlocks::pack`]), and their length.
+fn upload_blocks<T: Real>(
+    dev: &ClDevice,
+    layout: &crate::dga::VertexBlocks,
+    full: &[f64],
+    poff: &[u64],
+    packed: bool,
+    scale: f64,
+) -> Result<(Buffer<T>, usize)> {
+    if packed {
+        let data: Vec<T> = layout.pack(full, poff, |x| T::of(scale * x));
+        Ok((dev.upload(&data, "vertex blocks")?, data.len()))
+    } else {
+        let b = dev.upload_with(full.len(), "vertex blocks", |i| T::of(scale * full[i]))?;
+        Ok((b, full.len()))
+    }
+}
+
 /// Host F slot `4n + k` -> device slot `k*T + n`.
 #[inline]
 fn f_slot(x: u32, t: usize) -> u32 {
@@ -1007,11 +1105,19 @@ impl<T: Real> ClStepper<T> {
         let t = dga.n_tets;
         let ne = dga.n_edges;
         let nh = 2 * ne;
-        // Primal blocks column-major across tets (unit Δt), converted chunk by chunk.
-        let p = dev.upload_with(24 * t, "primal blocks", |i| {
-            T::of(dga.mmu_inv_c[i % t][i / t])
+        if ne > EDGE_MASK as usize {
+            return Err(Error::DeviceMemory(format!(
+                "the mesh has {ne} edges, above the 31-bit edge index of the primal kernels"
+            )));
+        }
+        let variants = Variants::for_dga(&dga);
+        // Primal operator column-major across tets (unit Δt), converted chunk by chunk.
+        let p = upload_primal(&dev, &dga, variants.primal, &|_| 1.0)?;
+        // edge ids with the edge's orientation in the tet in bit 31 (primal_sym)
+        let pe = dev.upload_with(6 * t, "primal edge table", |i| {
+            let (n, l) = (i % t, i / t);
+            dga.tet_edges[n][l] | (((dga.tet_orient[n] >> l) & 1) as u32) << 31
         })?;
-        let pe = dev.upload_with(6 * t, "primal edge table", |i| dga.tet_edges[i % t][i / t])?;
         let circ = dev.upload_with(dga.circ.len(), "circulation entries", |i| {
             let x = dga.circ[i];
             (f_slot(x >> 1, t) << 1) | (x & 1)
@@ -1023,8 +1129,16 @@ impl<T: Real> ClStepper<T> {
             slot_vertex[dga.meps.ptr[v]..dga.meps.ptr[v + 1]].fill(v as u32);
         }
         let boff: Vec<u64> = dga.meps.off.iter().map(|&x| x as u64).collect();
-        let block_len = dga.meps_inv.data.len();
-        let block = dev.upload_with(block_len, "vertex blocks", |i| T::of(dga.meps_inv.data[i]))?;
+        let poff = dga.meps.packed_offsets();
+        let block_packed = variants.block.packed();
+        let (block, block_len) = upload_blocks(
+            &dev,
+            &dga.meps,
+            &dga.meps_inv.data,
+            &poff,
+            block_packed,
+            1.0,
+        )?;
         let csr = if dual == DualForm::Csr {
             let m = build_csr(&dga, 1.0);
             if m.nnz() >= u32::MAX as usize {
@@ -1057,6 +1171,7 @@ impl<T: Real> ClStepper<T> {
         let np = probes.len();
         let mut s = ClStepper {
             p,
+            p_per_tet: variants.primal.per_tet(),
             pe,
             u: dev.alloc(nh, "U")?,
             f: dev.alloc(4 * t, "F")?,
@@ -1069,9 +1184,11 @@ impl<T: Real> ClStepper<T> {
             hrow: dev.upload(&hrow, "half-edge rows")?,
             slot_vertex: dev.upload(&slot_vertex, "slot vertices")?,
             boff: dev.upload(&boff, "block offsets")?,
+            poff: dev.upload(&poff, "packed block offsets")?,
             nfree: dga.meps.h.len(),
             block_len,
             block,
+            block_packed,
             csr,
             nsrc: sidx.len(),
             src_idx: dev.upload(&sidx, "source indices")?,
@@ -1090,7 +1207,7 @@ impl<T: Real> ClStepper<T> {
             dev,
             dga,
             dual,
-            variants: Variants::default(),
+            variants,
             t,
             ne,
             nh,
@@ -1105,9 +1222,40 @@ impl<T: Real> ClStepper<T> {
         self.variants
     }
 
-    /// Chooses the kernel variants (a CSR variant needs the stepper built with the CSR dual).
-    pub fn set_variants(&mut self, v: Variants) {
+    /// Chooses the kernel variants (a CSR variant needs the stepper built with the CSR
+    /// dual). A primal or block variant with another storage layout replaces the operator
+    /// on the device, built on the host for the current Δt (only one layout is resident).
+    pub fn set_variants(&mut self, v: Variants) -> Result<()> {
+        let old = self.variants;
         self.variants = v;
+        if v.primal.per_tet() != old.primal.per_tet() {
+            self.p_per_tet = v.primal.per_tet();
+            match self.dga.mag.clone() {
+                Some(_) => self.install_mag(self.dt)?,
+                None => {
+                    let dt = self.dt;
+                    self.p = upload_primal(&self.dev, &self.dga, v.primal, &|_| dt)?;
+                }
+            }
+        }
+        if v.block.packed() != self.block_packed {
+            self.block_packed = v.block.packed();
+            if self.dga.msig.is_some() || self.dga.disp.is_some() {
+                self.install_losses(self.dt)?;
+            } else {
+                let poff = self.dga.meps.packed_offsets();
+                let (b, n) = upload_blocks(
+                    &self.dev,
+                    &self.dga.meps,
+                    &self.dga.meps_inv.data,
+                    &poff,
+                    self.block_packed,
+                    self.dt,
+                )?;
+                (self.block, self.block_len) = (b, n);
+            }
+        }
+        Ok(())
     }
 
     /// The dual form of the time step.
@@ -1170,7 +1318,7 @@ impl<T: Real> ClStepper<T> {
         if self.dga.mag.is_some() {
             self.install_mag(dt)?;
         } else {
-            self.scale_buf(&self.p, 24 * self.t, a)?;
+            self.scale_buf(&self.p, self.p_per_tet * self.t, a)?;
         }
         if self.nsrc > 0 {
             self.scale_buf(&self.src_g, self.nsrc, a)?;
@@ -1195,13 +1343,9 @@ impl<T: Real> ClStepper<T> {
     fn install_mag(&mut self, dt: f64) -> Result<()> {
         let mag = self.dga.mag.as_ref().expect("checked by the caller");
         let t = self.t;
-        let mut p = vec![T::zero(); 24 * t];
-        for (rc, col) in p.chunks_mut(t.max(1)).enumerate() {
-            for (n, x) in col.iter_mut().enumerate() {
-                *x = T::of(dt * self.dga.mmu_inv_c[n][rc] / (1.0 + 0.5 * mag[n] * dt));
-            }
-        }
-        self.dev.write(&mut self.p, &p, "primal blocks")?;
+        self.p = upload_primal(&self.dev, &self.dga, self.variants.primal, &|n| {
+            dt / (1.0 + 0.5 * mag[n] * dt)
+        })?;
         let (idx, a): (Vec<u32>, Vec<T>) = (0..t)
             .filter(|&n| mag[n] != 0.0)
             .map(|n| {
@@ -1220,8 +1364,19 @@ impl<T: Real> ClStepper<T> {
     /// Uploads the dual blocks, CSR values and loss step of a conducting `Dga` for `dt`.
     fn install_losses(&mut self, dt: f64) -> Result<()> {
         let ops = Operators::<T>::new(&self.dga, dt, self.csr.is_some());
-        self.dev
-            .write(&mut self.block, &ops.block, "vertex blocks")?;
+        if self.block_packed {
+            let poff = self.dga.meps.packed_offsets();
+            let packed = self.dga.meps.pack(&ops.block, &poff, |x| x);
+            self.block = self.dev.upload(&packed, "vertex blocks")?;
+            self.block_len = packed.len();
+        } else {
+            if self.block_len != ops.block.len() {
+                self.block = self.dev.alloc(ops.block.len(), "vertex blocks")?;
+                self.block_len = ops.block.len();
+            }
+            self.dev
+                .write(&mut self.block, &ops.block, "vertex blocks")?;
+        }
         if let (Some((_, _, v, nnz)), Some(m)) = (&mut self.csr, &ops.csr) {
             if m.data().len() != *nnz {
                 return Err(Error::config(
@@ -1583,6 +1738,7 @@ impl<T: Real> ClStepper<T> {
         match self.variants.primal {
             PrimalVariant::Tet => launch(&self.dev, &self.k.primal_tet, self.t, LOCAL, &args),
             PrimalVariant::Row => launch(&self.dev, &self.k.primal_row, 4 * self.t, LOCAL, &args),
+            PrimalVariant::Sym => launch(&self.dev, &self.k.primal_sym, self.t, LOCAL, &args),
         }
     }
 
@@ -1616,16 +1772,20 @@ impl<T: Real> ClStepper<T> {
     /// `u += B c` with the configured mapping (c: the stepper's circulation buffer).
     fn launch_vertex_blocks(&self, u: &Buffer<T>) -> Result<Event> {
         match self.variants.block {
-            BlockVariant::Vertex => launch(
+            BlockVariant::Vertex | BlockVariant::Packed => launch(
                 &self.dev,
-                &self.k.vertex_block_v,
+                if self.block_packed {
+                    &self.k.vertex_block_s
+                } else {
+                    &self.k.vertex_block_v
+                },
                 self.nfree,
                 LOCAL,
                 &[
                     Arg::U32(self.nfree as u32),
                     Arg::BufU32(&self.slot_vertex),
                     Arg::BufU32(&self.vptr),
-                    Arg::BufU64(&self.boff),
+                    Arg::BufU64(self.block_offsets()),
                     Arg::BufU32(&self.vh),
                     Arg::Buf(&self.block),
                     Arg::Buf(&self.c),
@@ -1648,6 +1808,15 @@ impl<T: Real> ClStepper<T> {
                     Arg::Buf(u),
                 ],
             ),
+        }
+    }
+
+    /// The offsets of the resident block layout (full or packed).
+    fn block_offsets(&self) -> &Buffer<u64> {
+        if self.block_packed {
+            &self.poff
+        } else {
+            &self.boff
         }
     }
 
@@ -1978,11 +2147,17 @@ impl<T: Real> ClStepper<T> {
     pub fn primal_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
         let t = self.t as u32;
         let (p, pe, u, f) = (&self.p, &self.pe, &self.u, &self.f);
+        let sym = self.variants.primal == PrimalVariant::Sym;
+        let (whole, part) = if sym {
+            (&self.k.primal_sym, &self.k.primal_sym_idx)
+        } else {
+            (&self.k.primal_tet, &self.k.primal_tet_idx)
+        };
         match &s.idx {
             None => launch_on(
                 &self.dev,
                 lane,
-                &self.k.primal_tet,
+                whole,
                 self.t,
                 LOCAL,
                 &[
@@ -1997,7 +2172,7 @@ impl<T: Real> ClStepper<T> {
             Some(i) => launch_on(
                 &self.dev,
                 lane,
-                &self.k.primal_tet_idx,
+                part,
                 s.n,
                 LOCAL,
                 &[
@@ -2038,18 +2213,20 @@ impl<T: Real> ClStepper<T> {
         let tail = [
             Arg::BufU32(&self.slot_vertex),
             Arg::BufU32(&self.vptr),
-            Arg::BufU64(&self.boff),
+            Arg::BufU64(self.block_offsets()),
             Arg::BufU32(&self.vh),
             Arg::Buf(&self.block),
             Arg::Buf(&self.c),
             Arg::Buf(&self.u),
         ];
+        let (whole, part) = if self.block_packed {
+            (&self.k.vertex_block_s, &self.k.vertex_block_s_idx)
+        } else {
+            (&self.k.vertex_block_v, &self.k.vertex_block_v_idx)
+        };
         let (kernel, head) = match &s.idx {
-            None => (&self.k.vertex_block_v, vec![Arg::U32(self.nfree as u32)]),
-            Some(i) => (
-                &self.k.vertex_block_v_idx,
-                vec![Arg::U32(s.n as u32), Arg::BufU32(i)],
-            ),
+            None => (whole, vec![Arg::U32(self.nfree as u32)]),
+            Some(i) => (part, vec![Arg::U32(s.n as u32), Arg::BufU32(i)]),
         };
         let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
         launch_on(&self.dev, lane, kernel, s.n, LOCAL, &args, wait)

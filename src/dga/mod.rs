@@ -47,6 +47,40 @@ pub fn curl_block(v: [u32; 4]) -> [[f64; 6]; 4] {
     c
 }
 
+/// Position of entry `(r, c)`, `r <= c`, of a symmetric 4x4 matrix in its 10-value upper
+/// triangle stored row by row: `SYM4[r][c]` (and `SYM4[c][r]`, the same value).
+pub const SYM4: [[usize; 4]; 4] = [[0, 1, 2, 3], [1, 4, 5, 6], [2, 5, 7, 8], [3, 6, 8, 9]];
+
+/// `C_n[k][l]` of a tet all of whose edges run from the lower to the higher local vertex
+/// (the kernel `primal_sym` spells the same table out; checked against [`curl_block`]).
+pub const FACE_SIGN: [[i8; 6]; 4] = [
+    [0, 0, 0, 1, -1, 1],
+    [0, -1, 1, 0, 0, -1],
+    [1, 0, -1, 0, 1, 0],
+    [-1, 1, 0, -1, 0, 0],
+];
+
+/// The orientation bits of a tet with global vertex ids `v` ([`Dga::tet_orient`]).
+pub fn tet_orient(v: [u32; 4]) -> u8 {
+    let mut bits = 0u8;
+    for (l, [a, b]) in crate::mesh::topology::LOCAL_EDGES.iter().enumerate() {
+        if v[*a] < v[*b] {
+            bits |= 1 << l;
+        }
+    }
+    bits
+}
+
+/// `C_n` rebuilt from the orientation bits: equal to [`curl_block`] of the tet.
+pub fn curl_from_orient(bits: u8) -> [[f64; 6]; 4] {
+    std::array::from_fn(|k| {
+        std::array::from_fn(|l| {
+            let s = FACE_SIGN[k][l] as f64;
+            if bits >> l & 1 == 1 { s } else { -s }
+        })
+    })
+}
+
 /// Symmetric blocks per vertex over its half-edges (row-major, full storage).
 #[derive(Clone, Debug, Default)]
 pub struct VertexBlocks {
@@ -84,6 +118,37 @@ impl VertexBlocks {
             }
         }
     }
+    /// Offsets of the packed layout ([`VertexBlocks::pack`]): vertex v's `d(d+1)/2` values
+    /// start at `poff[v]`; `poff[n_vertices]` is the total.
+    pub fn packed_offsets(&self) -> Vec<u64> {
+        let mut poff = Vec::with_capacity(self.ptr.len());
+        let mut o = 0u64;
+        poff.push(0);
+        for v in 0..self.n_vertices() {
+            let d = self.dim(v) as u64;
+            o += d * (d + 1) / 2;
+            poff.push(o);
+        }
+        poff
+    }
+
+    /// `full` (values in this layout, e.g. the blocks scaled or converted) packed to each
+    /// block's upper triangle column by column: entry `(j, i)`, `j <= i`, of vertex v at
+    /// `poff[v] + i(i+1)/2 + j` (the kernel `vertex_block_s` reads this layout).
+    /// Each value passes through `f` (a scaling or a conversion) on the way.
+    pub fn pack<U: Copy, T>(&self, full: &[U], poff: &[u64], f: impl Fn(U) -> T) -> Vec<T> {
+        let n = *poff.last().unwrap_or(&0) as usize;
+        let mut out = Vec::with_capacity(n);
+        for v in 0..self.n_vertices() {
+            let d = self.dim(v);
+            let b = &full[self.off[v]..self.off[v] + d * d];
+            for i in 0..d {
+                out.extend((0..=i).map(|j| f(b[j * d + i])));
+            }
+        }
+        out
+    }
+
     /// xᵀ B x. Per-vertex terms in parallel, summed in a fixed order: bit-reproducible.
     pub fn quad(&self, x: &[f64]) -> f64 {
         let terms: Vec<f64> = (0..self.n_vertices())
@@ -116,8 +181,14 @@ pub struct Dga {
     pub free_edge: Vec<bool>,
     /// `Mmu_n`, row-major 4x4.
     pub mmu: Vec<[f64; 16]>,
-    /// `Mmu_n⁻¹ C_n`, row-major 4x6.
-    pub mmu_inv_c: Vec<[f64; 24]>,
+    /// `Mmu_n⁻¹`, its upper triangle row by row ([`SYM4`]). The primal block
+    /// `Mmu_n⁻¹ C_n` is [`Dga::primal_block`]; the symmetric device layout stores these 10
+    /// values and rebuilds `C_n` from [`Dga::tet_orient`] in the kernel.
+    pub mmu_inv: Vec<[f64; 10]>,
+    /// Per tet, bit `l` set when local edge `l` (`LOCAL_EDGES[l] = [a, b]`) runs from
+    /// local vertex `a` to `b` in its global orientation (`v_a < v_b`): then
+    /// `C_n[k][l] = FACE_SIGN[k][l]`, else its negative ([`curl_from_orient`]).
+    pub tet_orient: Vec<u8>,
     /// `Meps_v` over free half-edges, and its inverse (same layout).
     pub meps: VertexBlocks,
     pub meps_inv: VertexBlocks,
@@ -230,6 +301,30 @@ impl Dga {
     }
 
     /// The counts the cost models read ([`crate::cost`]).
+    /// The primal block `Mmu_n⁻¹ C_n` of tet `n`, row-major 4x6 (zero for a tet a part
+    /// does not own).
+    pub fn primal_block(&self, n: usize) -> [f64; 24] {
+        std::array::from_fn(|rl| self.primal_entry(n, rl / 6, rl % 6))
+    }
+
+    /// Entry `(r, l)` of [`Dga::primal_block`]: the two faces of the tet that edge `l`
+    /// bounds, summed in face order.
+    pub fn primal_entry(&self, n: usize, r: usize, l: usize) -> f64 {
+        let m = &self.mmu_inv[n];
+        let o = if self.tet_orient[n] >> l & 1 == 1 {
+            1.0
+        } else {
+            -1.0
+        };
+        let mut acc = 0.0;
+        for (k, row) in FACE_SIGN.iter().enumerate() {
+            if row[l] != 0 {
+                acc += m[SYM4[r][k]] * (o * row[l] as f64);
+            }
+        }
+        acc
+    }
+
     pub fn counts(&self) -> crate::cost::DgaCounts {
         crate::cost::DgaCounts {
             tets: self.n_tets,
@@ -238,6 +333,9 @@ impl Dga {
             free_half: self.n_free_half(),
             circ: self.circ.len(),
             block: self.meps_inv.data.len(),
+            packed: (0..self.meps.n_vertices())
+                .map(|v| self.meps.dim(v) * (self.meps.dim(v) + 1) / 2)
+                .sum(),
         }
     }
 
@@ -310,18 +408,18 @@ impl Dga {
             ));
         }
         // Per tet: Mmu and Mmu⁻¹C (a NaN in slot 0 marks a failure, reported below).
-        let (mmu, mmu_inv_c): (Vec<[f64; 16]>, Vec<[f64; 24]>) = (0..t)
+        let (mmu, mmu_inv): (Vec<[f64; 16]>, Vec<[f64; 10]>) = (0..t)
             .into_par_iter()
             .map(|n| {
                 if tet_rows.is_some_and(|r| !r[n]) {
-                    return ([0.0; 16], [0.0; 24]);
+                    return ([0.0; 16], [0.0; 10]);
                 }
                 let g = TetGeom::new(mesh, n);
                 let mut mmu = Matrix4::<f64>::zeros();
                 for i in 0..4 {
                     let h = g.hexahedron(i);
                     let Some(mm) = local_gram_inverse(&h.at, mat.mu[n] * h.volume) else {
-                        return ([f64::NAN; 16], [0.0; 24]);
+                        return ([f64::NAN; 16], [0.0; 10]);
                     };
                     for r in 0..3 {
                         for c in 0..3 {
@@ -330,17 +428,16 @@ impl Dga {
                     }
                 }
                 let Some(chol) = mmu.cholesky() else {
-                    return ([f64::NAN; 16], [0.0; 24]);
+                    return ([f64::NAN; 16], [0.0; 10]);
                 };
                 let inv = chol.inverse();
-                let c = curl_block(g.v);
-                let mut p = [0.0; 24];
+                let mut sym = [0.0; 10];
                 for r in 0..4 {
-                    for l in 0..6 {
-                        p[r * 6 + l] = (0..4).map(|k| inv[(r, k)] * c[k][l]).sum();
+                    for c in r..4 {
+                        sym[SYM4[r][c]] = inv[(r, c)];
                     }
                 }
-                (std::array::from_fn(|k| mmu[(k / 4, k % 4)]), p)
+                (std::array::from_fn(|k| mmu[(k / 4, k % 4)]), sym)
             })
             .unzip();
         if let Some(n) = mmu.par_iter().position_first(|m| m[0].is_nan()) {
@@ -385,7 +482,8 @@ impl Dga {
             tet_edges: topo.tet_edges.clone(),
             free_edge,
             mmu,
-            mmu_inv_c,
+            mmu_inv,
+            tet_orient: mesh.tets.par_iter().map(|&v| tet_orient(v)).collect(),
             meps,
             meps_inv,
             msig,
@@ -667,4 +765,116 @@ fn dual_circulations(mesh: &Mesh, topo: &Topology) -> (Vec<u32>, Vec<u32>) {
         }
     }
     (ptr, circ)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The symmetric primal layout's curl table is the tet's incidence for every ordering
+    /// of its global vertex ids (all 24 permutations of four ids).
+    #[test]
+    fn the_orientation_bits_rebuild_the_curl_block() {
+        let ids = [7u32, 19, 3, 42];
+        let mut seen = std::collections::HashSet::new();
+        for p in 0..24usize {
+            let mut rest: Vec<u32> = ids.to_vec();
+            let mut v = [0u32; 4];
+            let mut k = p;
+            for (i, slot) in v.iter_mut().enumerate() {
+                let r = k % (4 - i);
+                k /= 4 - i;
+                *slot = rest.remove(r);
+            }
+            seen.insert(v);
+            let bits = tet_orient(v);
+            assert_eq!(curl_from_orient(bits), curl_block(v), "vertices {v:?}");
+        }
+        assert_eq!(seen.len(), 24);
+    }
+
+    /// A mesh with moved vertices, so no two tets share their geometry (fixed seed).
+    fn jittered() -> (Mesh, Dga) {
+        let mut m = crate::mesh::generate::box_mesh([3, 2, 2], [1.3, 0.8, 0.9]);
+        let mut r = crate::util::Rng::new(0x5a17);
+        for p in m.nodes.iter_mut() {
+            for x in p.iter_mut() {
+                *x += 0.04 * r.sym();
+            }
+        }
+        let topo = crate::mesh::Topology::build(&m).unwrap();
+        let d = Dga::assemble(&m, &topo, &Media::vacuum(m.n_tets())).unwrap();
+        (m, d)
+    }
+
+    /// The 4x6 primal block rebuilt from the 10 stored values and the orientation bits is
+    /// `Mmu⁻¹ C`: `Mmu · P = C` (the incidence of the tet's global vertex ids) to round-off.
+    #[test]
+    fn the_symmetric_primal_layout_gives_mmu_inverse_times_the_curl() {
+        let (m, d) = jittered();
+        for n in 0..d.n_tets {
+            let p = d.primal_block(n);
+            let c = curl_block(m.tets[n]);
+            let scale = d.mmu[n].iter().fold(0.0f64, |a, x| a.max(x.abs()))
+                * p.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+            for r in 0..4 {
+                for l in 0..6 {
+                    let mp: f64 = (0..4).map(|k| d.mmu[n][r * 4 + k] * p[k * 6 + l]).sum();
+                    assert!(
+                        (mp - c[r][l]).abs() <= 1e-13 * scale.max(1.0),
+                        "tet {n} ({r}, {l}): {mp} vs {}",
+                        c[r][l]
+                    );
+                }
+            }
+        }
+    }
+
+    /// The packed vertex blocks, read with the kernel's addressing (`vertex_block_s`:
+    /// `j <= i` at `i(i+1)/2 + j`, else `j(j+1)/2 + i`), give every entry of the full block.
+    #[test]
+    fn the_packed_blocks_hold_every_entry_at_the_kernel_address() {
+        let (_, d) = jittered();
+        let b = &d.meps_inv;
+        let poff = b.packed_offsets();
+        let packed = b.pack(&b.data, &poff, |x| x);
+        assert_eq!(packed.len() as u64, *poff.last().unwrap());
+        assert_eq!(packed.len(), d.counts().packed);
+        let mut asym = 0.0f64;
+        for v in 0..b.n_vertices() {
+            let dim = b.dim(v);
+            let full = b.block(v);
+            for i in 0..dim {
+                for j in 0..dim {
+                    let k = if j <= i {
+                        i * (i + 1) / 2 + j
+                    } else {
+                        j * (j + 1) / 2 + i
+                    };
+                    let got = packed[poff[v] as usize + k];
+                    // the upper triangle exactly; the lower one by the block's symmetry
+                    if j <= i {
+                        assert_eq!(got, full[j * dim + i]);
+                    }
+                    asym = asym.max((got - full[i * dim + j]).abs() / full[i * dim + i].abs());
+                }
+            }
+        }
+        assert!(asym < 1e-12, "blocks symmetric to round-off: {asym:e}");
+    }
+
+    /// `SYM4` addresses each of the 10 upper-triangle values once and is symmetric.
+    #[test]
+    fn the_packed_4x4_index_is_a_symmetric_bijection() {
+        let mut hit = [0; 10];
+        for r in 0..4 {
+            for c in 0..4 {
+                assert_eq!(SYM4[r][c], SYM4[c][r]);
+                if r <= c {
+                    hit[SYM4[r][c]] += 1;
+                }
+            }
+        }
+        assert_eq!(hit, [1; 10]);
+    }
 }

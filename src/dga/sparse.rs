@@ -71,9 +71,10 @@ pub fn mmu_inverse_curl(dga: &Dga) -> CsMat<f64> {
     let t = dga.n_tets;
     let mut m = TriMat::with_capacity((dga.n_dual(), dga.n_half()), 48 * t);
     for n in 0..t {
+        let p = dga.primal_block(n);
         for r in 0..4 {
             for l in 0..6 {
-                let v = dga.mmu_inv_c[n][r * 6 + l];
+                let v = p[r * 6 + l];
                 if v != 0.0 {
                     let e = dga.tet_edges[n][l] as usize;
                     m.add_triplet(4 * n + r, 2 * e, v);

@@ -472,6 +472,7 @@ fn summed_counts<C: Comm>(comm: &C, dga: &Dga, st: &dyn RankStepper) -> Result<V
         counts.circ as f64,
         counts.block as f64,
         st.halo_values() as f64,
+        counts.packed as f64,
     ])
 }
 
@@ -791,7 +792,8 @@ struct Outcome<'a> {
     fmax_hz: f64,
     setup_s: f64,
     backend: String,
-    /// Counts summed over the ranks (tets, edges, vertices, free halves, circ, block, halo).
+    /// Counts summed over the ranks (tets, edges, vertices, free halves, circ, block, halo,
+    /// packed block).
     summed: &'a [f64],
     stats: Option<&'a Stats>,
 }
@@ -822,6 +824,7 @@ fn result_of(
         free_half: summed[3] as usize,
         circ: summed[4] as usize,
         block: summed[5] as usize,
+        packed: summed[7] as usize,
     };
     let (model_bytes, model_flops) = crate::cost::dga_step(&model_counts, plan.precision.bytes());
     let mut notices = g.notices;
