@@ -338,6 +338,49 @@ __kernel void vertex_block_s_idx(const uint NI, __global const uint* restrict id
     vertex_block_s_one(idx[i], slot_vertex, vptr, poff, vh, B, C, U);
 }
 
+// The same over blocks stored by wrapped diagonals (VertexBlocks::pack_diag): diagonal k
+// (k <= d/2) of vertex v holds B[i][(i+k) mod d] at B[doff[v] + k d + i]; past d/2 the
+// transposed diagonal d - k is read at (i+k) mod d. At every step the threads of a vertex
+// read consecutive addresses (a rotation at most), and each its own c.
+void vertex_block_d_one(const size_t g, __global const uint* restrict slot_vertex,
+                        __global const uint* restrict vptr, __global const ulong* restrict doff,
+                        __global const uint* restrict vh, __global const real* restrict B,
+                        __global const real* restrict C, __global real* restrict U) {
+    const uint v = slot_vertex[g];
+    const uint a = vptr[v];
+    const uint d = vptr[v + 1] - a;
+    const uint i = (uint)g - a;
+    __global const real* bv = B + doff[v];
+    const uint h = d / 2;
+    real acc = 0;
+    uint m = i; // (i + k) mod d
+    for (uint k = 0; k < d; k++) {
+        const uint idx = (k <= h) ? k * d + i : (d - k) * d + m;
+        acc += bv[idx] * C[vh[a + m] >> 1];
+        m = (m + 1 == d) ? 0 : m + 1;
+    }
+    U[vh[g]] += acc;
+}
+
+__kernel void vertex_block_d(const uint NF, __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
+                             __global const ulong* restrict doff, __global const uint* restrict vh,
+                             __global const real* restrict B, __global const real* restrict C,
+                             __global real* restrict U) {
+    const size_t g = get_global_id(0);
+    if (g >= NF) return;
+    vertex_block_d_one(g, slot_vertex, vptr, doff, vh, B, C, U);
+}
+
+__kernel void vertex_block_d_idx(const uint NI, __global const uint* restrict idx,
+                                 __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
+                                 __global const ulong* restrict doff, __global const uint* restrict vh,
+                                 __global const real* restrict B, __global const real* restrict C,
+                                 __global real* restrict U) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    vertex_block_d_one(idx[i], slot_vertex, vptr, doff, vh, B, C, U);
+}
+
 // Loss step (design note §12, Crank-Nicolson in sigma), first half: for every free half-edge
 // row k of a lossy vertex v = LV[k], T[k] = sum_j Bhat_v[i][j] U[vh[a + j]] (its row of
 // Bhat_v at LB + LR[k]). Reads U only; loss_scatter then writes T back, so no work-item

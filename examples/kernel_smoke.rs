@@ -308,6 +308,13 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         ),
         (
             &(u0.clone(), f0.clone()),
+            PrimalVariant::Sym,
+            DualForm::Factored,
+            CsrVariant::Vector,
+            BlockVariant::Diag,
+        ),
+        (
+            &(u0.clone(), f0.clone()),
             PrimalVariant::Tet,
             DualForm::Factored,
             CsrVariant::Vector,
@@ -366,6 +373,7 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         let dual: &[&str] = match (form, cv, bv) {
             (DualForm::Factored, _, BlockVariant::Vertex) => &["circulation", "vertex_block_v"],
             (DualForm::Factored, _, BlockVariant::Packed) => &["circulation", "vertex_block_s"],
+            (DualForm::Factored, _, BlockVariant::Diag) => &["circulation", "vertex_block_d"],
             (DualForm::Factored, _, BlockVariant::HalfEdge) => &["circulation", "vertex_block"],
             (DualForm::Csr, CsrVariant::Scalar, _) => &["csr_scalar"],
             (DualForm::Csr, CsrVariant::Vector, _) => &["csr_vector"],
@@ -420,6 +428,11 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
     // and the symmetric layouts' subset kernels (primal_sym_idx, vertex_block_s_idx)
     g.set_variants(Variants::default())?;
+    subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
+    g.set_variants(Variants {
+        block: BlockVariant::Diag,
+        ..Variants::default()
+    })?;
     subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
     Ok(())
 }
@@ -481,13 +494,25 @@ fn subsets<T: Real>(
     c.advance(0, 1, &mut vec![])?;
     let (uc, fc) = c.state()?;
     let both = |a: &[f64], b: &[f64]| [a, b].concat();
-    let sym = g.variants().primal == PrimalVariant::Sym;
-    let names = |full: [&'static str; 3], packed: [&'static str; 3]| {
-        if sym { packed } else { full }
+    let v = g.variants();
+    let names = |full: [&'static str; 3], idx: bool| {
+        let primal = match (v.primal, idx) {
+            (PrimalVariant::Sym, false) => "primal_sym",
+            (PrimalVariant::Sym, true) => "primal_sym_idx",
+            _ => full[0],
+        };
+        let block = match (v.block, idx) {
+            (BlockVariant::Packed, false) => "vertex_block_s",
+            (BlockVariant::Packed, true) => "vertex_block_s_idx",
+            (BlockVariant::Diag, false) => "vertex_block_d",
+            (BlockVariant::Diag, true) => "vertex_block_d_idx",
+            _ => full[2],
+        };
+        [primal, full[1], block]
     };
     s.covered(&names(
         ["primal_tet", "circulation", "vertex_block_v"],
-        ["primal_sym", "circulation", "vertex_block_s"],
+        false,
     ));
     s.check(
         format!(
@@ -554,7 +579,7 @@ fn subsets<T: Real>(
     let (ug, fg) = g.state()?;
     s.covered(&names(
         ["primal_tet_idx", "circulation_idx", "vertex_block_v_idx"],
-        ["primal_sym_idx", "circulation_idx", "vertex_block_s_idx"],
+        true,
     ));
     s.check(
         format!(

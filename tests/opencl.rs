@@ -63,6 +63,7 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
     for (form, var, bv) in [
         (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Vertex),
         (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Packed),
+        (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Diag),
         (
             DualForm::Factored,
             CsrVariant::Scalar,

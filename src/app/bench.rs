@@ -332,6 +332,32 @@ fn device_rows<T: Real>(
         })?,
         by.primal_sym + by.circulation + by.vertex_block_sym,
     );
+    // the diagonal layout: its values in place of the packed triangle's
+    let s_real = std::mem::size_of::<T>() as f64;
+    let diag_len = *dga.meps.diag_offsets().last().unwrap_or(&0) as f64;
+    let diag_bytes = by.vertex_block_sym + s_real * (diag_len - dga.counts().packed as f64);
+    s.set_variants(Variants {
+        block: BlockVariant::Diag,
+        ..sym_v
+    })?;
+    push(
+        "dual_factored",
+        BlockVariant::Diag.name(),
+        time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
+        diag_bytes,
+    );
+    push(
+        "step",
+        "tet_sym+factored_diag",
+        time_events(dev, w, n, || {
+            Ok(vec![
+                s.primal_update()?,
+                s.circulation()?,
+                s.vertex_blocks()?,
+            ])
+        })?,
+        by.primal_sym + by.circulation + diag_bytes,
+    );
     let base_v = Variants {
         primal: PrimalVariant::Tet,
         block: BlockVariant::Vertex,

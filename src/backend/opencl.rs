@@ -609,6 +609,8 @@ impl ClDevice {
             primal_sym_idx: k("primal_sym_idx")?,
             vertex_block_s: k("vertex_block_s")?,
             vertex_block_s_idx: k("vertex_block_s_idx")?,
+            vertex_block_d: k("vertex_block_d")?,
+            vertex_block_d_idx: k("vertex_block_d_idx")?,
             fma_peak: k("fma_peak")?,
             _program: program,
         })
@@ -654,6 +656,8 @@ pub struct Kernels {
     pub(crate) primal_sym_idx: Kernel,
     pub(crate) vertex_block_s: Kernel,
     pub(crate) vertex_block_s_idx: Kernel,
+    pub(crate) vertex_block_d: Kernel,
+    pub(crate) vertex_block_d_idx: Kernel,
     pub fma_peak: Kernel,
     _program: Program,
 }
@@ -780,6 +784,17 @@ pub enum BlockVariant {
     /// Vertex-major over packed blocks: each block's upper triangle, `d(d+1)/2` values
     /// instead of `d²`. Default without dispersion.
     Packed,
+    /// Vertex-major over blocks stored by wrapped diagonals, `d(⌊d/2⌋+1)` values: every
+    /// read coalesced, each thread its own circulation.
+    Diag,
+}
+
+/// How the vertex blocks are stored on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockLayout {
+    Full,
+    Tri,
+    Diag,
 }
 
 impl BlockVariant {
@@ -788,11 +803,16 @@ impl BlockVariant {
             BlockVariant::HalfEdge => "vertex_block_halfedge",
             BlockVariant::Vertex => "vertex_block",
             BlockVariant::Packed => "vertex_block_sym",
+            BlockVariant::Diag => "vertex_block_diag",
         }
     }
 
-    fn packed(self) -> bool {
-        self == BlockVariant::Packed
+    fn layout(self) -> BlockLayout {
+        match self {
+            BlockVariant::Packed => BlockLayout::Tri,
+            BlockVariant::Diag => BlockLayout::Diag,
+            _ => BlockLayout::Full,
+        }
     }
 }
 
@@ -889,10 +909,10 @@ pub struct ClStepper<T: Real> {
     /// Offsets of the packed blocks ([`crate::dga::VertexBlocks::packed_offsets`]).
     poff: Buffer<u64>,
     nfree: usize,
-    /// The vertex blocks, packed when `block_packed` (`block_len` values).
+    /// The vertex blocks in `block_layout` (`block_len` values).
     block: Buffer<T>,
     block_len: usize,
-    block_packed: bool,
+    block_layout: BlockLayout,
     csr: Option<DeviceCsr<T>>,
     src_idx: Buffer<u32>,
     src_g: Buffer<T>,
@@ -1066,20 +1086,35 @@ fn upload_primal<T: Real>(
 
 /// The vertex blocks `scale · full` (in the layout of `layout`), full or packed
 /// ([`crate::dga::VertexBlocks::pack`]), and their length.
-fn upload_blocks<T: Real>(
+/// The vertex blocks `f(full)` in `lay`, their length, and the offsets of a packed layout
+/// (uploaded into the stepper's `poff`; None for the full layout, which reads `boff`).
+fn upload_blocks<U: Copy + Sync, T: Real>(
     dev: &ClDevice,
     layout: &crate::dga::VertexBlocks,
-    full: &[f64],
-    poff: &[u64],
-    packed: bool,
-    scale: f64,
-) -> Result<(Buffer<T>, usize)> {
-    if packed {
-        let data: Vec<T> = layout.pack(full, poff, |x| T::of(scale * x));
-        Ok((dev.upload(&data, "vertex blocks")?, data.len()))
-    } else {
-        let b = dev.upload_with(full.len(), "vertex blocks", |i| T::of(scale * full[i]))?;
-        Ok((b, full.len()))
+    full: &[U],
+    lay: BlockLayout,
+    f: impl Fn(U) -> T + Sync,
+) -> Result<(Buffer<T>, usize, Option<Buffer<u64>>)> {
+    let packed = |data: Vec<T>, off: Vec<u64>| -> Result<(Buffer<T>, usize, Option<Buffer<u64>>)> {
+        Ok((
+            dev.upload(&data, "vertex blocks")?,
+            data.len(),
+            Some(dev.upload(&off, "packed block offsets")?),
+        ))
+    };
+    match lay {
+        BlockLayout::Tri => {
+            let off = layout.packed_offsets();
+            packed(layout.pack(full, &off, f), off)
+        }
+        BlockLayout::Diag => {
+            let off = layout.diag_offsets();
+            packed(layout.pack_diag(full, &off, f), off)
+        }
+        BlockLayout::Full => {
+            let b = dev.upload_with(full.len(), "vertex blocks", |i| f(full[i]))?;
+            Ok((b, full.len(), None))
+        }
     }
 }
 
@@ -1129,16 +1164,9 @@ impl<T: Real> ClStepper<T> {
             slot_vertex[dga.meps.ptr[v]..dga.meps.ptr[v + 1]].fill(v as u32);
         }
         let boff: Vec<u64> = dga.meps.off.iter().map(|&x| x as u64).collect();
-        let poff = dga.meps.packed_offsets();
-        let block_packed = variants.block.packed();
-        let (block, block_len) = upload_blocks(
-            &dev,
-            &dga.meps,
-            &dga.meps_inv.data,
-            &poff,
-            block_packed,
-            1.0,
-        )?;
+        let block_layout = variants.block.layout();
+        let (block, block_len, poff) =
+            upload_blocks(&dev, &dga.meps, &dga.meps_inv.data, block_layout, T::of)?;
         let csr = if dual == DualForm::Csr {
             let m = build_csr(&dga, 1.0);
             if m.nnz() >= u32::MAX as usize {
@@ -1184,11 +1212,14 @@ impl<T: Real> ClStepper<T> {
             hrow: dev.upload(&hrow, "half-edge rows")?,
             slot_vertex: dev.upload(&slot_vertex, "slot vertices")?,
             boff: dev.upload(&boff, "block offsets")?,
-            poff: dev.upload(&poff, "packed block offsets")?,
+            poff: match poff {
+                Some(p) => p,
+                None => dev.upload::<u64>(&[], "packed block offsets")?,
+            },
             nfree: dga.meps.h.len(),
             block_len,
             block,
-            block_packed,
+            block_layout,
             csr,
             nsrc: sidx.len(),
             src_idx: dev.upload(&sidx, "source indices")?,
@@ -1238,21 +1269,23 @@ impl<T: Real> ClStepper<T> {
                 }
             }
         }
-        if v.block.packed() != self.block_packed {
-            self.block_packed = v.block.packed();
+        if v.block.layout() != self.block_layout {
+            self.block_layout = v.block.layout();
             if self.dga.msig.is_some() || self.dga.disp.is_some() {
                 self.install_losses(self.dt)?;
             } else {
-                let poff = self.dga.meps.packed_offsets();
-                let (b, n) = upload_blocks(
+                let dt = self.dt;
+                let (b, n, off) = upload_blocks(
                     &self.dev,
                     &self.dga.meps,
                     &self.dga.meps_inv.data,
-                    &poff,
-                    self.block_packed,
-                    self.dt,
+                    self.block_layout,
+                    |x| T::of(dt * x),
                 )?;
                 (self.block, self.block_len) = (b, n);
+                if let Some(off) = off {
+                    self.poff = off;
+                }
             }
         }
         Ok(())
@@ -1364,11 +1397,18 @@ impl<T: Real> ClStepper<T> {
     /// Uploads the dual blocks, CSR values and loss step of a conducting `Dga` for `dt`.
     fn install_losses(&mut self, dt: f64) -> Result<()> {
         let ops = Operators::<T>::new(&self.dga, dt, self.csr.is_some());
-        if self.block_packed {
-            let poff = self.dga.meps.packed_offsets();
-            let packed = self.dga.meps.pack(&ops.block, &poff, |x| x);
-            self.block = self.dev.upload(&packed, "vertex blocks")?;
-            self.block_len = packed.len();
+        if self.block_layout != BlockLayout::Full {
+            let (b, n, off) = upload_blocks(
+                &self.dev,
+                &self.dga.meps,
+                &ops.block,
+                self.block_layout,
+                |x| x,
+            )?;
+            (self.block, self.block_len) = (b, n);
+            if let Some(off) = off {
+                self.poff = off;
+            }
         } else {
             if self.block_len != ops.block.len() {
                 self.block = self.dev.alloc(ops.block.len(), "vertex blocks")?;
@@ -1772,13 +1812,9 @@ impl<T: Real> ClStepper<T> {
     /// `u += B c` with the configured mapping (c: the stepper's circulation buffer).
     fn launch_vertex_blocks(&self, u: &Buffer<T>) -> Result<Event> {
         match self.variants.block {
-            BlockVariant::Vertex | BlockVariant::Packed => launch(
+            BlockVariant::Vertex | BlockVariant::Packed | BlockVariant::Diag => launch(
                 &self.dev,
-                if self.block_packed {
-                    &self.k.vertex_block_s
-                } else {
-                    &self.k.vertex_block_v
-                },
+                self.block_kernels().0,
                 self.nfree,
                 LOCAL,
                 &[
@@ -1813,10 +1849,19 @@ impl<T: Real> ClStepper<T> {
 
     /// The offsets of the resident block layout (full or packed).
     fn block_offsets(&self) -> &Buffer<u64> {
-        if self.block_packed {
-            &self.poff
-        } else {
+        if self.block_layout == BlockLayout::Full {
             &self.boff
+        } else {
+            &self.poff
+        }
+    }
+
+    /// The vertex-major block kernels (whole range, index subset) of the resident layout.
+    fn block_kernels(&self) -> (&Kernel, &Kernel) {
+        match self.block_layout {
+            BlockLayout::Full => (&self.k.vertex_block_v, &self.k.vertex_block_v_idx),
+            BlockLayout::Tri => (&self.k.vertex_block_s, &self.k.vertex_block_s_idx),
+            BlockLayout::Diag => (&self.k.vertex_block_d, &self.k.vertex_block_d_idx),
         }
     }
 
@@ -2219,11 +2264,7 @@ impl<T: Real> ClStepper<T> {
             Arg::Buf(&self.c),
             Arg::Buf(&self.u),
         ];
-        let (whole, part) = if self.block_packed {
-            (&self.k.vertex_block_s, &self.k.vertex_block_s_idx)
-        } else {
-            (&self.k.vertex_block_v, &self.k.vertex_block_v_idx)
-        };
+        let (whole, part) = self.block_kernels();
         let (kernel, head) = match &s.idx {
             None => (whole, vec![Arg::U32(self.nfree as u32)]),
             Some(i) => (part, vec![Arg::U32(s.n as u32), Arg::BufU32(i)]),
