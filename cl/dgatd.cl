@@ -650,8 +650,10 @@ __kernel void triad4(const ulong N4, __global real* restrict a, __global const r
 // Floating-point peak probe (the bench's "fma" row): 8 independent multiply-add chains of
 // ITERS steps per work-item (16 flops a step), their sum written so that none is dropped.
 // a < 1 and b small keep the values bounded.
-__kernel void fma_peak(const uint ITERS, const real a, const real b, __global real* restrict out) {
+__kernel void fma_peak(const uint N, const uint ITERS, const real a, const real b,
+                       __global real* restrict out) {
     const size_t g = get_global_id(0);
+    if (g >= N) return;
     real x0 = (real)(g & 1023) * (real)1e-3, x1 = x0 + (real)0.1, x2 = x0 + (real)0.2,
          x3 = x0 + (real)0.3, x4 = x0 + (real)0.4, x5 = x0 + (real)0.5, x6 = x0 + (real)0.6,
          x7 = x0 + (real)0.7;

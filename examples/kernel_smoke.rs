@@ -982,7 +982,13 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
             &g.kernels().fma_peak,
             n,
             LOCAL,
-            &[Arg::U32(iters), Arg::Real(a), Arg::Real(b), Arg::Buf(&out)],
+            &[
+                Arg::U32(n as u32),
+                Arg::U32(iters),
+                Arg::Real(a),
+                Arg::Real(b),
+                Arg::Buf(&out),
+            ],
         )?;
         let got = dev.read(&out, n, "fma probe")?;
         let ok = got.iter().enumerate().all(|(i, x)| {

@@ -183,6 +183,7 @@ fn fma_row<T: Real>(
             n,
             LOCAL,
             &[
+                Arg::U32(n as u32),
                 Arg::U32(iters),
                 Arg::Real(T::of(0.999_999)),
                 Arg::Real(T::of(1e-7)),
@@ -260,6 +261,17 @@ impl Roofs {
     }
 }
 
+/// Times of the factored step (primal, circulation, vertex blocks) in `s`'s variants.
+fn step_times<T: Real>(dev: &ClDevice, w: usize, n: usize, s: &ClStepper<T>) -> Result<Vec<f64>> {
+    time_events(dev, w, n, || {
+        Ok(vec![
+            s.primal_update()?,
+            s.circulation()?,
+            s.vertex_blocks()?,
+        ])
+    })
+}
+
 /// All kernel rows of one OpenCL device, precision and mesh.
 fn device_rows<T: Real>(
     dev: &Arc<ClDevice>,
@@ -323,13 +335,7 @@ fn device_rows<T: Real>(
     push(
         "step",
         "tet_sym+factored_sym",
-        time_events(dev, w, n, || {
-            Ok(vec![
-                s.primal_update()?,
-                s.circulation()?,
-                s.vertex_blocks()?,
-            ])
-        })?,
+        step_times(dev, w, n, &s)?,
         by.primal_sym + by.circulation + by.vertex_block_sym,
     );
     // the diagonal layout: its values in place of the packed triangle's
@@ -349,13 +355,7 @@ fn device_rows<T: Real>(
     push(
         "step",
         "tet_sym+factored_diag",
-        time_events(dev, w, n, || {
-            Ok(vec![
-                s.primal_update()?,
-                s.circulation()?,
-                s.vertex_blocks()?,
-            ])
-        })?,
+        step_times(dev, w, n, &s)?,
         by.primal_sym + by.circulation + diag_bytes,
     );
     let base_v = Variants {
@@ -393,13 +393,7 @@ fn device_rows<T: Real>(
     push(
         "step",
         "tet+factored",
-        time_events(dev, w, n, || {
-            Ok(vec![
-                s.primal_update()?,
-                s.circulation()?,
-                s.vertex_blocks()?,
-            ])
-        })?,
+        step_times(dev, w, n, &s)?,
         by.primal + by.circulation + by.vertex_block,
     );
     if with_csr {
