@@ -55,9 +55,13 @@ fn corrected_frequencies_equal_the_eigenvalues_of_k() {
         .collect();
     let modes = harminv::cluster(&per, 1e-6, 1e4, (steps - start) as f64 * dt_s);
     // Every resonance the time domain finds is an eigenvalue of K, to 1e-5 after the
-    // leapfrog correction (observed: ~1e-13); and several are found.
+    // leapfrog correction (observed: ~1e-13); and several are found. A line is found when
+    // at least two of the six signals carry it: harminv also returns, in single signals,
+    // poorly fitted poles beside real lines (fit error 1e-5, the line itself at 1e-11 in
+    // three signals), and which signal does so changed with a round-off-level change of
+    // the operator (the symmetric Mmu⁻¹ of commit 8d0ae63).
     let mut matched = 0;
-    for m in &modes {
+    for m in modes.iter().filter(|m| m.n_signals >= 2) {
         let fc = leapfrog_correction(m.f_hz, dt_s);
         let f = *fk
             .iter()

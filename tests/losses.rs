@@ -311,7 +311,14 @@ fn homogeneous_fill_has_q_omega_eps_over_sigma() {
     // two nearby poles in one signal)
     let modes = harminv::cluster(&per, 1e-4, 10.0, (steps - start) as f64 * dt_s);
     let (mut matched, mut exact) = (0, 0);
-    for md in &modes {
+    // A line is a resonance of the record when at least two of the six signals carry it,
+    // at no less than 1e-2 of the strongest line's amplitude. After a round-off-level
+    // change of the operator (the symmetric Mmu⁻¹ of commit 8d0ae63) harminv fitted, besides
+    // every real line, poles of amplitude 1e-6 at 149 MHz and 3e-6 at 186 MHz (the strongest
+    // line: 3e-3; 10% and 8% from every discrete mode) and a one-signal pole 2.6e-4 beside
+    // the 214.27 MHz line.
+    let amax = modes.iter().map(|m| m.amplitude).fold(0.0, f64::max);
+    for md in (modes.iter()).filter(|m| m.n_signals >= 2 && m.amplitude >= 1e-2 * amax) {
         let (decay, q) = (md.decay_per_s.unwrap(), md.q.unwrap());
         // nearest discrete mode by its predicted time-discrete frequency
         let (lam, (fp, ap)) = ev
@@ -346,7 +353,11 @@ fn homogeneous_fill_has_q_omega_eps_over_sigma() {
         assert!(ea < 0.15, "decay {ea:e}");
         assert!(eq < 0.15, "Q {eq:e}");
         assert!((100.0..1e4).contains(&q));
-        if ef < 1e-9 && ea < 1e-5 {
+        // Which lines harminv fits to round-off changes with round-off changes of the
+        // record: at 0c50bce 165.78, 201.32, 214.27, 234.11 and 239.82 MHz were within 1e-10
+        // (268.12 at 5.6e-6); with the symmetric Mmu⁻¹ (8d0ae63) 201.32, 234.11, 235.12 and
+        // 268.12 are within 2e-9 (165.78 at 1.8e-5). At least four always are.
+        if ef < 1e-8 && ea < 1e-5 {
             exact += 1;
         }
         matched += 1;
