@@ -1274,18 +1274,8 @@ impl<T: Real> ClStepper<T> {
             if self.dga.msig.is_some() || self.dga.disp.is_some() {
                 self.install_losses(self.dt)?;
             } else {
-                let dt = self.dt;
-                let (b, n, off) = upload_blocks(
-                    &self.dev,
-                    &self.dga.meps,
-                    &self.dga.meps_inv.data,
-                    self.block_layout,
-                    |x| T::of(dt * x),
-                )?;
-                (self.block, self.block_len) = (b, n);
-                if let Some(off) = off {
-                    self.poff = off;
-                }
+                let (dga, dt) = (self.dga.clone(), self.dt);
+                self.put_blocks(&dga.meps_inv.data, |x| T::of(dt * x))?;
             }
         }
         Ok(())
@@ -1394,21 +1384,22 @@ impl<T: Real> ClStepper<T> {
         Ok(())
     }
 
+    /// Replaces the device blocks with `f(full)` (full blocks in `dga.meps`'s layout) in the
+    /// resident layout, and the packed offsets with that layout's.
+    fn put_blocks<U: Copy + Sync>(&mut self, full: &[U], f: impl Fn(U) -> T + Sync) -> Result<()> {
+        let (b, n, off) = upload_blocks(&self.dev, &self.dga.meps, full, self.block_layout, f)?;
+        (self.block, self.block_len) = (b, n);
+        if let Some(off) = off {
+            self.poff = off;
+        }
+        Ok(())
+    }
+
     /// Uploads the dual blocks, CSR values and loss step of a conducting `Dga` for `dt`.
     fn install_losses(&mut self, dt: f64) -> Result<()> {
         let ops = Operators::<T>::new(&self.dga, dt, self.csr.is_some());
         if self.block_layout != BlockLayout::Full {
-            let (b, n, off) = upload_blocks(
-                &self.dev,
-                &self.dga.meps,
-                &ops.block,
-                self.block_layout,
-                |x| x,
-            )?;
-            (self.block, self.block_len) = (b, n);
-            if let Some(off) = off {
-                self.poff = off;
-            }
+            self.put_blocks(&ops.block, |x| x)?;
         } else {
             if self.block_len != ops.block.len() {
                 self.block = self.dev.alloc(ops.block.len(), "vertex blocks")?;

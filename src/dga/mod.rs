@@ -118,18 +118,42 @@ impl VertexBlocks {
             }
         }
     }
-    /// Offsets of the packed layout ([`VertexBlocks::pack`]): vertex v's `d(d+1)/2` values
-    /// start at `poff[v]`; `poff[n_vertices]` is the total.
-    pub fn packed_offsets(&self) -> Vec<u64> {
-        let mut poff = Vec::with_capacity(self.ptr.len());
+
+    /// Offsets of a per-vertex layout of `len(d)` values for a block of dimension `d`:
+    /// vertex v's values start at `off[v]`; `off[n_vertices]` is the total.
+    fn layout_offsets(&self, len: impl Fn(u64) -> u64) -> Vec<u64> {
+        let mut off = Vec::with_capacity(self.ptr.len());
+        off.push(0);
         let mut o = 0u64;
-        poff.push(0);
         for v in 0..self.n_vertices() {
-            let d = self.dim(v) as u64;
-            o += d * (d + 1) / 2;
-            poff.push(o);
+            o += len(self.dim(v) as u64);
+            off.push(o);
         }
-        poff
+        off
+    }
+
+    /// Each vertex's full `d x d` block in this layout, passed to `emit` with `d` to append
+    /// its values in another layout (each value through `f`); `n` values in all.
+    fn repack<U: Copy, T>(
+        &self,
+        full: &[U],
+        n: u64,
+        f: impl Fn(U) -> T,
+        emit: impl Fn(&[U], usize, &mut dyn FnMut(U)),
+    ) -> Vec<T> {
+        let mut out = Vec::with_capacity(n as usize);
+        for v in 0..self.n_vertices() {
+            let d = self.dim(v);
+            emit(&full[self.off[v]..self.off[v] + d * d], d, &mut |x| {
+                out.push(f(x))
+            });
+        }
+        out
+    }
+
+    /// Offsets of the packed layout ([`VertexBlocks::pack`]): `d(d+1)/2` values per vertex.
+    pub fn packed_offsets(&self) -> Vec<u64> {
+        self.layout_offsets(|d| d * (d + 1) / 2)
     }
 
     /// `full` (values in this layout, e.g. the blocks scaled or converted) packed to each
@@ -137,30 +161,17 @@ impl VertexBlocks {
     /// `poff[v] + i(i+1)/2 + j` (the kernel `vertex_block_s` reads this layout).
     /// Each value passes through `f` (a scaling or a conversion) on the way.
     pub fn pack<U: Copy, T>(&self, full: &[U], poff: &[u64], f: impl Fn(U) -> T) -> Vec<T> {
-        let n = *poff.last().unwrap_or(&0) as usize;
-        let mut out = Vec::with_capacity(n);
-        for v in 0..self.n_vertices() {
-            let d = self.dim(v);
-            let b = &full[self.off[v]..self.off[v] + d * d];
+        self.repack(full, *poff.last().unwrap_or(&0), f, |b, d, put| {
             for i in 0..d {
-                out.extend((0..=i).map(|j| f(b[j * d + i])));
+                (0..=i).for_each(|j| put(b[j * d + i]));
             }
-        }
-        out
+        })
     }
 
-    /// Offsets of the diagonal layout ([`VertexBlocks::pack_diag`]): vertex v's
-    /// `d (⌊d/2⌋ + 1)` values start at `doff[v]`.
+    /// Offsets of the diagonal layout ([`VertexBlocks::pack_diag`]): `d (⌊d/2⌋ + 1)` values
+    /// per vertex.
     pub fn diag_offsets(&self) -> Vec<u64> {
-        let mut off = Vec::with_capacity(self.ptr.len());
-        let mut o = 0u64;
-        off.push(0);
-        for v in 0..self.n_vertices() {
-            let d = self.dim(v) as u64;
-            o += d * (d / 2 + 1);
-            off.push(o);
-        }
-        off
+        self.layout_offsets(|d| d * (d / 2 + 1))
     }
 
     /// `full` stored by wrapped diagonals: diagonal `k` (`0 <= k <= ⌊d/2⌋`) of vertex v holds
@@ -169,16 +180,11 @@ impl VertexBlocks {
     /// i of the kernel `vertex_block_d` reads consecutive addresses with its neighbours at
     /// every step. `f` as in [`VertexBlocks::pack`].
     pub fn pack_diag<U: Copy, T>(&self, full: &[U], doff: &[u64], f: impl Fn(U) -> T) -> Vec<T> {
-        let n = *doff.last().unwrap_or(&0) as usize;
-        let mut out = Vec::with_capacity(n);
-        for v in 0..self.n_vertices() {
-            let d = self.dim(v);
-            let b = &full[self.off[v]..self.off[v] + d * d];
+        self.repack(full, *doff.last().unwrap_or(&0), f, |b, d, put| {
             for k in 0..=d / 2 {
-                out.extend((0..d).map(|i| f(b[i * d + (i + k) % d])));
+                (0..d).for_each(|i| put(b[i * d + (i + k) % d]));
             }
-        }
-        out
+        })
     }
 
     /// xᵀ B x. Per-vertex terms in parallel, summed in a fixed order: bit-reproducible.
@@ -365,9 +371,7 @@ impl Dga {
             free_half: self.n_free_half(),
             circ: self.circ.len(),
             block: self.meps_inv.data.len(),
-            packed: (0..self.meps.n_vertices())
-                .map(|v| self.meps.dim(v) * (self.meps.dim(v) + 1) / 2)
-                .sum(),
+            packed: *self.meps.packed_offsets().last().unwrap_or(&0) as usize,
         }
     }
 

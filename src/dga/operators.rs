@@ -580,17 +580,13 @@ impl<T: Real> Operators<T> {
         let mag_b = |n: usize| mag.map(|s| 0.5 * s[n] * dt);
         let mut primal = vec![T::zero(); 24 * t];
         let mut primal_edges = vec![0u32; 6 * t];
-        // tet by tet (each block computed once), scattered into the column-major layout
-        let blocks: Vec<[f64; 24]> = (0..t)
-            .into_par_iter()
-            .map(|n| dga.primal_block(n))
-            .collect();
         primal
             .par_chunks_mut(t.max(1))
             .enumerate()
             .for_each(|(rc, col)| {
                 for (n, x) in col.iter_mut().enumerate() {
-                    *x = T::of(dt * blocks[n][rc] / mag_b(n).map_or(1.0, |b| 1.0 + b));
+                    let p = dga.primal_entry(n, rc / 6, rc % 6);
+                    *x = T::of(dt * p / mag_b(n).map_or(1.0, |b| 1.0 + b));
                 }
             });
         primal_edges
