@@ -10,6 +10,10 @@
 //! - circulation: `4 (E + 1) + 4 n_circ + 4T s + E s` (pointers, signed indices, F once, c);
 //! - vertex_block: `s Σd² + 12·2E + 4 (V + 1) + 4 n_free + E s + 2·2E s`; packed blocks
 //!   store `Σ d(d+1)/2` values in place of `Σd²`;
+//! - vertex_block_lean (the CPU's vertex-major pass and its scatter,
+//!   [`crate::backend::cpu::lean`]): `4 (V + 1) + 8 (V + 1) + s Σ d(d+1)/2 + 4 n_free + E s
+//!   + n_free s` (pointers, packed offsets, blocks, slots, c once, y written), then
+//!   `4·2E + n_free s + 2·2E s` (slot table, y read, U read and written);
 //! - CSR: `4 (2E + 1) + nnz (4 + s) + 4T s + 2·2E s`;
 //! - step = primal + dual (the default symmetric layouts in [`dga_step`] and the device
 //!   memory); copy: `2 N s`; triad: `3 N s`.
@@ -52,6 +56,8 @@ pub struct KernelBytes {
     pub vertex_block: f64,
     /// The packed vertex blocks (`vertex_block_s`).
     pub vertex_block_sym: f64,
+    /// The CPU's lean dual blocks: vertex-major pass into `y`, then `U += y` by slot.
+    pub vertex_block_lean: f64,
     pub csr: f64,
 }
 
@@ -68,6 +74,14 @@ pub fn kernel_bytes(c: &DgaCounts, s: usize, csr_nnz: u64) -> KernelBytes {
         circulation: 4.0 * (e + 1.0) + 4.0 * c.circ as f64 + 4.0 * t * s + e * s,
         vertex_block: s * c.block as f64 + block_rest,
         vertex_block_sym: s * c.packed as f64 + block_rest,
+        vertex_block_lean: 12.0 * (v + 1.0)
+            + s * c.packed as f64
+            + 4.0 * nfree
+            + e * s
+            + nfree * s
+            + 8.0 * e
+            + nfree * s
+            + 4.0 * e * s,
         csr: 4.0 * (2.0 * e + 1.0) + csr_nnz as f64 * (4.0 + s) + 4.0 * t * s + 4.0 * e * s,
     }
 }

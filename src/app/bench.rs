@@ -7,7 +7,7 @@
 //!
 //! Byte and flop models: [`dgatd::cost`].
 
-use dgatd::backend::cpu;
+use dgatd::backend::cpu::{self, lean};
 use dgatd::backend::opencl::{
     self, Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, Variants,
     launch,
@@ -338,6 +338,23 @@ fn device_rows<T: Real>(
         step_times(dev, w, n, &s)?,
         by.primal_sym + by.circulation + by.vertex_block_sym,
     );
+    // the packed triangle staged in local memory per work-group (same layout and bytes)
+    s.set_variants(Variants {
+        block: BlockVariant::PackedLocal,
+        ..sym_v
+    })?;
+    push(
+        "dual_factored",
+        BlockVariant::PackedLocal.name(),
+        time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
+        by.vertex_block_sym,
+    );
+    push(
+        "step",
+        "tet_sym+factored_sym_local",
+        step_times(dev, w, n, &s)?,
+        by.primal_sym + by.circulation + by.vertex_block_sym,
+    );
     // the diagonal layout: its values in place of the packed triangle's
     let s_real = std::mem::size_of::<T>() as f64;
     let diag_len = *dga.meps.diag_offsets().last().unwrap_or(&0) as f64;
@@ -465,6 +482,35 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
         }),
         by.primal + by.circulation + by.vertex_block,
     );
+    // the lean layouts (the stepper's default, dgatd::backend::cpu::lean)
+    if let Ok(l) = cpu::Lean::new(dga, &ops, true) {
+        let mut y = vec![T::zero(); ops.vh.len()];
+        push(
+            "primal",
+            "tet_lean",
+            time_wall(w, n, || lean::primal(&ops, &l, &u, &mut f)),
+            by.primal_sym,
+        );
+        push(
+            "dual_factored",
+            "lean",
+            time_wall(w, n, || {
+                lean::circulations(&ops, &l, &f, &mut c);
+                lean::vertex_blocks(&ops, &l, &c, &mut y, &mut uo)
+            }),
+            by.circulation + by.vertex_block_lean,
+        );
+        push(
+            "step",
+            "tet_lean+factored_lean",
+            time_wall(w, n, || {
+                lean::primal(&ops, &l, &uo, &mut f);
+                lean::circulations(&ops, &l, &f, &mut c);
+                lean::vertex_blocks(&ops, &l, &c, &mut y, &mut uo)
+            }),
+            by.primal_sym + by.circulation + by.vertex_block_lean,
+        );
+    }
     if with_csr {
         push(
             "dual_csr",
@@ -481,6 +527,17 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
             }),
             by.primal + by.csr,
         );
+        if let Ok(l) = cpu::Lean::new(dga, &ops, false) {
+            push(
+                "step",
+                "tet_lean+csr_rows",
+                time_wall(w, n, || {
+                    lean::primal(&ops, &l, &uo, &mut f);
+                    cpu::dual_csr(&ops, &f, &mut uo)
+                }),
+                by.primal_sym + by.csr,
+            );
+        }
     }
     rows
 }

@@ -17,6 +17,9 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+pub mod lean;
+pub use lean::Lean;
+
 const MIN_LEN: usize = 2048;
 
 /// `f -= P u` (primal block update).
@@ -70,8 +73,11 @@ pub fn circulations<T: Real>(ops: &Operators<T>, f: &[T], c: &mut [T]) {
         .for_each(|(e, ce)| {
             let mut acc = T::zero();
             for &x in &ops.circ[ops.circ_ptr[e] as usize..ops.circ_ptr[e + 1] as usize] {
+                // the sign by selection, not a branch: the signs around an edge follow no
+                // pattern a branch predictor learns (subtracting v and adding -v round the
+                // same, so the result is the same bit for bit)
                 let v = f[(x >> 1) as usize];
-                if x & 1 == 1 { acc -= v } else { acc += v }
+                acc += if x & 1 == 1 { -v } else { v };
             }
             *ce = acc;
         });
@@ -205,9 +211,24 @@ pub fn dual_csr<T: Real>(ops: &Operators<T>, f: &[T], u: &mut [T]) {
         });
 }
 
+/// Which kernels a [`CpuStepper`] steps with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CpuKernels {
+    /// The reference kernels of this module, in the operators' own layouts.
+    Reference,
+    /// The lean layouts of [`lean`] (the default): the same step to round-off, 3–4 times
+    /// faster on a CPU.
+    #[default]
+    Lean,
+}
+
 /// The CPU stepper.
 pub struct CpuStepper<T: Real> {
     ops: Arc<Operators<T>>,
+    /// The lean layouts ([`CpuKernels::Lean`]; None with the reference kernels) and the
+    /// dual pass's vertex-major scratch.
+    lean: Option<Lean<T>>,
+    y: Vec<T>,
     dga: Arc<Dga>,
     dual: DualForm,
     u: Vec<T>,
@@ -242,7 +263,10 @@ impl<T: Real> CpuStepper<T> {
                 "operators were built without the CSR matrix",
             ));
         }
+        let lean = Lean::new(&dga, &ops, dual == DualForm::Factored)?;
         Ok(CpuStepper {
+            y: vec![T::zero(); ops.vh.len()],
+            lean: Some(lean),
             u: vec![T::zero(); ops.n_half()],
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
@@ -268,6 +292,36 @@ impl<T: Real> CpuStepper<T> {
         })
     }
 
+    /// Steps with `k` from now on (the state is kept; building the lean layouts can fail
+    /// only on a mesh past 2³¹ edges).
+    pub fn set_kernels(&mut self, k: CpuKernels) -> Result<()> {
+        match k {
+            CpuKernels::Reference => {
+                self.lean = None;
+                self.y = Vec::new();
+            }
+            CpuKernels::Lean if self.lean.is_none() => {
+                self.lean = Some(Lean::new(
+                    &self.dga,
+                    &self.ops,
+                    self.dual == DualForm::Factored,
+                )?);
+                self.y = vec![T::zero(); self.ops.vh.len()];
+            }
+            CpuKernels::Lean => {}
+        }
+        Ok(())
+    }
+
+    /// The kernels this stepper steps with.
+    pub fn kernels(&self) -> CpuKernels {
+        if self.lean.is_some() {
+            CpuKernels::Lean
+        } else {
+            CpuKernels::Reference
+        }
+    }
+
     /// The electric DoFs `U^n` (half-edge slots).
     pub fn u(&self) -> &[T] {
         &self.u
@@ -275,14 +329,23 @@ impl<T: Real> CpuStepper<T> {
 
     /// One leapfrog step with source amplitude `amp`.
     pub fn step(&mut self, amp: f64) {
-        primal(&self.ops, &self.u, &mut self.f);
+        match &self.lean {
+            Some(l) => lean::primal(&self.ops, l, &self.u, &mut self.f),
+            None => primal(&self.ops, &self.u, &mut self.f),
+        }
         loss_step(&self.ops, &mut self.u, &mut self.lt);
         disp_correct(&self.ops, &self.dg, &mut self.u);
         match self.dual {
-            DualForm::Factored => {
-                circulations(&self.ops, &self.f, &mut self.c);
-                vertex_blocks(&self.ops, &self.c, &mut self.u);
-            }
+            DualForm::Factored => match &self.lean {
+                Some(l) => {
+                    lean::circulations(&self.ops, l, &self.f, &mut self.c);
+                    lean::vertex_blocks(&self.ops, l, &self.c, &mut self.y, &mut self.u)
+                }
+                None => {
+                    circulations(&self.ops, &self.f, &mut self.c);
+                    vertex_blocks(&self.ops, &self.c, &mut self.u)
+                }
+            },
             DualForm::Csr => dual_csr(&self.ops, &self.f, &mut self.u),
         }
         if amp != 0.0 {
