@@ -338,6 +338,53 @@ __kernel void vertex_block_s_idx(const uint NI, __global const uint* restrict id
     vertex_block_s_one(idx[i], slot_vertex, vptr, poff, vh, B, C, U);
 }
 
+// vertex_block_s with the work-group's packed blocks staged in local memory first: the
+// slots g0..g0+L-1 of a work-group belong to the vertices slot_vertex[g0]..
+// slot_vertex[last], whose packed blocks are one contiguous range of B. The work-group
+// copies that range into SB with consecutive work-items reading consecutive values (every
+// read coalesced), then each work-item reads its row from SB, as vertex_block_s does from
+// global memory. A range longer than LCAP reals (vertices of high degree) is read from
+// global memory as in vertex_block_s; the choice is uniform over the work-group, so the
+// barrier is reached by all its work-items.
+__kernel void vertex_block_sl(const uint NF, __global const uint* restrict slot_vertex,
+                              __global const uint* restrict vptr, __global const ulong* restrict poff,
+                              __global const uint* restrict vh, __global const real* restrict B,
+                              __global const real* restrict C, __global real* restrict U,
+                              const uint LCAP, __local real* SB) {
+    const size_t g = get_global_id(0);
+    const size_t g0 = get_group_id(0) * get_local_size(0);
+    const size_t gl = min(g0 + get_local_size(0), (size_t)NF) - 1;
+    const uint v0 = slot_vertex[g0];
+    const ulong b0 = poff[v0];
+    const ulong n = poff[slot_vertex[gl] + 1] - b0;
+    const int staged = n <= LCAP;
+    if (staged) {
+        for (size_t k = get_local_id(0); k < n; k += get_local_size(0)) SB[k] = B[b0 + k];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (g >= NF) return;
+    const uint v = slot_vertex[g];
+    const uint a = vptr[v];
+    const uint d = vptr[v + 1] - a;
+    const uint i = (uint)g - a;
+    const uint ci = i * (i + 1) / 2;
+    real acc = 0;
+    if (staged) {
+        __local const real* bv = SB + (poff[v] - b0);
+        for (uint j = 0; j < d; j++) {
+            const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+            acc += bv[k] * C[vh[a + j] >> 1];
+        }
+    } else {
+        __global const real* bv = B + poff[v];
+        for (uint j = 0; j < d; j++) {
+            const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+            acc += bv[k] * C[vh[a + j] >> 1];
+        }
+    }
+    U[vh[g]] += acc;
+}
+
 // The same over blocks stored by wrapped diagonals (VertexBlocks::pack_diag): diagonal k
 // (k <= d/2) of vertex v holds B[i][(i+k) mod d] at B[doff[v] + k d + i]; past d/2 the
 // transposed diagonal d - k is read at (i+k) mod d. At every step the threads of a vertex

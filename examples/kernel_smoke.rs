@@ -315,6 +315,13 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         ),
         (
             &(u0.clone(), f0.clone()),
+            PrimalVariant::Sym,
+            DualForm::Factored,
+            CsrVariant::Vector,
+            BlockVariant::PackedLocal,
+        ),
+        (
+            &(u0.clone(), f0.clone()),
             PrimalVariant::Tet,
             DualForm::Factored,
             CsrVariant::Vector,
@@ -374,6 +381,9 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             (DualForm::Factored, _, BlockVariant::Vertex) => &["circulation", "vertex_block_v"],
             (DualForm::Factored, _, BlockVariant::Packed) => &["circulation", "vertex_block_s"],
             (DualForm::Factored, _, BlockVariant::Diag) => &["circulation", "vertex_block_d"],
+            (DualForm::Factored, _, BlockVariant::PackedLocal) => {
+                &["circulation", "vertex_block_sl"]
+            }
             (DualForm::Factored, _, BlockVariant::HalfEdge) => &["circulation", "vertex_block"],
             (DualForm::Csr, CsrVariant::Scalar, _) => &["csr_scalar"],
             (DualForm::Csr, CsrVariant::Vector, _) => &["csr_vector"],
@@ -504,6 +514,8 @@ fn subsets<T: Real>(
         let block = match (v.block, idx) {
             (BlockVariant::Packed, false) => "vertex_block_s",
             (BlockVariant::Packed, true) => "vertex_block_s_idx",
+            (BlockVariant::PackedLocal, false) => "vertex_block_sl",
+            (BlockVariant::PackedLocal, true) => "vertex_block_s_idx",
             (BlockVariant::Diag, false) => "vertex_block_d",
             (BlockVariant::Diag, true) => "vertex_block_d_idx",
             _ => full[2],

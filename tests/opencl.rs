@@ -67,6 +67,17 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
         (
             DualForm::Factored,
             CsrVariant::Scalar,
+            BlockVariant::PackedLocal,
+        ),
+        // the same with no local memory: vertex_block_sl's global-memory path
+        (
+            DualForm::Factored,
+            CsrVariant::Vector,
+            BlockVariant::PackedLocal,
+        ),
+        (
+            DualForm::Factored,
+            CsrVariant::Scalar,
             BlockVariant::HalfEdge,
         ),
         (DualForm::Csr, CsrVariant::Scalar, BlockVariant::Vertex),
@@ -79,6 +90,11 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
             ..Variants::default()
         })
         .unwrap();
+        s.set_stage_cap(if var == CsrVariant::Vector {
+            0
+        } else {
+            u32::MAX
+        });
         s.set_state(&u0, &f0).unwrap();
         s.dual_update().unwrap();
         let (ud, _) = s.state().unwrap();

@@ -52,6 +52,9 @@ pub const SAMPLE_CHUNK: usize = 1024;
 pub const ZERO_BY_WRITE_MAX: usize = 64 << 20;
 /// Work-group size used for every 1-D kernel.
 pub const LOCAL: usize = 256;
+/// Local memory of `vertex_block_sl`'s staged blocks per work-group: 32 KiB, the least an
+/// OpenCL 1.2 device offers.
+const STAGE_BYTES: usize = 32 << 10;
 /// Work-items per row of the vector CSR kernel.
 pub const CSR_LANES: usize = 8;
 
@@ -608,6 +611,7 @@ impl ClDevice {
             primal_sym: k("primal_sym")?,
             primal_sym_idx: k("primal_sym_idx")?,
             vertex_block_s: k("vertex_block_s")?,
+            vertex_block_sl: k("vertex_block_sl")?,
             vertex_block_s_idx: k("vertex_block_s_idx")?,
             vertex_block_d: k("vertex_block_d")?,
             vertex_block_d_idx: k("vertex_block_d_idx")?,
@@ -655,6 +659,7 @@ pub struct Kernels {
     pub(crate) primal_sym: Kernel,
     pub(crate) primal_sym_idx: Kernel,
     pub(crate) vertex_block_s: Kernel,
+    pub(crate) vertex_block_sl: Kernel,
     pub(crate) vertex_block_s_idx: Kernel,
     pub(crate) vertex_block_d: Kernel,
     pub(crate) vertex_block_d_idx: Kernel,
@@ -784,6 +789,9 @@ pub enum BlockVariant {
     /// Vertex-major over packed blocks: each block's upper triangle, `d(d+1)/2` values
     /// instead of `d²`. Default without dispersion.
     Packed,
+    /// [`BlockVariant::Packed`] with each work-group's blocks staged in local memory by
+    /// coalesced reads first (kernel `vertex_block_sl`; the same layout).
+    PackedLocal,
     /// Vertex-major over blocks stored by wrapped diagonals, `d(⌊d/2⌋+1)` values: every
     /// read coalesced, each thread its own circulation.
     Diag,
@@ -803,13 +811,14 @@ impl BlockVariant {
             BlockVariant::HalfEdge => "vertex_block_halfedge",
             BlockVariant::Vertex => "vertex_block",
             BlockVariant::Packed => "vertex_block_sym",
+            BlockVariant::PackedLocal => "vertex_block_sym_local",
             BlockVariant::Diag => "vertex_block_diag",
         }
     }
 
     fn layout(self) -> BlockLayout {
         match self {
-            BlockVariant::Packed => BlockLayout::Tri,
+            BlockVariant::Packed | BlockVariant::PackedLocal => BlockLayout::Tri,
             BlockVariant::Diag => BlockLayout::Diag,
             _ => BlockLayout::Full,
         }
@@ -883,6 +892,9 @@ pub type DeviceCsr<T> = (Buffer<u32>, Buffer<u32>, Buffer<T>, usize);
 pub struct ClStepper<T: Real> {
     dev: Arc<ClDevice>,
     k: Kernels,
+    /// Reals of local memory `vertex_block_sl` may stage per work-group (a larger range is
+    /// read from global memory).
+    stage_cap: u32,
     dga: Arc<Dga>,
     dual: DualForm,
     variants: Variants,
@@ -1235,6 +1247,7 @@ impl<T: Real> ClStepper<T> {
             disp: None,
             source: source.cloned(),
             k,
+            stage_cap: (STAGE_BYTES / std::mem::size_of::<T>()) as u32,
             dev,
             dga,
             dual,
@@ -1251,6 +1264,13 @@ impl<T: Real> ClStepper<T> {
     /// The kernel variants launched.
     pub fn variants(&self) -> Variants {
         self.variants
+    }
+
+    /// Limits the local staging of `vertex_block_sl` to `reals` per work-group (default: 32
+    /// KiB of them); 0 sends every work-group down its global-memory path (for tests).
+    #[doc(hidden)]
+    pub fn set_stage_cap(&mut self, reals: u32) {
+        self.stage_cap = reals.min((STAGE_BYTES / std::mem::size_of::<T>()) as u32);
     }
 
     /// Chooses the kernel variants (a CSR variant needs the stepper built with the CSR
@@ -1803,6 +1823,24 @@ impl<T: Real> ClStepper<T> {
     /// `u += B c` with the configured mapping (c: the stepper's circulation buffer).
     fn launch_vertex_blocks(&self, u: &Buffer<T>) -> Result<Event> {
         match self.variants.block {
+            BlockVariant::PackedLocal => launch(
+                &self.dev,
+                &self.k.vertex_block_sl,
+                self.nfree,
+                LOCAL,
+                &[
+                    Arg::U32(self.nfree as u32),
+                    Arg::BufU32(&self.slot_vertex),
+                    Arg::BufU32(&self.vptr),
+                    Arg::BufU64(&self.poff),
+                    Arg::BufU32(&self.vh),
+                    Arg::Buf(&self.block),
+                    Arg::Buf(&self.c),
+                    Arg::Buf(u),
+                    Arg::U32(self.stage_cap),
+                    Arg::Local(STAGE_BYTES),
+                ],
+            ),
             BlockVariant::Vertex | BlockVariant::Packed | BlockVariant::Diag => launch(
                 &self.dev,
                 self.block_kernels().0,
