@@ -322,6 +322,13 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         ),
         (
             &(u0.clone(), f0.clone()),
+            PrimalVariant::Sym,
+            DualForm::Factored,
+            CsrVariant::Vector,
+            BlockVariant::PackedSharedC,
+        ),
+        (
+            &(u0.clone(), f0.clone()),
             PrimalVariant::Tet,
             DualForm::Factored,
             CsrVariant::Vector,
@@ -383,6 +390,9 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             (DualForm::Factored, _, BlockVariant::Diag) => &["circulation", "vertex_block_d"],
             (DualForm::Factored, _, BlockVariant::PackedLocal) => {
                 &["circulation", "vertex_block_sl"]
+            }
+            (DualForm::Factored, _, BlockVariant::PackedSharedC) => {
+                &["circulation", "vertex_block_sc"]
             }
             (DualForm::Factored, _, BlockVariant::HalfEdge) => &["circulation", "vertex_block"],
             (DualForm::Csr, CsrVariant::Scalar, _) => &["csr_scalar"],
@@ -516,6 +526,8 @@ fn subsets<T: Real>(
             (BlockVariant::Packed, true) => "vertex_block_s_idx",
             (BlockVariant::PackedLocal, false) => "vertex_block_sl",
             (BlockVariant::PackedLocal, true) => "vertex_block_s_idx",
+            (BlockVariant::PackedSharedC, false) => "vertex_block_sc",
+            (BlockVariant::PackedSharedC, true) => "vertex_block_s_idx",
             (BlockVariant::Diag, false) => "vertex_block_d",
             (BlockVariant::Diag, true) => "vertex_block_d_idx",
             _ => full[2],

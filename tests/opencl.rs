@@ -60,6 +60,7 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
     cpu::vertex_blocks(&ops, &c, &mut uc);
     let mut uc2 = u0.clone();
     cpu::dual_csr(&ops, &f0, &mut uc2);
+    let mut packed: Option<Vec<f64>> = None;
     for (form, var, bv) in [
         (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Vertex),
         (DualForm::Factored, CsrVariant::Scalar, BlockVariant::Packed),
@@ -74,6 +75,11 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
             DualForm::Factored,
             CsrVariant::Vector,
             BlockVariant::PackedLocal,
+        ),
+        (
+            DualForm::Factored,
+            CsrVariant::Scalar,
+            BlockVariant::PackedSharedC,
         ),
         (
             DualForm::Factored,
@@ -98,6 +104,14 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
         s.set_state(&u0, &f0).unwrap();
         s.dual_update().unwrap();
         let (ud, _) = s.state().unwrap();
+        // the staged forms of the packed kernel add the same products in the same order
+        match bv {
+            BlockVariant::Packed => packed = Some(ud.clone()),
+            BlockVariant::PackedLocal | BlockVariant::PackedSharedC => {
+                assert!(packed.as_ref() == Some(&ud), "{bv:?} differs from Packed");
+            }
+            _ => {}
+        }
         let reference = if form == DualForm::Csr { &uc2 } else { &uc };
         let e = rel_err(&diff(&ud, &u0), &diff(reference, &u0));
         eprintln!(

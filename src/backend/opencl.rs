@@ -612,6 +612,7 @@ impl ClDevice {
             primal_sym_idx: k("primal_sym_idx")?,
             vertex_block_s: k("vertex_block_s")?,
             vertex_block_sl: k("vertex_block_sl")?,
+            vertex_block_sc: k("vertex_block_sc")?,
             vertex_block_s_idx: k("vertex_block_s_idx")?,
             vertex_block_d: k("vertex_block_d")?,
             vertex_block_d_idx: k("vertex_block_d_idx")?,
@@ -660,6 +661,7 @@ pub struct Kernels {
     pub(crate) primal_sym_idx: Kernel,
     pub(crate) vertex_block_s: Kernel,
     pub(crate) vertex_block_sl: Kernel,
+    pub(crate) vertex_block_sc: Kernel,
     pub(crate) vertex_block_s_idx: Kernel,
     pub(crate) vertex_block_d: Kernel,
     pub(crate) vertex_block_d_idx: Kernel,
@@ -792,6 +794,9 @@ pub enum BlockVariant {
     /// [`BlockVariant::Packed`] with each work-group's blocks staged in local memory by
     /// coalesced reads first (kernel `vertex_block_sl`; the same layout).
     PackedLocal,
+    /// [`BlockVariant::Packed`] with the circulations of each work-group's slots staged in
+    /// local memory (kernel `vertex_block_sc`; the same layout, the same result bit for bit).
+    PackedSharedC,
     /// Vertex-major over blocks stored by wrapped diagonals, `d(⌊d/2⌋+1)` values: every
     /// read coalesced, each thread its own circulation.
     Diag,
@@ -812,13 +817,16 @@ impl BlockVariant {
             BlockVariant::Vertex => "vertex_block",
             BlockVariant::Packed => "vertex_block_sym",
             BlockVariant::PackedLocal => "vertex_block_sym_local",
+            BlockVariant::PackedSharedC => "vertex_block_sym_cstage",
             BlockVariant::Diag => "vertex_block_diag",
         }
     }
 
     fn layout(self) -> BlockLayout {
         match self {
-            BlockVariant::Packed | BlockVariant::PackedLocal => BlockLayout::Tri,
+            BlockVariant::Packed | BlockVariant::PackedLocal | BlockVariant::PackedSharedC => {
+                BlockLayout::Tri
+            }
             BlockVariant::Diag => BlockLayout::Diag,
             _ => BlockLayout::Full,
         }
@@ -1839,6 +1847,23 @@ impl<T: Real> ClStepper<T> {
                     Arg::Buf(u),
                     Arg::U32(self.stage_cap),
                     Arg::Local(STAGE_BYTES),
+                ],
+            ),
+            BlockVariant::PackedSharedC => launch(
+                &self.dev,
+                &self.k.vertex_block_sc,
+                self.nfree,
+                LOCAL,
+                &[
+                    Arg::U32(self.nfree as u32),
+                    Arg::BufU32(&self.slot_vertex),
+                    Arg::BufU32(&self.vptr),
+                    Arg::BufU64(&self.poff),
+                    Arg::BufU32(&self.vh),
+                    Arg::Buf(&self.block),
+                    Arg::Buf(&self.c),
+                    Arg::Buf(u),
+                    Arg::Local(LOCAL * std::mem::size_of::<T>()),
                 ],
             ),
             BlockVariant::Vertex | BlockVariant::Packed | BlockVariant::Diag => launch(
