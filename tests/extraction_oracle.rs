@@ -21,7 +21,7 @@ use dgatd::spectrum::extract::{self, Settings};
 use dgatd::util::Rng;
 use oracle::*;
 
-fn check_against_k(rig: &Rig, run: &RunOut, what: &str) -> extract::Extraction {
+fn check_against_k(rig: &Rig, run: &RunOut, what: &str, tol_rel: f64) -> extract::Extraction {
     let truth = Truth::new(rig, run);
     let s = Settings::band(rig.fmin_hz, rig.fmax_hz);
     let e = extract::extract(&run.signals, rig.dt_s, &s).unwrap();
@@ -30,7 +30,7 @@ fn check_against_k(rig: &Rig, run: &RunOut, what: &str) -> extract::Extraction {
         .iter()
         .map(|l| (l.f_hz, l.amplitude()))
         .collect();
-    let sc = score(&e.peaks, &refs, s.amplitude_floor, 1e-8);
+    let sc = score(&e.peaks, &refs, s.amplitude_floor, tol_rel);
     eprintln!(
         "{what}: tets {} free {} | expected {} found {} missed {:?} spurious {:?} max rel err {:.1e} ({} reported, {} windows)",
         rig.mesh.n_tets(),
@@ -59,7 +59,7 @@ fn random_meshes_give_the_eigenvalues_of_k_and_nothing_else() {
         };
         let rig = Rig::new(mesh, seed);
         let run = rig.run(rig.start + 4000, false);
-        check_against_k(&rig, &run, &format!("kind {kind} seed {seed}"));
+        check_against_k(&rig, &run, &format!("kind {kind} seed {seed}"), 1e-8);
     }
 }
 
@@ -67,7 +67,15 @@ fn random_meshes_give_the_eigenvalues_of_k_and_nothing_else() {
 fn f32_records_and_short_records_give_the_same_lines() {
     let rig = Rig::new(random_cylinder(8).0, 8);
     let run = rig.run(rig.start + 4000, true);
-    check_against_k(&rig, &run, "cylinder 8, f32");
+    // An f32 run steps the operators rounded to f32, not the f64 K its lines are compared
+    // with: every stored entry moves by up to ε₃₂/2 = 6e-8 relative, and an eigenvalue of the
+    // product of the primal and dual operators by a few times that, in either direction.
+    // Lines matched through the fit's error estimate already sat 2.4e-7 away before the
+    // lean step; 5e-7 (8 ε₃₂) is the bound for all lines. With the reference kernels' 24
+    // stored values per tet the worst line without a large error estimate happened to land
+    // within 1e-8; with the lean step's 10 (the CPU default since cc37589) one line of 34
+    // lands 7.2e-8 away (457170713 against 457170746 Hz).
+    check_against_k(&rig, &run, "cylinder 8, f32", 5e-7);
 }
 
 #[test]

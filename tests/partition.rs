@@ -10,7 +10,7 @@ mod common;
 
 use common::{cylinder, jittered_box, setup};
 use dgatd::backend::Stepper;
-use dgatd::backend::cpu::CpuStepper;
+use dgatd::backend::cpu::{CpuKernels, CpuStepper};
 use dgatd::dga::Dga;
 use dgatd::dga::excitation::{Probe, Source};
 use dgatd::dga::operators::{DualForm, Operators};
@@ -245,6 +245,8 @@ fn single_run(c: &Case, dt: f64, steps: usize) -> (Record, (Vec<f64>, Vec<f64>))
         probes.clone(),
     )
     .unwrap();
+    // the partitioned stepper computes with the reference kernels: compare like with like
+    s.set_kernels(CpuKernels::Reference).unwrap();
     let rec = solver::run(
         &mut s,
         dt,

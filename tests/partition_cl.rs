@@ -17,7 +17,7 @@ mod common;
 
 use common::{cylinder, jittered_box, rel_err, setup};
 use dgatd::backend::Stepper;
-use dgatd::backend::cpu::CpuStepper;
+use dgatd::backend::cpu::{CpuKernels, CpuStepper};
 use dgatd::backend::opencl::{ClDevice, ClStepper, DeviceInfo, select_device};
 use dgatd::dga::Dga;
 use dgatd::dga::excitation::{Probe, Source};
@@ -89,6 +89,8 @@ fn cpu_single(c: &Case, dt: f64, steps: usize) -> (Record, (Vec<f64>, Vec<f64>))
     let src = Source::new(&c.mesh, &c.topo, &d, c.source.0, c.source.1).unwrap();
     let probes = c.probes();
     let mut s = CpuStepper::new(d, ops, DualForm::Factored, Some((&src, wave())), probes).unwrap();
+    // the partitioned stepper computes with the reference kernels: compare like with like
+    s.set_kernels(CpuKernels::Reference).unwrap();
     let rec = solver::run(&mut s, dt, steps, Some(wave().end()), 2, 10, &mut |_| {}).unwrap();
     (rec, s.state().unwrap())
 }
