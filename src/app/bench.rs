@@ -338,40 +338,26 @@ fn device_rows<T: Real>(
         step_times(dev, w, n, &s)?,
         by.primal_sym + by.circulation + by.vertex_block_sym,
     );
-    // the packed triangle staged in local memory per work-group (same layout and bytes)
-    s.set_variants(Variants {
-        block: BlockVariant::PackedLocal,
-        ..sym_v
-    })?;
-    push(
-        "dual_factored",
-        BlockVariant::PackedLocal.name(),
-        time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
-        by.vertex_block_sym,
-    );
-    push(
-        "step",
-        "tet_sym+factored_sym_local",
-        step_times(dev, w, n, &s)?,
-        by.primal_sym + by.circulation + by.vertex_block_sym,
-    );
-    // the packed triangle with the circulations staged in local memory
-    s.set_variants(Variants {
-        block: BlockVariant::PackedSharedC,
-        ..sym_v
-    })?;
-    push(
-        "dual_factored",
-        BlockVariant::PackedSharedC.name(),
-        time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
-        by.vertex_block_sym,
-    );
-    push(
-        "step",
-        "tet_sym+factored_sym_cstage",
-        step_times(dev, w, n, &s)?,
-        by.primal_sym + by.circulation + by.vertex_block_sym,
-    );
+    // the packed triangle with its blocks or its circulations staged in local memory per
+    // work-group (same layout and bytes)
+    for (v, step) in [
+        (BlockVariant::PackedLocal, "tet_sym+factored_sym_local"),
+        (BlockVariant::PackedSharedC, "tet_sym+factored_sym_cstage"),
+    ] {
+        s.set_variants(Variants { block: v, ..sym_v })?;
+        push(
+            "dual_factored",
+            v.name(),
+            time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
+            by.vertex_block_sym,
+        );
+        push(
+            "step",
+            step,
+            step_times(dev, w, n, &s)?,
+            by.primal_sym + by.circulation + by.vertex_block_sym,
+        );
+    }
     // the diagonal layout: its values in place of the packed triangle's
     let s_real = std::mem::size_of::<T>() as f64;
     let diag_len = *dga.meps.diag_offsets().last().unwrap_or(&0) as f64;

@@ -1830,48 +1830,25 @@ impl<T: Real> ClStepper<T> {
 
     /// `u += B c` with the configured mapping (c: the stepper's circulation buffer).
     fn launch_vertex_blocks(&self, u: &Buffer<T>) -> Result<Event> {
-        match self.variants.block {
-            BlockVariant::PackedLocal => launch(
-                &self.dev,
+        // the vertex-major kernels share their arguments; the staged forms add local memory
+        let (kernel, extra) = match self.variants.block {
+            BlockVariant::PackedLocal => (
                 &self.k.vertex_block_sl,
-                self.nfree,
-                LOCAL,
-                &[
-                    Arg::U32(self.nfree as u32),
-                    Arg::BufU32(&self.slot_vertex),
-                    Arg::BufU32(&self.vptr),
-                    Arg::BufU64(&self.poff),
-                    Arg::BufU32(&self.vh),
-                    Arg::Buf(&self.block),
-                    Arg::Buf(&self.c),
-                    Arg::Buf(u),
-                    Arg::U32(self.stage_cap),
-                    Arg::Local(STAGE_BYTES),
-                ],
+                vec![Arg::U32(self.stage_cap), Arg::Local(STAGE_BYTES)],
             ),
-            BlockVariant::PackedSharedC => launch(
-                &self.dev,
+            BlockVariant::PackedSharedC => (
                 &self.k.vertex_block_sc,
-                self.nfree,
-                LOCAL,
-                &[
-                    Arg::U32(self.nfree as u32),
-                    Arg::BufU32(&self.slot_vertex),
-                    Arg::BufU32(&self.vptr),
-                    Arg::BufU64(&self.poff),
-                    Arg::BufU32(&self.vh),
-                    Arg::Buf(&self.block),
-                    Arg::Buf(&self.c),
-                    Arg::Buf(u),
-                    Arg::Local(LOCAL * std::mem::size_of::<T>()),
-                ],
+                vec![Arg::Local(LOCAL * std::mem::size_of::<T>())],
             ),
-            BlockVariant::Vertex | BlockVariant::Packed | BlockVariant::Diag => launch(
-                &self.dev,
-                self.block_kernels().0,
-                self.nfree,
-                LOCAL,
-                &[
+            _ => (self.block_kernels().0, vec![]),
+        };
+        match self.variants.block {
+            BlockVariant::Vertex
+            | BlockVariant::Packed
+            | BlockVariant::Diag
+            | BlockVariant::PackedLocal
+            | BlockVariant::PackedSharedC => {
+                let args: Vec<Arg<T>> = [
                     Arg::U32(self.nfree as u32),
                     Arg::BufU32(&self.slot_vertex),
                     Arg::BufU32(&self.vptr),
@@ -1880,8 +1857,12 @@ impl<T: Real> ClStepper<T> {
                     Arg::Buf(&self.block),
                     Arg::Buf(&self.c),
                     Arg::Buf(u),
-                ],
-            ),
+                ]
+                .into_iter()
+                .chain(extra)
+                .collect();
+                launch(&self.dev, kernel, self.nfree, LOCAL, &args)
+            }
             BlockVariant::HalfEdge => launch(
                 &self.dev,
                 &self.k.vertex_block,
