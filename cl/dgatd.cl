@@ -296,6 +296,19 @@ void vertex_block_v_one(const size_t g, __global const uint* restrict slot_verte
     U[vh[g]] += acc;
 }
 
+// Row i of a packed block bv (vertex_block_s's addressing) times the vertex's circulations,
+// gathered through vh: the global-memory loop the packed kernels share.
+real packed_row(__global const real* bv, const uint i, const uint d, const uint a,
+                __global const uint* restrict vh, __global const real* restrict C) {
+    const uint ci = i * (i + 1) / 2;
+    real acc = 0;
+    for (uint j = 0; j < d; j++) {
+        const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+        acc += bv[k] * C[vh[a + j] >> 1];
+    }
+    return acc;
+}
+
 // The same with each block packed: its upper triangle column by column, entry (j, i),
 // j <= i, of vertex v at B[poff[v] + i(i+1)/2 + j] (d(d+1)/2 values instead of d^2). Thread
 // i reads column i up to the diagonal (j <= i) and row i past it (j > i, the same values by
@@ -309,14 +322,7 @@ void vertex_block_s_one(const size_t g, __global const uint* restrict slot_verte
     const uint a = vptr[v];
     const uint d = vptr[v + 1] - a;
     const uint i = (uint)g - a;
-    __global const real* bv = B + poff[v];
-    const uint ci = i * (i + 1) / 2;
-    real acc = 0;
-    for (uint j = 0; j < d; j++) {
-        const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
-        acc += bv[k] * C[vh[a + j] >> 1];
-    }
-    U[vh[g]] += acc;
+    U[vh[g]] += packed_row(B + poff[v], i, d, a, vh, C);
 }
 
 __kernel void vertex_block_s(const uint NF, __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
@@ -369,10 +375,7 @@ __kernel void vertex_block_sc(const uint NF, __global const uint* restrict slot_
             acc += bv[k] * cv[j];
         }
     } else {
-        for (uint j = 0; j < d; j++) {
-            const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
-            acc += bv[k] * C[vh[a + j] >> 1];
-        }
+        acc = packed_row(bv, i, d, a, vh, C);
     }
     U[hg] += acc;
 }
@@ -415,11 +418,7 @@ __kernel void vertex_block_sl(const uint NF, __global const uint* restrict slot_
             acc += bv[k] * C[vh[a + j] >> 1];
         }
     } else {
-        __global const real* bv = B + poff[v];
-        for (uint j = 0; j < d; j++) {
-            const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
-            acc += bv[k] * C[vh[a + j] >> 1];
-        }
+        acc = packed_row(B + poff[v], i, d, a, vh, C);
     }
     U[vh[g]] += acc;
 }
