@@ -130,11 +130,6 @@ impl<T: Real> Lean<T> {
             gv,
         })
     }
-
-    /// Length of the dual pass's scratch `y` (the free half-edges).
-    pub fn n_free(ops: &Operators<T>) -> usize {
-        ops.vh.len()
-    }
 }
 
 /// `f -= P u` in the lean layout (with the magnetic-loss decay of the old `f` first, as

@@ -227,13 +227,21 @@ pub enum CpuKernels {
     Lean,
 }
 
+/// The lean layouts of `ops` for the dual form `dual`, and the dual pass's scratch: the
+/// packed blocks and one scratch value per free half-edge with the factored dual, neither
+/// with the CSR dual (which reads its matrix).
+fn lean_of<T: Real>(dga: &Dga, ops: &Operators<T>, dual: DualForm) -> Result<(Lean<T>, Vec<T>)> {
+    let factored = dual == DualForm::Factored;
+    let y = vec![T::zero(); if factored { ops.vh.len() } else { 0 }];
+    Ok((Lean::new(dga, ops, factored)?, y))
+}
+
 /// The CPU stepper.
 pub struct CpuStepper<T: Real> {
     ops: Arc<Operators<T>>,
     /// The lean layouts ([`CpuKernels::Lean`]; None with the reference kernels) and the
-    /// dual pass's vertex-major scratch.
-    lean: Option<Lean<T>>,
-    y: Vec<T>,
+    /// factored dual pass's vertex-major scratch (empty with the CSR dual).
+    lean: Option<(Lean<T>, Vec<T>)>,
     dga: Arc<Dga>,
     dual: DualForm,
     u: Vec<T>,
@@ -268,10 +276,8 @@ impl<T: Real> CpuStepper<T> {
                 "operators were built without the CSR matrix",
             ));
         }
-        let lean = Lean::new(&dga, &ops, dual == DualForm::Factored)?;
         Ok(CpuStepper {
-            y: vec![T::zero(); ops.vh.len()],
-            lean: Some(lean),
+            lean: Some(lean_of(&dga, &ops, dual)?),
             u: vec![T::zero(); ops.n_half()],
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
@@ -301,17 +307,9 @@ impl<T: Real> CpuStepper<T> {
     /// only on a mesh past 2³¹ edges).
     pub fn set_kernels(&mut self, k: CpuKernels) -> Result<()> {
         match k {
-            CpuKernels::Reference => {
-                self.lean = None;
-                self.y = Vec::new();
-            }
+            CpuKernels::Reference => self.lean = None,
             CpuKernels::Lean if self.lean.is_none() => {
-                self.lean = Some(Lean::new(
-                    &self.dga,
-                    &self.ops,
-                    self.dual == DualForm::Factored,
-                )?);
-                self.y = vec![T::zero(); self.ops.vh.len()];
+                self.lean = Some(lean_of(&self.dga, &self.ops, self.dual)?)
             }
             CpuKernels::Lean => {}
         }
@@ -335,16 +333,16 @@ impl<T: Real> CpuStepper<T> {
     /// One leapfrog step with source amplitude `amp`.
     pub fn step(&mut self, amp: f64) {
         match &self.lean {
-            Some(l) => lean::primal(&self.ops, l, &self.u, &mut self.f),
+            Some((l, _)) => lean::primal(&self.ops, l, &self.u, &mut self.f),
             None => primal(&self.ops, &self.u, &mut self.f),
         }
         loss_step(&self.ops, &mut self.u, &mut self.lt);
         disp_correct(&self.ops, &self.dg, &mut self.u);
         match self.dual {
-            DualForm::Factored => match &self.lean {
-                Some(l) => {
+            DualForm::Factored => match &mut self.lean {
+                Some((l, y)) => {
                     lean::circulations(&self.ops, l, &self.f, &mut self.c);
-                    lean::vertex_blocks(&self.ops, l, &self.c, &mut self.y, &mut self.u)
+                    lean::vertex_blocks(&self.ops, l, &self.c, y, &mut self.u)
                 }
                 None => {
                     circulations(&self.ops, &self.f, &mut self.c);
