@@ -104,14 +104,6 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
         s.set_state(&u0, &f0).unwrap();
         s.dual_update().unwrap();
         let (ud, _) = s.state().unwrap();
-        // the staged forms of the packed kernel add the same products in the same order
-        match bv {
-            BlockVariant::Packed => packed = Some(ud.clone()),
-            BlockVariant::PackedLocal | BlockVariant::PackedSharedC => {
-                assert!(packed.as_ref() == Some(&ud), "{bv:?} differs from Packed");
-            }
-            _ => {}
-        }
         let reference = if form == DualForm::Csr { &uc2 } else { &uc };
         let e = rel_err(&diff(&ud, &u0), &diff(reference, &u0));
         eprintln!(
@@ -119,6 +111,28 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
             T::NAME
         );
         assert!(e < tol, "dual {form:?} {var:?} {bv:?} {}: {e:e}", T::NAME);
+        // The staged forms of the packed kernel add the same products in the same order, so
+        // they differ from it only where the OpenCL compiler contracts a multiply-add into an
+        // FMA in one kernel and not in the other (the default FP_CONTRACT allows either): PoCL
+        // on one AMD EPYC host gives the same bits, on another it does not. Each entry's
+        // update is a sum of at most ~70 products, so the bound is 16 unit round-offs of the
+        // update (2-norm), far below the tolerance against the CPU and far above round-off.
+        match bv {
+            BlockVariant::Packed => packed = Some(ud.clone()),
+            BlockVariant::PackedLocal | BlockVariant::PackedSharedC => {
+                let p = packed.as_ref().expect("Packed runs first");
+                let e = rel_err(&diff(&ud, &u0), &diff(p, &u0));
+                eprintln!(
+                    "  {bv:?} against Packed: {e:.2e} ({})",
+                    if p == &ud { "bit for bit" } else { "round-off" }
+                );
+                assert!(
+                    e <= 16.0 * T::EPS,
+                    "{bv:?} differs from Packed by {e:e}, more than round-off"
+                );
+            }
+            _ => {}
+        }
     }
 }
 

@@ -795,7 +795,8 @@ pub enum BlockVariant {
     /// coalesced reads first (kernel `vertex_block_sl`; the same layout).
     PackedLocal,
     /// [`BlockVariant::Packed`] with the circulations of each work-group's slots staged in
-    /// local memory (kernel `vertex_block_sc`; the same layout, the same result bit for bit).
+    /// local memory (kernel `vertex_block_sc`; the same layout and the same sums, so the same result up to
+    /// the compiler's FMA contraction).
     PackedSharedC,
     /// Vertex-major over blocks stored by wrapped diagonals, `d(⌊d/2⌋+1)` values: every
     /// read coalesced, each thread its own circulation.
