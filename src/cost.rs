@@ -15,6 +15,8 @@
 //!   + n_free s` (pointers, packed offsets, blocks, slots, c once, y written), then
 //!   `4·2E + n_free s + 2·2E s` (slot table, y read, U read and written);
 //! - CSR: `4 (2E + 1) + nnz (4 + s) + 4T s + 2·2E s`;
+//! - losses ([`loss_bytes`]): per loss-step row `20 + s` and `4 + 2s`, per entry of its
+//!   `B̂` row `4 + 2s`; per σ* tet `4 + 9s` (device kernel `mag_loss`);
 //! - step = primal + dual (the default symmetric layouts in [`dga_step`] and the device
 //!   memory); copy: `2 N s`; triad: `3 N s`.
 //!
@@ -139,6 +141,43 @@ pub fn disp_bytes(c: &DispCounts, s: usize) -> f64 {
     let correct = c.rows as f64 * (20.0 + 2.0 * s) + pure * s + 2.0 * c.full_len as f64 * s;
     let poles = c.entries as f64 * (8.0 + 2.0 * s) + 2.0 * c.states as f64 * s;
     correct + poles
+}
+
+/// Counts of the losses of a step ([`crate::dga::operators::Operators`]: `loss_h`,
+/// `loss_block`, `mag`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LossCounts {
+    /// Free half-edge rows of the conducting vertices (the loss step `U_v ← B̂_v U_v`).
+    pub rows: usize,
+    /// Entries of their `B̂_v` rows, `Σ d_v` over the rows.
+    pub entries: usize,
+    /// Tets with magnetic conductivity σ* > 0.
+    pub mag_tets: usize,
+}
+
+/// Bytes the losses add to a step on a device (same conventions as [`kernel_bytes`]).
+/// Loss step (design note §12), two kernels: `loss_rows` reads per row its vertex, 64-bit
+/// row offset and the vertex's two pointers (20 bytes) and writes one scratch value, and
+/// per entry reads the `B̂` value, the slot's half-edge and the gathered `U`;
+/// `loss_scatter` reads per row its half-edge and scratch value and writes `U`. Magnetic
+/// loss (`mag_loss`): per σ* tet its index and factor, and its 4 F values read and written.
+/// The lossy dual blocks `Δt Ã_v⁻¹` and primal rows `Δt/(1 + b) P` replace the lossless
+/// ones in place: no bytes are added for them.
+pub fn loss_bytes(c: &LossCounts, s: usize) -> f64 {
+    let s = s as f64;
+    let rows = c.rows as f64 * (20.0 + s) + c.entries as f64 * (s + 4.0 + s);
+    let scatter = c.rows as f64 * (4.0 + 2.0 * s);
+    let mag = c.mag_tets as f64 * (4.0 + s + 8.0 * s);
+    rows + scatter + mag
+}
+
+/// Bytes the losses add to a step of the CPU backend: the loss step as on the device
+/// ([`loss_bytes`] without σ*), and with σ* one factor per tet read inside the primal
+/// update, which already reads and writes F (`factors`: the tets carrying one, every tet
+/// when some tet has σ*).
+pub fn loss_bytes_cpu(c: &LossCounts, factors: usize, s: usize) -> f64 {
+    let step = LossCounts { mag_tets: 0, ..*c };
+    loss_bytes(&step, s) + (factors * s) as f64
 }
 
 /// Bytes and flops of one DGA leapfrog step with the factored dual in the default

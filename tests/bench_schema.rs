@@ -78,6 +78,8 @@ fn bench_csv_round_trip_and_report() {
             "1,2",
             "--dispersion",
             "0.5,1",
+            "--losses",
+            "1",
             "--out",
         ])
         .arg(&dir)
@@ -105,6 +107,7 @@ fn bench_csv_round_trip_and_report() {
     let mut dg_rows = 0;
     let mut kernels = std::collections::BTreeSet::new();
     let mut disp = Vec::new();
+    let mut lossy = Vec::new();
     for rec in r.records() {
         let rec = rec.unwrap();
         n += 1;
@@ -163,6 +166,16 @@ fn bench_csv_round_trip_and_report() {
             assert!(!rec[col(c)].is_empty(), "{c} empty");
         }
         kernels.insert(rec[col("kernel")].to_string());
+        if &rec[col("kernel")] == "step_lossy" {
+            lossy.push((
+                rec[col("platform")].to_string(),
+                rec[col("precision")].to_string(),
+                num("tets") as usize,
+                rec[col("variant")].to_string(),
+                num("bytes_model"),
+                num("dofs") as usize,
+            ));
+        }
         if &rec[col("kernel")] == "step_dispersive" {
             disp.push((
                 rec[col("platform")].to_string(),
@@ -192,6 +205,25 @@ fn bench_csv_round_trip_and_report() {
         }
     }
     assert!(disp.len() >= 9, "only {} step_dispersive rows", disp.len());
+    // step_lossy: a baseline and every case, each moving more bytes than the baseline
+    // (the loss step; the layer's magnetic loss on top of σ's; abc: the wall half-edges
+    // become unknowns, so more DoFs, and their loss step)
+    for (pl, pr, t, _, b0, n0) in lossy.iter().filter(|r| r.3 == "none") {
+        let same = |v: &str| {
+            lossy
+                .iter()
+                .find(|r| (&r.0, &r.1, r.2, r.3.as_str()) == (pl, pr, *t, v))
+                .unwrap_or_else(|| panic!("no {v} row for {pl} {pr} {t}"))
+        };
+        let (sigma, layer, abc) = (same("sigma_100%"), same("layer_100%"), same("abc"));
+        assert!(
+            *b0 < sigma.4 && sigma.4 < layer.4,
+            "{b0} {sigma:?} {layer:?}"
+        );
+        assert_eq!((sigma.5, layer.5), (*n0, *n0), "losses keep the unknowns");
+        assert!(abc.4 > *b0 && abc.5 > *n0, "{abc:?} vs {b0} {n0}");
+    }
+    assert!(lossy.len() >= 8, "only {} step_lossy rows", lossy.len());
     assert!(n >= 10, "only {n} rows");
     for k in [
         "copy",
@@ -201,6 +233,8 @@ fn bench_csv_round_trip_and_report() {
         "dual_csr",
         "step",
         "dg_step",
+        "step_dispersive",
+        "step_lossy",
     ] {
         assert!(kernels.contains(k), "no {k} rows");
     }

@@ -722,7 +722,7 @@ pub fn run(
                 }
             }
         }
-        if !cfg.dispersion.is_empty() {
+        if !cfg.dispersion.is_empty() || !cfg.losses.is_empty() {
             let per_dev: Vec<super::bench_disp::DeviceBases> = devices
                 .iter()
                 .map(|d| {
@@ -746,7 +746,20 @@ pub fn run(
             } else {
                 vec![]
             };
-            super::bench_disp::rows_at(size, &cfg.dispersion, cfg, &per_dev, &cpu, report, log)?;
+            if !cfg.dispersion.is_empty() {
+                super::bench_disp::rows_at(
+                    size,
+                    &cfg.dispersion,
+                    cfg,
+                    &per_dev,
+                    &cpu,
+                    report,
+                    log,
+                )?;
+            }
+            if !cfg.losses.is_empty() {
+                super::bench_loss::rows_at(size, &cfg.losses, cfg, &per_dev, &cpu, report, log)?;
+            }
         }
         // DG rows: each operator built once, then timed in every precision.
         if dga.n_tets <= cfg.dg_max_tets && !cfg.dg_orders.is_empty() {
@@ -952,8 +965,30 @@ pub struct BenchArgs {
     /// the same step without: e.g. "0.1,0.5,1". Empty (default): none.
     #[arg(long, default_value = "")]
     pub dispersion: String,
+    /// Rows of the whole step with losses (σ; σ with matched σ*, as in an absorbing
+    /// layer) on these fractions of each mesh (the slab x < F; 1 = every tet), and with
+    /// every wall absorbing (`abc`), against the same step without: e.g. "0.1,1". Empty
+    /// (default): none.
+    #[arg(long, default_value = "")]
+    pub losses: String,
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
+}
+
+/// The slab fractions of flag `flag`: a comma-separated list in (0, 1], empty for none.
+fn fractions(flag: &str, list: &str) -> Result<Vec<f64>> {
+    list.split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|f| *f > 0.0 && *f <= 1.0)
+                .ok_or_else(|| {
+                    Error::config(flag, x, "expected fractions in (0, 1], e.g. 0.1,0.5,1")
+                })
+        })
+        .collect()
 }
 
 /// `dgatd bench`: writes DIR/bench.csv row by row and prints a summary.
@@ -1003,24 +1038,8 @@ pub fn command(a: &BenchArgs) -> Result<()> {
             })
             .collect::<Result<Vec<_>>>()?,
         dg_max_tets: count("dg-max-tets", &a.dg_max_tets)?,
-        dispersion: a
-            .dispersion
-            .split(',')
-            .filter(|x| !x.trim().is_empty())
-            .map(|x| {
-                x.trim()
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|f| *f > 0.0 && *f <= 1.0)
-                    .ok_or_else(|| {
-                        Error::config(
-                            "dispersion",
-                            x,
-                            "expected fractions in (0, 1], e.g. 0.1,0.5,1",
-                        )
-                    })
-            })
-            .collect::<Result<Vec<_>>>()?,
+        dispersion: fractions("dispersion", &a.dispersion)?,
+        losses: fractions("losses", &a.losses)?,
     };
     std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
     let path = a.out.join("bench.csv");

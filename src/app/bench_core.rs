@@ -96,6 +96,8 @@ pub struct BenchConfig {
     pub dg_max_tets: usize,
     /// Slab fractions of the dispersive step's rows ([`super::bench_disp`]; empty: none).
     pub dispersion: Vec<f64>,
+    /// Slab fractions of the lossy step's rows ([`super::bench_loss`]; empty: none).
+    pub losses: Vec<f64>,
 }
 
 pub fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {

@@ -64,13 +64,13 @@ pub fn cases(mesh: &Mesh, fracs: &[f64]) -> Vec<(String, Media)> {
 
 /// A stable time step for the bench's unit box of `n` cells a side (metres of light
 /// travel): a quarter of the cell side, below the CFL limit of its 6-tet cubes.
-fn box_dt(mesh: &Mesh) -> f64 {
+pub(super) fn box_dt(mesh: &Mesh) -> f64 {
     let n = (mesh.n_tets() as f64 / 6.0).cbrt().round().max(1.0);
     0.25 / n
 }
 
 /// A seeded random state (U on every half-edge, F on every dual edge).
-fn random_state(d: &Dga) -> (Vec<f64>, Vec<f64>) {
+pub(super) fn random_state(d: &Dga) -> (Vec<f64>, Vec<f64>) {
     let mut r = dgatd::util::Rng::new(5);
     let u = (0..2 * d.n_edges).map(|_| r.sym()).collect();
     let f = (0..4 * d.n_tets).map(|_| r.sym()).collect();

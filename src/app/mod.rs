@@ -5,6 +5,7 @@
 mod bench;
 mod bench_core;
 mod bench_disp;
+mod bench_loss;
 mod compare;
 mod info;
 mod perf;

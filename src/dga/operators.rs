@@ -710,6 +710,19 @@ impl<T: Real> Operators<T> {
         !self.loss_h.is_empty()
     }
 
+    /// The counts of the byte model of the losses ([`crate::cost::loss_bytes`]) of these
+    /// operators, assembled from `dga` (whose σ* marks the magnetically lossy tets).
+    pub fn loss_counts(&self, dga: &Dga) -> crate::cost::LossCounts {
+        crate::cost::LossCounts {
+            rows: self.loss_h.len(),
+            entries: self.loss_block.len(),
+            mag_tets: dga
+                .mag
+                .as_ref()
+                .map_or(0, |m| m.iter().filter(|&&x| x != 0.0).count()),
+        }
+    }
+
     pub fn n_half(&self) -> usize {
         2 * self.n_edges
     }
