@@ -364,3 +364,40 @@ fn absurd_boxes_name_the_flag() {
     }
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// `--energy-checks N` (config key `energy_checks`): 0 turns the energy checks off and
+/// leaves the run itself unchanged (the probe record equals the default run's, byte for
+/// byte: a check reads the state and never changes it); the key is written to `run.toml`
+/// only when it is not the default 50; a negative count names the flag.
+#[test]
+fn energy_checks_are_a_setting_that_does_not_change_the_run() {
+    let (a, b) = (tmp("checks-default"), tmp("checks-none"));
+    let o = dgatd()
+        .args(short("400"))
+        .arg("--out")
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = dgatd()
+        .args(short("400"))
+        .args(["--energy-checks", "0", "--out"])
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let read = |d: &Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    assert_eq!(read(&a, "probe.csv"), read(&b, "probe.csv"));
+    assert!(!read(&a, "run.toml").contains("energy_checks"));
+    assert!(read(&b, "run.toml").contains("energy_checks = 0"));
+    let o = dgatd()
+        .args(short("400"))
+        .args(["--energy-checks", "-1", "--out"])
+        .arg(tmp("checks-bad"))
+        .output()
+        .unwrap();
+    fails_with(&o, &["--energy-checks"]);
+    for d in [a, b] {
+        std::fs::remove_dir_all(d).ok();
+    }
+}

@@ -13,6 +13,9 @@
 #   bash results/scaling/run_h200x2.sh big            # 200M tets, f64, 2 GPUs, 300 steps
 # Check here on PoCL with tiny sizes: bash results/scaling/run_h200x2.sh all --tiny
 #
+# Energy checks: off (--energy-checks 0, ENERGY_CHECKS overrides): with the default 50, one
+# 20M-tet f64 run of 1000 steps on one H200 spent ~130 of its 135 s in them (each reads the
+# whole state back to the host), which would hide the step itself.
 # Every run: a hard `timeout`, its own log ($OUT/NAME.log), one CSV row in $OUT/scaling.csv
 # (name, ranks, tets, dofs, steps, setup_s, run_s, ns_per_dof_step, halo_values_per_step,
 # exit status) whatever happens; all logs in $OUT/runs.log, PCIe rows in $OUT/pcie.csv; the table is printed last. The 1-rank runs take the ordinary
@@ -70,7 +73,7 @@ run() {
   rm -rf "$OUT/runs/$name"
   DGATD_PARTITION=$part timeout -k 20 "$limit" "${MPI[@]}" -np "$np" "$BIN" resonator \
     --box "$box" --steps "$steps" --precision "$prec" --backend opencl --cavity none \
-    --quiet --out "$OUT/runs/$name" > "$log" 2>&1
+    --energy-checks "${ENERGY_CHECKS:-0}" --quiet --out "$OUT/runs/$name" > "$log" 2>&1
   local rc=$?
   # dgatd 0.1.0 (...) | BACKEND | T tets, D DoFs | ... | setup S s, run R s (N ns/DoF/step)
   local line dofs setup runs ns halo

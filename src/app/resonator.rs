@@ -143,6 +143,11 @@ pub struct ResonatorArgs {
     /// Save a checkpoint after this many minutes of running (0: only by steps) [10].
     #[arg(long, allow_hyphen_values = true)]
     pub checkpoint_minutes: Option<f64>,
+    /// Energy checks of the blow-up guard over the run (0: none; the probe samples are
+    /// still checked for non-finite values) [50]. Each check reads the whole state back
+    /// from a device: lower it for short runs on very large meshes.
+    #[arg(long, allow_hyphen_values = true)]
+    pub energy_checks: Option<u64>,
     /// Continue the run whose checkpoint is in DIR (its configuration comes from the
     /// checkpoint; outputs go to DIR unless --out is given). The result is bit-for-bit that
     /// of an uninterrupted run.
@@ -217,7 +222,8 @@ impl ResonatorArgs {
             method,
             flux,
             checkpoint_steps,
-            checkpoint_minutes
+            checkpoint_minutes,
+            energy_checks
         );
         set!(steps, time, dt, device, f_peak, fmax, min_q);
         if let Some(o) = self.order {

@@ -128,6 +128,17 @@ fn default_checkpoint_minutes() -> f64 {
     10.0
 }
 
+/// Energy checks of the blow-up guard over a run (design: every `steps / N` steps).
+pub const DEFAULT_ENERGY_CHECKS: u64 = 50;
+
+fn default_energy_checks() -> u64 {
+    DEFAULT_ENERGY_CHECKS
+}
+
+fn is_default_energy_checks(n: &u64) -> bool {
+    *n == DEFAULT_ENERGY_CHECKS
+}
+
 /// Every parameter of a resonator run. `None` means "derived": from the mesh, or the
 /// documented default.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -215,6 +226,16 @@ pub struct Config {
     /// Checkpoint after this many minutes of running (0: only by steps).
     #[serde(default = "default_checkpoint_minutes")]
     pub checkpoint_minutes: f64,
+    /// Energy checks of the blow-up guard over the run (default 50; 0: none, only the
+    /// non-finite check of the probe samples). Each check reads the whole state back from
+    /// a device and evaluates the energy on the host: on a 20M-tet mesh one check costs
+    /// about as much as several hundred device steps. Written to `run.toml` only when not
+    /// the default.
+    #[serde(
+        default = "default_energy_checks",
+        skip_serializing_if = "is_default_energy_checks"
+    )]
+    pub energy_checks: u64,
     /// Materials of volume groups (name or number); vacuum elsewhere.
     #[serde(default)]
     pub materials: BTreeMap<String, Material>,
@@ -257,6 +278,7 @@ impl Default for Config {
             flux: Flux::default(),
             checkpoint_steps: 0,
             checkpoint_minutes: default_checkpoint_minutes(),
+            energy_checks: DEFAULT_ENERGY_CHECKS,
             materials: BTreeMap::new(),
             boundaries: BTreeMap::new(),
             run: None,

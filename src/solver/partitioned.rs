@@ -575,7 +575,7 @@ fn step_ranks(
     let (dt, steps, root) = (l.dt, l.steps, l.root);
     let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| saver.write(so_far, st);
     let mut ctl = RunControl {
-        checks: 50,
+        checks: plan.energy_checks,
         resume: l.resumed,
         checkpoint: Some(&mut write_ck),
         every_steps: plan.checkpoint_steps,

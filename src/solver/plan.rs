@@ -94,6 +94,8 @@ pub struct Plan {
     pub seed: u64,
     pub checkpoint_steps: usize,
     pub checkpoint_every: Option<Duration>,
+    /// Energy checks of the blow-up guard over the run (0: none).
+    pub energy_checks: usize,
 }
 
 /// Largest DG order accepted (setup cost grows like N^9 in the reference element).
@@ -225,6 +227,7 @@ impl Plan {
             checkpoint_steps: usize::try_from(cfg.checkpoint_steps).unwrap_or(usize::MAX),
             checkpoint_every: (cfg.checkpoint_minutes > 0.0)
                 .then(|| Duration::from_secs_f64(60.0 * cfg.checkpoint_minutes)),
+            energy_checks: usize::try_from(cfg.energy_checks).unwrap_or(usize::MAX),
         })
     }
 

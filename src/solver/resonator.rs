@@ -256,7 +256,7 @@ pub fn run_with(
     let saver = Saver::new(plan, fp, dt, opts.out.as_deref())?;
     let mut write_ck = |so_far: &RunSoFar, st: &dyn Stepper| saver.write(so_far, st);
     let mut ctl = RunControl {
-        checks: 50,
+        checks: plan.energy_checks,
         resume,
         checkpoint: Some(&mut write_ck),
         every_steps: plan.checkpoint_steps,

@@ -114,7 +114,7 @@ pub type Resume = (usize, Vec<f64>, Vec<(usize, f64)>, Option<f64>);
 pub struct RunControl<'a> {
     /// Number of energy checks over the run (at steps that are multiples of
     /// `(steps / checks).clamp(1, 2000)`, counted from step 0 so that a resumed run checks at
-    /// the same steps).
+    /// the same steps). 0: none (progress is then reported every `steps.min(2000)` steps).
     pub checks: usize,
     /// Continue from this state: steps done, samples and energy checks so far, the
     /// guard's reference energy. The stepper must already hold the state.
@@ -216,7 +216,10 @@ pub fn run_controlled(
         }
         if done == next_check {
             let source_over = source_end.map(|e| done as f64 * dt > e).unwrap_or(true);
-            if let Err(e) = check_energy(stepper, done, source_over, &mut energy, &mut reference) {
+            if ctl.checks > 0
+                && let Err(e) =
+                    check_energy(stepper, done, source_over, &mut energy, &mut reference)
+            {
                 stop = Some(e);
                 break;
             }
