@@ -14,8 +14,10 @@
 # Check here on PoCL with tiny sizes: bash results/scaling/run_h200x2.sh all --tiny
 #
 # Energy checks: off (--energy-checks 0, ENERGY_CHECKS overrides): with the default 50, one
-# 20M-tet f64 run of 1000 steps on one H200 spent ~130 of its 135 s in them (each reads the
-# whole state back to the host), which would hide the step itself.
+# 20M-tet f64 run of 1000 steps on one H200 took 135 s in its time loop, ~4 s of it in the
+# step kernels; each check reads the whole state back to the host, which would hide the step.
+# Progress lines (not --quiet) go to each run's log, so that a run cut by its timeout shows
+# the phase it was in.
 # Every run: a hard `timeout`, its own log ($OUT/NAME.log), one CSV row in $OUT/scaling.csv
 # (name, ranks, tets, dofs, steps, setup_s, run_s, ns_per_dof_step, halo_values_per_step,
 # exit status) whatever happens; all logs in $OUT/runs.log, PCIe rows in $OUT/pcie.csv; the table is printed last. The 1-rank runs take the ordinary
@@ -41,8 +43,10 @@ CSV=$OUT/scaling.csv
 
 if [ "$TINY" = 0 ]; then
   # the ICD recipe of /work/shared/device/README.md
-  mkdir -p /tmp/icd && cp /etc/OpenCL/vendors/*.icd /tmp/icd/ 2>/dev/null
-  echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd && export OCL_ICD_VENDORS=/tmp/icd
+  # NVIDIA's ICD only: on this machine PoCL 5.0 aborted rank 1 of the first 2-rank runs
+  # (assertion in pocl_release_dlhandle_cache), and no rank needs it
+  mkdir -p /tmp/icd-nv && rm -f /tmp/icd-nv/*.icd
+  echo libnvidia-opencl.so.1 > /tmp/icd-nv/nvidia.icd && export OCL_ICD_VENDORS=/tmp/icd-nv
 fi
 MPI=(mpirun --bind-to none)
 [ "$(id -u)" = 0 ] && MPI+=(--allow-run-as-root)
@@ -73,7 +77,7 @@ run() {
   rm -rf "$OUT/runs/$name"
   DGATD_PARTITION=$part timeout -k 20 "$limit" "${MPI[@]}" -np "$np" "$BIN" resonator \
     --box "$box" --steps "$steps" --precision "$prec" --backend opencl --cavity none \
-    --energy-checks "${ENERGY_CHECKS:-0}" --quiet --out "$OUT/runs/$name" > "$log" 2>&1
+    --energy-checks "${ENERGY_CHECKS:-0}" --out "$OUT/runs/$name" > "$log" 2>&1
   local rc=$?
   # dgatd 0.1.0 (...) | BACKEND | T tets, D DoFs | ... | setup S s, run R s (N ns/DoF/step)
   local line dofs setup runs ns halo
