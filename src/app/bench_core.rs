@@ -1,9 +1,15 @@
 //! What the bench's row producers share ([`super::bench`], [`super::bench_disp`]): the row,
 //! the configuration, the timers (OpenCL profiling events, wall clock) and the box ladder.
 
+use dgatd::backend::Stepper;
+use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{ClDevice, event_seconds};
+use dgatd::dga::Dga;
+use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::mesh::Mesh;
 use dgatd::mesh::generate::box_mesh;
-use dgatd::{Error, Result};
+use dgatd::{Error, Real, Result};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// One measurement.
@@ -174,5 +180,46 @@ pub fn emit(
             Ok(())
         }
         Err(e) => Err(e),
+    }
+}
+
+/// A stable time step for the bench's unit box of `n` cells a side (metres of light
+/// travel): a quarter of the cell side, below the CFL limit of its 6-tet cubes.
+pub fn box_dt(mesh: &Mesh) -> f64 {
+    let n = (mesh.n_tets() as f64 / 6.0).cbrt().round().max(1.0);
+    0.25 / n
+}
+
+/// A seeded random state (U on every half-edge, F on every dual edge).
+pub fn random_state(d: &Dga) -> (Vec<f64>, Vec<f64>) {
+    let mut r = dgatd::util::Rng::new(5);
+    let u = (0..2 * d.n_edges).map(|_| r.sym()).collect();
+    let f = (0..4 * d.n_tets).map(|_| r.sym()).collect();
+    (u, f)
+}
+
+/// Wall-clock times of one CPU-backend `advance` step (factored dual, the stepper's default
+/// kernels) from [`random_state`], `cfg.warmup` untimed then `cfg.reps` timed; the first
+/// error of any step is returned.
+pub fn cpu_step_times<T: Real>(
+    d: &Arc<Dga>,
+    ops: Arc<Operators<T>>,
+    cfg: &BenchConfig,
+) -> Result<Vec<f64>> {
+    let mut s = CpuStepper::new(d.clone(), ops, DualForm::Factored, None, vec![])?;
+    let (u, f) = random_state(d);
+    s.set_state(&u, &f)?;
+    let mut sink = Vec::new();
+    let mut k = 0;
+    let mut err = None;
+    let times = time_wall(cfg.warmup, cfg.reps, || {
+        if let Err(e) = s.advance(k, 1, &mut sink) {
+            err.get_or_insert(e);
+        }
+        k += 1;
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(times),
     }
 }

@@ -11,9 +11,10 @@
 //! [`cost::disp_bytes_fused`] fused). The CPU backend's rows time one `advance` step (wall
 //! clock) with the split form, its only one.
 
-use super::bench_core::{BenchConfig, Row, emit, ladder_box, time_events, time_wall};
+use super::bench_core::{
+    BenchConfig, Row, box_dt, cpu_step_times, emit, ladder_box, random_state, time_events,
+};
 use dgatd::backend::Stepper;
-use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{BlockVariant, ClDevice, ClStepper, DispVariant, Variants};
 use dgatd::cost;
 use dgatd::dga::Dga;
@@ -60,21 +61,6 @@ pub fn cases(mesh: &Mesh, fracs: &[f64]) -> Vec<(String, Media)> {
         }
     }
     out
-}
-
-/// A stable time step for the bench's unit box of `n` cells a side (metres of light
-/// travel): a quarter of the cell side, below the CFL limit of its 6-tet cubes.
-pub(super) fn box_dt(mesh: &Mesh) -> f64 {
-    let n = (mesh.n_tets() as f64 / 6.0).cbrt().round().max(1.0);
-    0.25 / n
-}
-
-/// A seeded random state (U on every half-edge, F on every dual edge).
-pub(super) fn random_state(d: &Dga) -> (Vec<f64>, Vec<f64>) {
-    let mut r = dgatd::util::Rng::new(5);
-    let u = (0..2 * d.n_edges).map(|_| r.sym()).collect();
-    let f = (0..4 * d.n_tets).map(|_| r.sym()).collect();
-    (u, f)
 }
 
 /// The device rows of one case: the dispersive step in each form (one row for `none`).
@@ -135,21 +121,7 @@ pub fn cpu_row<T: Real>(
         .disp
         .as_ref()
         .map_or(0.0, |x| cost::disp_bytes(&x.counts(), sb));
-    let mut s = CpuStepper::new(d.clone(), ops, DualForm::Factored, None, vec![])?;
-    let (u, f) = random_state(d);
-    s.set_state(&u, &f)?;
-    let mut sink = Vec::new();
-    let mut k = 0;
-    let mut err = None;
-    let times = time_wall(cfg.warmup, cfg.reps, || {
-        if let Err(e) = s.advance(k, 1, &mut sink) {
-            err.get_or_insert(e);
-        }
-        k += 1;
-    });
-    if let Some(e) = err {
-        return Err(e);
-    }
+    let times = cpu_step_times(d, ops, cfg)?;
     // the CPU backend holds the full layouts
     let by = cost::kernel_bytes(&d.counts(), sb, 0);
     let step = by.primal + by.circulation + by.vertex_block;

@@ -18,10 +18,11 @@
 //! `advance` step (wall clock) with its default (lean) kernels; their model is the lean
 //! step's plus [`cost::loss_bytes_cpu`].
 
-use super::bench_core::{BenchConfig, Row, emit, ladder_box, time_events, time_wall};
-use super::bench_disp::{DeviceBases, box_dt, random_state};
+use super::bench_core::{
+    BenchConfig, Row, box_dt, cpu_step_times, emit, ladder_box, random_state, time_events,
+};
+use super::bench_disp::DeviceBases;
 use dgatd::backend::Stepper;
-use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{ClDevice, ClStepper};
 use dgatd::cost;
 use dgatd::dga::Dga;
@@ -132,21 +133,7 @@ pub fn cpu_row<T: Real>(
     let ops = Arc::new(Operators::<T>::new(d, dt, false));
     let sb = std::mem::size_of::<T>();
     let extra = cost::loss_bytes_cpu(&ops.loss_counts(d), ops.mag.len(), sb);
-    let mut s = CpuStepper::new(d.clone(), ops, DualForm::Factored, None, vec![])?;
-    let (u, f) = random_state(d);
-    s.set_state(&u, &f)?;
-    let mut sink = Vec::new();
-    let mut k = 0;
-    let mut err = None;
-    let times = time_wall(cfg.warmup, cfg.reps, || {
-        if let Err(e) = s.advance(k, 1, &mut sink) {
-            err.get_or_insert(e);
-        }
-        k += 1;
-    });
-    if let Some(e) = err {
-        return Err(e);
-    }
+    let times = cpu_step_times(d, ops, cfg)?;
     let by = cost::kernel_bytes(&d.counts(), sb, 0);
     let step = by.primal_sym + by.circulation + by.vertex_block_lean;
     Ok(row(base, d, case, times, step + extra, copy_gbs))
