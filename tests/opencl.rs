@@ -114,7 +114,8 @@ fn kernels_agree<T: dgatd::Real>(dev: &Arc<ClDevice>, tol: f64) {
         // The staged forms of the packed kernel add the same products in the same order, so
         // they differ from it only where the OpenCL compiler contracts a multiply-add into an
         // FMA in one kernel and not in the other (the default FP_CONTRACT allows either): PoCL
-        // on one AMD EPYC host gives the same bits, on another it does not. Each entry's
+        // gives the same bits, Intel's OpenCL CPU runtime (run by CI) differs by 8.8e-18 in
+        // f64 on the development machine. Each entry's
         // update is a sum of at most ~70 products, so the bound is 16 unit round-offs of the
         // update (2-norm), far below the tolerance against the CPU and far above round-off.
         match bv {
