@@ -723,7 +723,7 @@ pub fn run(
             }
         }
         if !cfg.dispersion.is_empty() || !cfg.losses.is_empty() {
-            let per_dev: Vec<super::bench_disp::DeviceBases> = devices
+            let per_dev: Vec<super::bench_core::DeviceBases> = devices
                 .iter()
                 .map(|d| {
                     let per = (cfg.precisions.iter())

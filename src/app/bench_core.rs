@@ -1,5 +1,6 @@
-//! What the bench's row producers share ([`super::bench`], [`super::bench_disp`]): the row,
-//! the configuration, the timers (OpenCL profiling events, wall clock) and the box ladder.
+//! What the bench's row producers share ([`super::bench`], [`super::bench_disp`],
+//! [`super::bench_loss`]): the row, the configuration, the timers (OpenCL profiling events,
+//! wall clock), the box ladder and the driver of the whole-step cases ([`case_rows`]).
 
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
@@ -222,4 +223,51 @@ pub fn cpu_step_times<T: Real>(
         Some(e) => Err(e),
         None => Ok(times),
     }
+}
+
+/// A device and, per precision it runs, the base row and the copy ceiling (GB/s).
+pub type DeviceBases = (Arc<ClDevice>, Vec<(Row, f64)>);
+
+/// One case of the whole-step rows (`step_dispersive`, `step_lossy`): its rows on a device
+/// and its row on the CPU backend, in either precision.
+pub trait CaseRows {
+    fn name(&self) -> &str;
+    fn tets(&self) -> usize;
+    fn device<T: Real>(&self, dev: &Arc<ClDevice>, base: &Row, copy_gbs: f64) -> Result<Vec<Row>>;
+    fn cpu<T: Real>(&self, base: &Row, copy_gbs: f64) -> Result<Row>;
+}
+
+/// Times `case` on each device and precision (a device without the memory for it is skipped
+/// with a line in the log, [`emit`]), then on the CPU backend in each precision when the
+/// mesh has at most `cfg.cpu_max_tets` tets.
+pub fn case_rows(
+    case: &impl CaseRows,
+    cfg: &BenchConfig,
+    devices: &[DeviceBases],
+    cpu: &[(Row, f64)],
+    report: &mut dyn FnMut(&Row) -> Result<()>,
+    log: &mut dyn FnMut(&str),
+) -> Result<()> {
+    for (dev, per_prec) in devices {
+        for (base, bw) in per_prec {
+            let rows = if base.precision == "f64" {
+                case.device::<f64>(dev, base, *bw)
+            } else {
+                case.device::<f32>(dev, base, *bw)
+            };
+            let what = format!("{} on {} {}", case.name(), dev.info.name, base.precision);
+            emit(rows, report, log, &what)?;
+        }
+    }
+    if case.tets() <= cfg.cpu_max_tets {
+        for (base, bw) in cpu {
+            let r = if base.precision == "f64" {
+                case.cpu::<f64>(base, *bw)?
+            } else {
+                case.cpu::<f32>(base, *bw)?
+            };
+            report(&r)?;
+        }
+    }
+    Ok(())
 }

@@ -12,7 +12,8 @@
 //! clock) with the split form, its only one.
 
 use super::bench_core::{
-    BenchConfig, Row, box_dt, cpu_step_times, emit, ladder_box, random_state, time_events,
+    BenchConfig, CaseRows, DeviceBases, Row, box_dt, case_rows, cpu_step_times, ladder_box,
+    random_state, time_events,
 };
 use dgatd::backend::Stepper;
 use dgatd::backend::opencl::{BlockVariant, ClDevice, ClStepper, DispVariant, Variants};
@@ -139,8 +140,28 @@ fn row(base: &Row, d: &Dga, case: &str, form: &str, times: Vec<f64>, bytes: f64,
     Row::timed(base, "step_dispersive", &variant, size, times, bytes, bw)
 }
 
-/// A device and, per precision it runs, the base row and the copy ceiling (GB/s).
-pub type DeviceBases = (Arc<ClDevice>, Vec<(Row, f64)>);
+/// A dispersive case on the assembled operators, with the bench's time step and settings.
+struct DispCase<'a> {
+    name: String,
+    d: Arc<Dga>,
+    dt: f64,
+    cfg: &'a BenchConfig,
+}
+
+impl CaseRows for DispCase<'_> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn tets(&self) -> usize {
+        self.d.n_tets
+    }
+    fn device<T: Real>(&self, dev: &Arc<ClDevice>, base: &Row, copy_gbs: f64) -> Result<Vec<Row>> {
+        device_rows::<T>(dev, &self.d, &self.name, self.dt, self.cfg, base, copy_gbs)
+    }
+    fn cpu<T: Real>(&self, base: &Row, copy_gbs: f64) -> Result<Row> {
+        cpu_row::<T>(&self.d, &self.name, self.dt, self.cfg, base, copy_gbs)
+    }
+}
 
 /// Every dispersive row at the bench size `size`: each case assembled once (lean, as the
 /// bench's own mesh) and timed on each device and precision (and the CPU backend below
@@ -157,7 +178,7 @@ pub fn rows_at(
     let mesh = ladder_box(size);
     let topo = Topology::build(&mesh)?;
     let dt = box_dt(&mesh);
-    for (case, media) in cases(&mesh, fracs) {
+    for (name, media) in cases(&mesh, fracs) {
         let d = Arc::new(Dga::assemble_with(
             &mesh,
             &topo,
@@ -165,31 +186,8 @@ pub fn rows_at(
             &topo.boundary_edge,
             true,
         )?);
-        for (dev, per_prec) in devices {
-            for (base, bw) in per_prec {
-                let rows = if base.precision == "f64" {
-                    device_rows::<f64>(dev, &d, &case, dt, cfg, base, *bw)
-                } else {
-                    device_rows::<f32>(dev, &d, &case, dt, cfg, base, *bw)
-                };
-                emit(
-                    rows,
-                    report,
-                    log,
-                    &format!("{case} on {} {}", dev.info.name, base.precision),
-                )?;
-            }
-        }
-        if d.n_tets <= cfg.cpu_max_tets {
-            for (base, bw) in cpu {
-                let r = if base.precision == "f64" {
-                    cpu_row::<f64>(&d, &case, dt, cfg, base, *bw)?
-                } else {
-                    cpu_row::<f32>(&d, &case, dt, cfg, base, *bw)?
-                };
-                report(&r)?;
-            }
-        }
+        let case = DispCase { name, d, dt, cfg };
+        case_rows(&case, cfg, devices, cpu, report, log)?;
     }
     Ok(())
 }

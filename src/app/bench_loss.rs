@@ -19,9 +19,9 @@
 //! step's plus [`cost::loss_bytes_cpu`].
 
 use super::bench_core::{
-    BenchConfig, Row, box_dt, cpu_step_times, emit, ladder_box, random_state, time_events,
+    BenchConfig, CaseRows, DeviceBases, Row, box_dt, case_rows, cpu_step_times, ladder_box,
+    random_state, time_events,
 };
-use super::bench_disp::DeviceBases;
 use dgatd::backend::Stepper;
 use dgatd::backend::opencl::{ClDevice, ClStepper};
 use dgatd::cost;
@@ -144,6 +144,30 @@ fn row(base: &Row, d: &Dga, case: &str, times: Vec<f64>, bytes: f64, bw: f64) ->
     Row::timed(base, "step_lossy", case, size, times, bytes, bw)
 }
 
+/// A lossy case on the assembled operators, with the bench's time step and settings.
+struct LossCase<'a> {
+    name: String,
+    d: Arc<Dga>,
+    dt: f64,
+    cfg: &'a BenchConfig,
+}
+
+impl CaseRows for LossCase<'_> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn tets(&self) -> usize {
+        self.d.n_tets
+    }
+    fn device<T: Real>(&self, dev: &Arc<ClDevice>, base: &Row, copy_gbs: f64) -> Result<Vec<Row>> {
+        device_row::<T>(dev, &self.d, &self.name, self.dt, self.cfg, base, copy_gbs)
+            .map(|r| vec![r])
+    }
+    fn cpu<T: Real>(&self, base: &Row, copy_gbs: f64) -> Result<Row> {
+        cpu_row::<T>(&self.d, &self.name, self.dt, self.cfg, base, copy_gbs)
+    }
+}
+
 /// Every lossy row at the bench size `size`: each case assembled once and timed on each
 /// device and precision (and the CPU backend below its size limit).
 pub fn rows_at(
@@ -160,31 +184,13 @@ pub fn rows_at(
     let dt = box_dt(&mesh);
     for case in cases(&mesh, fracs) {
         let d = Arc::new(assemble(&mesh, &topo, &case)?);
-        for (dev, per_prec) in devices {
-            for (base, bw) in per_prec {
-                let r = if base.precision == "f64" {
-                    device_row::<f64>(dev, &d, &case.name, dt, cfg, base, *bw)
-                } else {
-                    device_row::<f32>(dev, &d, &case.name, dt, cfg, base, *bw)
-                };
-                emit(
-                    r.map(|r| vec![r]),
-                    report,
-                    log,
-                    &format!("{} on {} {}", case.name, dev.info.name, base.precision),
-                )?;
-            }
-        }
-        if d.n_tets <= cfg.cpu_max_tets {
-            for (base, bw) in cpu {
-                let r = if base.precision == "f64" {
-                    cpu_row::<f64>(&d, &case.name, dt, cfg, base, *bw)?
-                } else {
-                    cpu_row::<f32>(&d, &case.name, dt, cfg, base, *bw)?
-                };
-                report(&r)?;
-            }
-        }
+        let case = LossCase {
+            name: case.name,
+            d,
+            dt,
+            cfg,
+        };
+        case_rows(&case, cfg, devices, cpu, report, log)?;
     }
     Ok(())
 }
