@@ -421,26 +421,7 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
 /// its vertices' `½ UᵀMeps_v U` and its tets' `½ F_oldᵀ Mmu_n F_new`, from local vectors in
 /// host layouts (`F[4n + k]`).
 pub fn owned_energy<T: Real>(part: &Part, dga: &Dga, u: &[T], f: &[T], fnew: &[T]) -> f64 {
-    let u64v: Vec<f64> = u.iter().map(|x| x.f64()).collect();
-    let we = 0.5 * dga.meps.quad(&u64v);
-    let (own, mmu) = (&part.own_tet, &dga.mmu);
-    let wm: Vec<f64> = (0..dga.n_tets)
-        .into_par_iter()
-        .map(|n| {
-            if !own[n] {
-                return 0.0;
-            }
-            let m = &mmu[n];
-            let mut s = 0.0;
-            for r in 0..4 {
-                for c in 0..4 {
-                    s += f[4 * n + r].f64() * m[r * 4 + c] * fnew[4 * n + c].f64();
-                }
-            }
-            s
-        })
-        .collect();
-    we + 0.5 * wm.iter().sum::<f64>()
+    crate::backend::cpu::energy_of_tets(dga, u, f, fnew, Some(&part.own_tet))
 }
 
 /// The owned values of local vectors (host layouts) with their global positions:

@@ -430,12 +430,27 @@ pub fn energy<T: Real>(dga: &Dga, ops: &Operators<T>, u: &[T], f: &[T]) -> f64 {
 
 /// `½ UᵀMeps U + ½ F_oldᵀ Mmu F_new` for given states (F in the host layout `4n + k`).
 pub fn energy_of<T: Real>(dga: &Dga, u: &[T], f: &[T], fnew: &[T]) -> f64 {
+    energy_of_tets(dga, u, f, fnew, None)
+}
+
+/// [`energy_of`] with the magnetic part over the tets `n` with `tets[n]` only (None: all;
+/// a partition's owned tets). Per-tet terms in parallel, summed in a fixed order:
+/// bit-reproducible, and the same bits with `None` as with every tet selected.
+pub fn energy_of_tets<T: Real>(
+    dga: &Dga,
+    u: &[T],
+    f: &[T],
+    fnew: &[T],
+    tets: Option<&[bool]>,
+) -> f64 {
     let u64v: Vec<f64> = u.iter().map(|x| x.f64()).collect();
     let we = 0.5 * dga.meps.quad(&u64v);
-    // Per-tet terms in parallel, summed in a fixed order: bit-reproducible.
     let wm: Vec<f64> = (0..dga.n_tets)
         .into_par_iter()
         .map(|n| {
+            if tets.is_some_and(|t| !t[n]) {
+                return 0.0;
+            }
             let m = &dga.mmu[n];
             let mut s = 0.0;
             for r in 0..4 {
