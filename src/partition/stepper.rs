@@ -72,18 +72,9 @@ pub fn vertex_blocks_sel<T: Real>(ops: &Operators<T>, ph: &[u8], want: u8, c: &[
         .with_min_len(MIN_LEN)
         .enumerate()
         .for_each(|(h, uh)| {
-            if !picked(ph[h], want) {
-                return;
+            if picked(ph[h], want) {
+                *uh += crate::backend::cpu::vertex_block_row(ops, h, c);
             }
-            let row = ops.hrow[h];
-            let v = ops.hvert[h] as usize;
-            let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
-            let blk = &ops.block[row as usize..row as usize + (b - a)];
-            let mut acc = T::zero();
-            for (j, &bij) in blk.iter().enumerate() {
-                acc += bij * c[(ops.vh[a + j] >> 1) as usize];
-            }
-            *uh += acc;
         });
 }
 

@@ -94,19 +94,23 @@ pub fn vertex_blocks<T: Real>(ops: &Operators<T>, c: &[T], u: &mut [T]) {
         .with_min_len(MIN_LEN)
         .enumerate()
         .for_each(|(h, uh)| {
-            let row = ops.hrow[h];
-            if row == u64::MAX {
-                return;
+            if ops.hrow[h] != u64::MAX {
+                *uh += vertex_block_row(ops, h, c);
             }
-            let v = ops.hvert[h] as usize;
-            let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
-            let blk = &ops.block[row as usize..row as usize + (b - a)];
-            let mut acc = T::zero();
-            for (j, &bij) in blk.iter().enumerate() {
-                acc += bij * c[(ops.vh[a + j] >> 1) as usize];
-            }
-            *uh += acc;
         });
+}
+
+/// Row `h` of `B c` (free half-edge `h`: its row of its vertex's block times the
+/// circulations of the vertex's edges), in the order every CPU path adds it.
+pub(crate) fn vertex_block_row<T: Real>(ops: &Operators<T>, h: usize, c: &[T]) -> T {
+    let row = ops.hrow[h] as usize;
+    let v = ops.hvert[h] as usize;
+    let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
+    let mut acc = T::zero();
+    for (j, &bij) in ops.block[row..row + (b - a)].iter().enumerate() {
+        acc += bij * c[(ops.vh[a + j] >> 1) as usize];
+    }
+    acc
 }
 
 /// The loss step `U_v ← B̂_v U_v` at every lossy vertex: first every lossy row's new value
