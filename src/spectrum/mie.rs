@@ -201,11 +201,16 @@ pub fn resonance(pol: MiePol, l: u32, p: u32, eps_r: f64, radius_m: f64) -> Opti
 
 /// The measured line `(f_hz, q)` that is `mode`: the nearest in frequency among the lines
 /// whose Q is within a factor 3 of the mode's (open resonators also show high-Q lines of
-/// higher multipoles and low-Q fits of the background).
+/// higher multipoles and low-Q fits of the background) and whose frequency is within the
+/// larger of 5% and the mode's half-width `1/(2Q)` of it. A line farther off is another
+/// mode, not this one poorly resolved: without that bound a run that lost the broad TM₁₁
+/// line of an ε_r = 10 sphere (Q 4.2) reported the TE₁₁ line, 30% below, as its match.
 pub fn nearest_line(lines: &[(f64, f64)], mode: &MieMode) -> Option<(f64, f64)> {
+    let window = mode.f_hz * f64::max(0.05, 0.5 / mode.q);
     lines
         .iter()
         .filter(|(_, q)| *q > mode.q / 3.0 && *q < 3.0 * mode.q)
+        .filter(|(f, _)| (f - mode.f_hz).abs() <= window)
         .min_by(|a, b| (a.0 - mode.f_hz).abs().total_cmp(&(b.0 - mode.f_hz).abs()))
         .copied()
 }
@@ -213,6 +218,26 @@ pub fn nearest_line(lines: &[(f64, f64)], mode: &MieMode) -> Option<(f64, f64)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nearest_line_is_near_in_frequency_and_in_q() {
+        // ε_r = 10: TE₁₁ 448.4 MHz Q 9.15, TM₁₁ 647.5 MHz Q 4.22 (window 11.9%)
+        let tm = resonance(MiePol::Tm, 1, 1, 10.0, 0.1).unwrap();
+        let te_line = (4.52e8, 9.36);
+        // the TE line alone is not the TM mode (it was reported as TM −30%, Q +122%)
+        assert_eq!(nearest_line(&[te_line], &tm), None);
+        let near = (0.93 * tm.f_hz, 4.0);
+        assert_eq!(nearest_line(&[te_line, near], &tm), Some(near));
+        // 13% off: outside the half-width
+        assert_eq!(nearest_line(&[(0.87 * tm.f_hz, 4.0)], &tm), None);
+        // a narrow mode still gets 5%: TE₁₁ at ε_r = 40 (Q 49.6, half-width 1%)
+        let te = resonance(MiePol::Te, 1, 1, 40.0, 0.1).unwrap();
+        let off = (1.04 * te.f_hz, 45.0);
+        assert_eq!(nearest_line(&[off], &te), Some(off));
+        assert_eq!(nearest_line(&[(1.06 * te.f_hz, 45.0)], &te), None);
+        // and Q outside a factor 3 is another line
+        assert_eq!(nearest_line(&[(te.f_hz, 10.0)], &te), None);
+    }
 
     #[test]
     fn closed_forms_match_the_series_of_small_arguments() {
