@@ -8,9 +8,10 @@
 //! the sphere of radius `--air` (`--boundary abc`). A y-directed dipole off the centre
 //! excites both modes (`--excite both`), or a z-directed dipole at 2 mm from the centre
 //! only the TM (electric-dipole) ones (`--excite tm`); four probes inside and near the
-//! sphere record E. The line of the
-//! extraction nearest in frequency to each Mie root (among lines with Q within a factor 3
-//! of it) is the measured mode. One CSV row per (run, mode).
+//! sphere record E. The measured mode is the line of the extraction that
+//! `spectrum::mie::nearest_line` picks for each Mie root (Q within a factor 3, frequency
+//! within the larger of 5% and the half-width); NaN where there is none. One CSV row per
+//! (run, mode).
 //!
 //! `cargo run --release --example mie_sphere -- --eps 10,40 --n 4,6 --csv out.csv`
 
@@ -47,8 +48,8 @@ struct Args {
     /// default) or `tm` (a z-directed dipole 2 mm from the centre: by symmetry it couples to
     /// the electric-dipole (TM, l = 1) modes and, to O(k d), to nothing else, so the TM line
     /// is not mixed with TE₁₁ in the record; TE rows are then NaN).
-    #[arg(long, default_value = "both")]
-    excite: String,
+    #[arg(long, value_enum, default_value_t = Excite::Both)]
+    excite: Excite,
     /// Peak frequency of the source pulse (Hz); default the mean of the two Mie frequencies.
     /// A higher one ends the pulse sooner (its end, after which the record is analysed, is
     /// `12.5 / (2π f_peak)`), which leaves more of a broad line's decay to fit.
@@ -66,6 +67,13 @@ struct Args {
     /// `DIR/eps<ε>_n<n>/`.
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+}
+
+/// The source of `--excite`.
+#[derive(clap::ValueEnum, Clone, Copy, PartialEq, Eq)]
+enum Excite {
+    Both,
+    Tm,
 }
 
 const A: f64 = 0.1;
@@ -118,16 +126,15 @@ fn main() -> Res<()> {
                 _ => "[boundaries.outer]\nkind = \"abc\"\n",
             };
             // generic points (off node planes and cell diagonals), see `excite`
-            let (source, probes) = match args.excite.as_str() {
-                "both" => (
+            let (source, probes) = match args.excite {
+                Excite::Both => (
                     "source = [0.043, 0.011, 0.017]\nsource_dir = [0.0, 1.0, 0.0]",
                     "probe = [[0.031, -0.022, 0.013], [-0.047, 0.021, -0.019], [0.012, 0.052, 0.037], [0.151, 0.062, -0.043]]",
                 ),
-                "tm" => (
+                Excite::Tm => (
                     "source = [0.0013, -0.0007, 0.0014]\nsource_dir = [0.0, 0.0, 1.0]",
                     "probe = [[0.0031, -0.0022, 0.0413], [-0.0047, 0.0021, -0.0519], [0.0512, 0.0052, 0.0037], [0.0061, 0.0072, 0.1531]]",
                 ),
-                e => return Err(format!("--excite {e}: expected both or tm").into()),
             };
             let text = format!(
                 "ball = \"{ball}\"\ntime = {time:e}\n{source}\n{probes}\n\
@@ -150,8 +157,8 @@ fn main() -> Res<()> {
             }
             let lines = r.lines_with_q();
             for m in &modes {
-                let (f, q) = match (args.excite.as_str(), m.pol) {
-                    ("tm", MiePol::Te) => (f64::NAN, f64::NAN),
+                let (f, q) = match (args.excite, m.pol) {
+                    (Excite::Tm, MiePol::Te) => (f64::NAN, f64::NAN),
                     _ => nearest_line(&lines, m).unwrap_or((f64::NAN, f64::NAN)),
                 };
                 writeln!(
