@@ -228,21 +228,32 @@ pub fn cpu_step_times<T: Real>(
 /// A device and, per precision it runs, the base row and the copy ceiling (GB/s).
 pub type DeviceBases = (Arc<ClDevice>, Vec<(Row, f64)>);
 
-/// One case of the whole-step rows (`step_dispersive`, `step_lossy`): its rows on a device
-/// and its row on the CPU backend, in either precision.
-pub trait CaseRows {
-    fn name(&self) -> &str;
-    fn tets(&self) -> usize;
-    fn device<T: Real>(&self, dev: &Arc<ClDevice>, base: &Row, copy_gbs: f64) -> Result<Vec<Row>>;
-    fn cpu<T: Real>(&self, base: &Row, copy_gbs: f64) -> Result<Row>;
+/// One case of the whole-step rows (`step_dispersive`, `step_lossy`): its name and its
+/// assembled operators, with the bench's time step and settings.
+pub struct StepCase<'a> {
+    pub name: String,
+    pub d: Arc<Dga>,
+    pub dt: f64,
+    pub cfg: &'a BenchConfig,
 }
 
-/// Times `case` on each device and precision (a device without the memory for it is skipped
-/// with a line in the log, [`emit`]), then on the CPU backend in each precision when the
-/// mesh has at most `cfg.cpu_max_tets` tets.
-pub fn case_rows(
-    case: &impl CaseRows,
-    cfg: &BenchConfig,
+/// What one kind of whole-step row times: a case's rows on a device and its row on the CPU
+/// backend, in either precision.
+pub trait CaseKind {
+    fn device<T: Real>(
+        case: &StepCase,
+        dev: &Arc<ClDevice>,
+        base: &Row,
+        copy_gbs: f64,
+    ) -> Result<Vec<Row>>;
+    fn cpu<T: Real>(case: &StepCase, base: &Row, copy_gbs: f64) -> Result<Row>;
+}
+
+/// Times `case` as kind `K` on each device and precision (a device without the memory for
+/// it is skipped with a line in the log, [`emit`]), then on the CPU backend in each
+/// precision when the mesh has at most `cfg.cpu_max_tets` tets.
+pub fn case_rows<K: CaseKind>(
+    case: &StepCase,
     devices: &[DeviceBases],
     cpu: &[(Row, f64)],
     report: &mut dyn FnMut(&Row) -> Result<()>,
@@ -251,20 +262,20 @@ pub fn case_rows(
     for (dev, per_prec) in devices {
         for (base, bw) in per_prec {
             let rows = if base.precision == "f64" {
-                case.device::<f64>(dev, base, *bw)
+                K::device::<f64>(case, dev, base, *bw)
             } else {
-                case.device::<f32>(dev, base, *bw)
+                K::device::<f32>(case, dev, base, *bw)
             };
-            let what = format!("{} on {} {}", case.name(), dev.info.name, base.precision);
+            let what = format!("{} on {} {}", case.name, dev.info.name, base.precision);
             emit(rows, report, log, &what)?;
         }
     }
-    if case.tets() <= cfg.cpu_max_tets {
+    if case.d.n_tets <= case.cfg.cpu_max_tets {
         for (base, bw) in cpu {
             let r = if base.precision == "f64" {
-                case.cpu::<f64>(base, *bw)?
+                K::cpu::<f64>(case, base, *bw)?
             } else {
-                case.cpu::<f32>(base, *bw)?
+                K::cpu::<f32>(case, base, *bw)?
             };
             report(&r)?;
         }

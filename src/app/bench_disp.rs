@@ -12,8 +12,8 @@
 //! clock) with the split form, its only one.
 
 use super::bench_core::{
-    BenchConfig, CaseRows, DeviceBases, Row, box_dt, case_rows, cpu_step_times, ladder_box,
-    random_state, time_events,
+    BenchConfig, CaseKind, DeviceBases, Row, StepCase, box_dt, case_rows, cpu_step_times,
+    ladder_box, random_state, time_events,
 };
 use dgatd::backend::Stepper;
 use dgatd::backend::opencl::{BlockVariant, ClDevice, ClStepper, DispVariant, Variants};
@@ -140,26 +140,15 @@ fn row(base: &Row, d: &Dga, case: &str, form: &str, times: Vec<f64>, bytes: f64,
     Row::timed(base, "step_dispersive", &variant, size, times, bytes, bw)
 }
 
-/// A dispersive case on the assembled operators, with the bench's time step and settings.
-struct DispCase<'a> {
-    name: String,
-    d: Arc<Dga>,
-    dt: f64,
-    cfg: &'a BenchConfig,
-}
+/// The `step_dispersive` rows.
+struct Dispersive;
 
-impl CaseRows for DispCase<'_> {
-    fn name(&self) -> &str {
-        &self.name
+impl CaseKind for Dispersive {
+    fn device<T: Real>(c: &StepCase, dev: &Arc<ClDevice>, base: &Row, bw: f64) -> Result<Vec<Row>> {
+        device_rows::<T>(dev, &c.d, &c.name, c.dt, c.cfg, base, bw)
     }
-    fn tets(&self) -> usize {
-        self.d.n_tets
-    }
-    fn device<T: Real>(&self, dev: &Arc<ClDevice>, base: &Row, copy_gbs: f64) -> Result<Vec<Row>> {
-        device_rows::<T>(dev, &self.d, &self.name, self.dt, self.cfg, base, copy_gbs)
-    }
-    fn cpu<T: Real>(&self, base: &Row, copy_gbs: f64) -> Result<Row> {
-        cpu_row::<T>(&self.d, &self.name, self.dt, self.cfg, base, copy_gbs)
+    fn cpu<T: Real>(c: &StepCase, base: &Row, bw: f64) -> Result<Row> {
+        cpu_row::<T>(&c.d, &c.name, c.dt, c.cfg, base, bw)
     }
 }
 
@@ -186,8 +175,8 @@ pub fn rows_at(
             &topo.boundary_edge,
             true,
         )?);
-        let case = DispCase { name, d, dt, cfg };
-        case_rows(&case, cfg, devices, cpu, report, log)?;
+        let case = StepCase { name, d, dt, cfg };
+        case_rows::<Dispersive>(&case, devices, cpu, report, log)?;
     }
     Ok(())
 }

@@ -19,8 +19,8 @@
 //! step's plus [`cost::loss_bytes_cpu`].
 
 use super::bench_core::{
-    BenchConfig, CaseRows, DeviceBases, Row, box_dt, case_rows, cpu_step_times, ladder_box,
-    random_state, time_events,
+    BenchConfig, CaseKind, DeviceBases, Row, StepCase, box_dt, case_rows, cpu_step_times,
+    ladder_box, random_state, time_events,
 };
 use dgatd::backend::Stepper;
 use dgatd::backend::opencl::{ClDevice, ClStepper};
@@ -144,27 +144,15 @@ fn row(base: &Row, d: &Dga, case: &str, times: Vec<f64>, bytes: f64, bw: f64) ->
     Row::timed(base, "step_lossy", case, size, times, bytes, bw)
 }
 
-/// A lossy case on the assembled operators, with the bench's time step and settings.
-struct LossCase<'a> {
-    name: String,
-    d: Arc<Dga>,
-    dt: f64,
-    cfg: &'a BenchConfig,
-}
+/// The `step_lossy` rows.
+struct Lossy;
 
-impl CaseRows for LossCase<'_> {
-    fn name(&self) -> &str {
-        &self.name
+impl CaseKind for Lossy {
+    fn device<T: Real>(c: &StepCase, dev: &Arc<ClDevice>, base: &Row, bw: f64) -> Result<Vec<Row>> {
+        device_row::<T>(dev, &c.d, &c.name, c.dt, c.cfg, base, bw).map(|r| vec![r])
     }
-    fn tets(&self) -> usize {
-        self.d.n_tets
-    }
-    fn device<T: Real>(&self, dev: &Arc<ClDevice>, base: &Row, copy_gbs: f64) -> Result<Vec<Row>> {
-        device_row::<T>(dev, &self.d, &self.name, self.dt, self.cfg, base, copy_gbs)
-            .map(|r| vec![r])
-    }
-    fn cpu<T: Real>(&self, base: &Row, copy_gbs: f64) -> Result<Row> {
-        cpu_row::<T>(&self.d, &self.name, self.dt, self.cfg, base, copy_gbs)
+    fn cpu<T: Real>(c: &StepCase, base: &Row, bw: f64) -> Result<Row> {
+        cpu_row::<T>(&c.d, &c.name, c.dt, c.cfg, base, bw)
     }
 }
 
@@ -184,13 +172,13 @@ pub fn rows_at(
     let dt = box_dt(&mesh);
     for case in cases(&mesh, fracs) {
         let d = Arc::new(assemble(&mesh, &topo, &case)?);
-        let case = LossCase {
+        let case = StepCase {
             name: case.name,
             d,
             dt,
             cfg,
         };
-        case_rows(&case, cfg, devices, cpu, report, log)?;
+        case_rows::<Lossy>(&case, devices, cpu, report, log)?;
     }
     Ok(())
 }
