@@ -1,6 +1,7 @@
-//! Kernel smoke run: launches every kernel of `cl/dgatd.cl`, `cl/dg.cl` and `cl/fill.cl`
-//! at least once on a tiny case, through the library's own launch paths, on any OpenCL
-//! device chosen by name or index, and checks every result against the CPU reference.
+//! Kernel smoke run: launches every kernel of `cl/dgatd.cl`, `cl/dg.cl`, `cl/fill.cl` and
+//! `cl/assemble.cl` at least once on a tiny case, through the library's own launch paths,
+//! on any OpenCL device chosen by name or index, and checks every result against the CPU
+//! reference.
 //!
 //! ```sh
 //! cargo run --release --example kernel_smoke -- [--device NAME|INDEX] [--precision f64,f32]
@@ -21,8 +22,9 @@
 //! `scatter`) against the host; 3 lossy steps (`loss_rows`, `loss_scatter`; σ on about half
 //! the tets of a 48-tet box) with the factored and the CSR dual against `CpuStepper`;
 //! copy, triad and their vec4 forms against the host; 1 DG step of orders 2 (upwind) and
-//! 1 (central) against `DgCpuStepper`, and the DG power iteration against the host's; and
-//! that every kernel declared in the sources was launched.
+//! 1 (central) against `DgCpuStepper`, and the DG power iteration against the host's; the
+//! masses and inverses assembled on the device against the host's (f64 only); and that
+//! every kernel declared in the sources was launched.
 //!
 //! Prints one line per check to stdout and nothing to stderr unless a check fails (exit
 //! status 1) or the arguments are wrong (exit status 2), so a device simulator's reports
@@ -58,11 +60,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The kernel sources the smoke run must cover.
-const SOURCES: [(&str, &str); 3] = [
+const SOURCES: [(&str, &str); 4] = [
     ("cl/dgatd.cl", include_str!("../cl/dgatd.cl")),
     ("cl/dg.cl", include_str!("../cl/dg.cl")),
     ("cl/fill.cl", include_str!("../cl/fill.cl")),
+    ("cl/assemble.cl", include_str!("../cl/assemble.cl")),
 ];
+
+/// The kernels of `cl/assemble.cl` (double precision only: not launched on a device
+/// without fp64).
+const ASSEMBLY_KERNELS: [&str; 2] = ["assemble_mmu", "assemble_meps"];
 
 /// Every `__kernel` name declared in the sources, in source order.
 pub fn declared_kernels() -> Vec<String> {
@@ -187,7 +194,10 @@ pub fn run(spec: Option<&str>, precisions: &[&str]) -> Result<Smoke> {
             "f64" if !dev.info.fp64 => s
                 .lines
                 .push(format!("skip f64: {} has no cl_khr_fp64", dev.info.name)),
-            "f64" => precision::<f64>(&dev, &mut s, 1e-10)?,
+            "f64" => {
+                precision::<f64>(&dev, &mut s, 1e-10)?;
+                assembly(&dev, &mut s)?;
+            }
             "f32" => precision::<f32>(&dev, &mut s, 1e-4)?,
             other => {
                 return Err(dgatd::Error::config(
@@ -202,6 +212,7 @@ pub fn run(spec: Option<&str>, precisions: &[&str]) -> Result<Smoke> {
     let missing: Vec<&String> = declared
         .iter()
         .filter(|k| !s.launched.contains(*k))
+        .filter(|k| dev.info.fp64 || !ASSEMBLY_KERNELS.contains(&k.as_str()))
         .collect();
     let all_launched = missing.is_empty();
     s.require(
@@ -218,6 +229,55 @@ pub fn run(spec: Option<&str>, precisions: &[&str]) -> Result<Smoke> {
         all_launched || precisions.is_empty(),
     );
     Ok(s)
+}
+
+/// The masses and their inverses assembled on the device (`cl/assemble.cl`, full assembly:
+/// both kernels, the block kernel with and without the inversion) against the host's, on a
+/// jittered 72-tet box with random media; tolerance 1e-11 of each block's largest entry
+/// (different 3x3 and Cholesky inverses, `tests/device_assembly.rs`).
+fn assembly(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
+    let m = jittered_box([3, 2, 2], 31, 0.2);
+    let t = Topology::build(&m)?;
+    let mut r = Rng::new(32);
+    let mat = Media::lossless(
+        (0..m.n_tets()).map(|_| 1.0 + 3.0 * r.uniform()).collect(),
+        (0..m.n_tets()).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
+    );
+    let host = Dga::assemble_with(&m, &t, &mat, &t.boundary_edge, false)?;
+    let (got, _) =
+        dgatd::backend::device_assembly::assemble_with(dev, &m, &t, &mat, &t.boundary_edge, false)?;
+    s.covered(&ASSEMBLY_KERNELS);
+    let pairs: [(&str, &[f64], &[f64]); 4] = [
+        ("Mmu", got.mmu.as_flattened(), host.mmu.as_flattened()),
+        (
+            "Mmu inverse",
+            got.mmu_inv.as_flattened(),
+            host.mmu_inv.as_flattened(),
+        ),
+        ("Meps blocks", &got.meps.data, &host.meps.data),
+        (
+            "Meps inverse blocks",
+            &got.meps_inv.data,
+            &host.meps_inv.data,
+        ),
+    ];
+    for (what, a, b) in pairs {
+        let e = if a.len() == b.len() {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max)
+                / b.iter().map(|y| y.abs()).fold(0.0, f64::max)
+        } else {
+            f64::INFINITY
+        };
+        s.check(
+            format!("device assembly f64: {what} vs host (max entry)"),
+            e,
+            1e-11,
+        );
+    }
+    Ok(())
 }
 
 fn precision<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {

@@ -108,6 +108,7 @@ fn bench_csv_round_trip_and_report() {
     let mut kernels = std::collections::BTreeSet::new();
     let mut disp = Vec::new();
     let mut lossy = Vec::new();
+    let mut preprocess = std::collections::BTreeSet::new();
     for rec in r.records() {
         let rec = rec.unwrap();
         n += 1;
@@ -142,6 +143,7 @@ fn bench_csv_round_trip_and_report() {
         }
         if timed_only {
             assert!(num("tets") > 0.0, "{rec:?}");
+            preprocess.insert(rec[col("variant")].to_string());
         }
         assert!(num("min_s") <= num("median_s") && num("median_s") <= num("max_s"));
         assert!(num("reps") >= 1.0);
@@ -184,6 +186,23 @@ fn bench_csv_round_trip_and_report() {
                 rec[col("variant")].to_string(),
                 num("bytes_model"),
             ));
+        }
+    }
+    // preprocess: the whole host preprocessing and its masses, and with an fp64 OpenCL
+    // device (PoCL has one) the masses assembled on the device, with and without transfers
+    for v in ["host", "host_masses"] {
+        assert!(
+            preprocess.contains(v),
+            "no preprocess/{v} row: {preprocess:?}"
+        );
+    }
+    let fp64 = dgatd::backend::opencl::list_devices().is_ok_and(|d| d.iter().any(|x| x.fp64));
+    if fp64 {
+        for v in ["device", "device_kernels"] {
+            assert!(
+                preprocess.contains(v),
+                "no preprocess/{v} row: {preprocess:?}"
+            );
         }
     }
     // step_dispersive: a baseline and both cases at both fractions in each form (the

@@ -8,16 +8,18 @@
 //! Byte and flop models: [`dgatd::cost`].
 
 use dgatd::backend::cpu::{self, lean};
+use dgatd::backend::device_assembly;
 use dgatd::backend::opencl::{
     self, Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, Variants,
     launch,
 };
 use dgatd::cost;
-use dgatd::dga::Dga;
 use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{Dga, host_masses};
 use dgatd::mesh::Topology;
 use dgatd::problem::Media;
 use dgatd::{Error, Real, Result};
+use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -52,12 +54,81 @@ pub const COLUMNS: [&str; 22] = [
     "frac_roof",
 ];
 
-/// A box mesh of about `tets` tetrahedra and its operators (vacuum).
-pub fn ladder_mesh(tets: usize) -> Result<Dga> {
-    let m = ladder_box(tets);
-    let t = Topology::build(&m)?;
-    // Lean: the benchmark never evaluates the energy, and this halves peak host memory.
-    Dga::assemble_with(&m, &t, &Media::vacuum(m.n_tets()), &t.boundary_edge, true)
+/// `preprocess` rows of the masses and inverses assembled on `dev`
+/// ([`device_assembly::masses`]): variant `device` (layout on the host, uploads, kernels and
+/// downloads: what replaces [`host_masses`] in the pipeline) and `device_kernels` (the two
+/// kernels alone), over `min(reps, 3)` runs after one that builds the program. The first
+/// run's operators are checked against the host's `dga` (lean); a difference above 1e-10 of
+/// a block's largest entry is an error, not a row.
+#[allow(clippy::too_many_arguments)]
+fn device_assembly_rows(
+    dev: &Arc<ClDevice>,
+    mesh: &dgatd::mesh::Mesh,
+    topo: &Topology,
+    mat: &Media,
+    dga: &Dga,
+    cfg: &BenchConfig,
+    base: &Row,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>> {
+    let k = device_assembly::AssemblyKernels::build(dev)?;
+    let reps = cfg.reps.clamp(1, 3);
+    let (mut total, mut kern) = (Vec::new(), Vec::new());
+    for rep in 0..=reps {
+        let (m, t) = device_assembly::masses(dev, &k, mesh, topo, mat, &dga.free_edge, true)?;
+        if rep == 0 {
+            // largest difference relative to the largest host entry, per tet or vertex
+            let rel = |x: &[f64], y: &[f64]| -> f64 {
+                let s = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let d = x
+                    .iter()
+                    .zip(y)
+                    .fold(0.0f64, |m, (p, q)| m.max((p - q).abs()));
+                if s > 0.0 { d / s } else { d }
+            };
+            let e_mmu = (m.mmu_inv.par_iter().zip(&dga.mmu_inv))
+                .map(|(x, y)| rel(x, y))
+                .reduce(|| 0.0, f64::max);
+            let e_meps = if m.meps_inv.off == dga.meps_inv.off {
+                (0..dga.meps_inv.n_vertices())
+                    .into_par_iter()
+                    .map(|v| rel(m.meps_inv.block(v), dga.meps_inv.block(v)))
+                    .reduce(|| 0.0, f64::max)
+            } else {
+                f64::INFINITY
+            };
+            log(&format!(
+                "{} tets on {}: device masses against the host's: Mmu⁻¹ {e_mmu:.1e}, Meps⁻¹ {e_meps:.1e}",
+                dga.n_tets, dev.info.name
+            ));
+            if !(e_mmu <= 1e-10 && e_meps <= 1e-10) {
+                return Err(Error::config(
+                    "bench",
+                    "device assembly",
+                    format!(
+                        "the operators assembled on {} differ from the host's (Mmu⁻¹ {e_mmu:e}, Meps⁻¹ {e_meps:e})",
+                        dev.info.name
+                    ),
+                ));
+            }
+            continue;
+        }
+        log(&format!(
+            "{} tets on {}: device assembly {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3}, download {:.3})",
+            dga.n_tets, dev.info.name, t.total_s, t.layout_s, t.upload_s, t.kernels_s, t.download_s
+        ));
+        total.push(t.total_s);
+        kern.push(t.kernels_s);
+    }
+    let dofs = (dga.n_tets, dga.counts().dofs());
+    Ok([("device", total), ("device_kernels", kern)]
+        .into_iter()
+        .map(|(v, times)| {
+            let mut r = Row::timed(base, "preprocess", v, dofs, times, 0.0, 1.0);
+            r.frac_copy_bw = 0.0;
+            r
+        })
+        .collect())
 }
 
 /// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
@@ -670,12 +741,22 @@ pub fn run(
     };
     for &size in &cfg.sizes {
         let t0 = Instant::now();
-        let dga = Arc::new(ladder_mesh(size)?);
+        let mesh = ladder_box(size);
+        let topo = Topology::build(&mesh)?;
+        let t1 = Instant::now();
+        let vacuum = Media::vacuum(mesh.n_tets());
+        let free: Vec<bool> = topo.boundary_edge.iter().map(|&b| !b).collect();
+        let masses = host_masses(&mesh, &topo, &vacuum, true, &free, None, None)?;
+        let masses_s = t1.elapsed().as_secs_f64();
+        // Lean: the benchmark never evaluates the energy, and this halves peak host memory.
+        let dga = Arc::new(Dga::from_masses(&mesh, &topo, &vacuum, free, None, masses)?);
         let pre_s = t0.elapsed().as_secs_f64();
         log(&format!(
-            "mesh {} tets, {} DoFs: preprocessing {pre_s:.1} s",
+            "mesh {} tets, {} DoFs: preprocessing {pre_s:.1} s (mesh and topology {:.2} s, \
+             masses and inverses {masses_s:.2} s)",
             dga.n_tets,
             4 * dga.n_tets + dga.n_free_half(),
+            (t1 - t0).as_secs_f64(),
         ));
         // the host assembly (topology, masses, inverses), once per mesh: one row
         let base = base_for("host", &cpu_name, &cpu_driver, "f64");
@@ -690,6 +771,30 @@ pub fn run(
         );
         pre.frac_copy_bw = 0.0;
         report(&pre)?;
+        // The masses and their inverses alone, on the host and on each fp64 device: the
+        // scope of `backend::device_assembly`.
+        let mut pre = Row::timed(
+            &base,
+            "preprocess",
+            "host_masses",
+            (dga.n_tets, dga.counts().dofs()),
+            vec![masses_s],
+            0.0,
+            1.0,
+        );
+        pre.frac_copy_bw = 0.0;
+        report(&pre)?;
+        for d in devices.iter().filter(|d| d.info.fp64) {
+            let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, "f64");
+            let rows = device_assembly_rows(d, &mesh, &topo, &vacuum, &dga, cfg, &base, log);
+            emit(
+                rows,
+                report,
+                log,
+                &format!("device assembly of {} tets on {}", dga.n_tets, d.info.name),
+            )?;
+        }
+        drop((mesh, topo, vacuum));
         for p in &cfg.precisions {
             for d in &devices {
                 if p == "f64" && !d.info.fp64 {

@@ -2,6 +2,7 @@
 //! against.
 
 pub mod cpu;
+pub mod device_assembly;
 pub mod opencl;
 
 use crate::Result;

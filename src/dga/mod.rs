@@ -435,7 +435,6 @@ impl Dga {
         tet_rows: Option<&[bool]>,
         vertex_rows: Option<&[bool]>,
     ) -> Result<Dga> {
-        let t = mesh.n_tets();
         if free_edge.len() != topo.n_edges() {
             return Err(Error::config(
                 "free edge flags",
@@ -443,48 +442,29 @@ impl Dga {
                 format!("expected one per edge ({})", topo.n_edges()),
             ));
         }
-        // Per tet: Mmu and Mmu⁻¹C (a NaN in slot 0 marks a failure, reported below).
-        let (mmu, mmu_inv): (Vec<[f64; 16]>, Vec<[f64; 10]>) = (0..t)
-            .into_par_iter()
-            .map(|n| {
-                if tet_rows.is_some_and(|r| !r[n]) {
-                    return ([0.0; 16], [0.0; 10]);
-                }
-                let g = TetGeom::new(mesh, n);
-                let mut mmu = Matrix4::<f64>::zeros();
-                for i in 0..4 {
-                    let h = g.hexahedron(i);
-                    let Some(mm) = local_gram_inverse(&h.at, mat.mu[n] * h.volume) else {
-                        return ([f64::NAN; 16], [0.0; 10]);
-                    };
-                    for r in 0..3 {
-                        for c in 0..3 {
-                            mmu[(h.faces[r], h.faces[c])] += mm[(r, c)];
-                        }
-                    }
-                }
-                let Some(chol) = mmu.cholesky() else {
-                    return ([f64::NAN; 16], [0.0; 10]);
-                };
-                let inv = chol.inverse();
-                let mut sym = [0.0; 10];
-                for r in 0..4 {
-                    for c in r..4 {
-                        sym[SYM4[r][c]] = inv[(r, c)];
-                    }
-                }
-                (std::array::from_fn(|k| mmu[(k / 4, k % 4)]), sym)
-            })
-            .unzip();
-        if let Some(n) = mmu.par_iter().position_first(|m| m[0].is_nan()) {
-            return Err(not_spd(
-                "Mmu of tet",
-                mesh.tet_ids[n] as usize,
-                "the hexahedral mu matrices are degenerate or their sum is not positive definite",
-            ));
-        }
-        let mmu = if lean { Vec::new() } else { mmu };
-        let mut meps = assemble_eps(mesh, topo, &|n| mat.eps[n], &free_edge, vertex_rows)?;
+        let masses = host_masses(mesh, topo, mat, lean, &free_edge, tet_rows, vertex_rows)?;
+        Self::from_masses(mesh, topo, mat, free_edge, vertex_rows, masses)
+    }
+
+    /// Completes the assembly from the mass operators of every tet and vertex, computed by
+    /// the host ([`Dga::assemble_rows`]) or by a device (`backend::device_assembly`): the
+    /// conduction blocks, the dispersive masses, the dual circulations and the orientation
+    /// bits are assembled here, on the host.
+    pub fn from_masses(
+        mesh: &Mesh,
+        topo: &Topology,
+        mat: &Media,
+        free_edge: Vec<bool>,
+        vertex_rows: Option<&[bool]>,
+        masses: Masses,
+    ) -> Result<Dga> {
+        let t = mesh.n_tets();
+        let Masses {
+            mmu,
+            mmu_inv,
+            meps,
+            meps_inv,
+        } = masses;
         let msig = if mat.is_lossy() {
             Some(assemble_eps(
                 mesh,
@@ -495,19 +475,6 @@ impl Dga {
             )?)
         } else {
             None
-        };
-        let meps_inv = if lean {
-            let data = std::mem::take(&mut meps.data);
-            let mut m = VertexBlocks {
-                data,
-                ..meps.clone()
-            };
-            invert_in_place(&mut m, mesh)?;
-            m
-        } else {
-            let mut m = meps.clone();
-            invert_in_place(&mut m, mesh)?;
-            m
         };
         let disp = Dispersion::assemble(mesh, topo, mat, &free_edge, vertex_rows)?;
         let (circ_ptr, circ) = dual_circulations(mesh, topo);
@@ -588,6 +555,93 @@ impl Dga {
     }
 }
 
+/// `Mmu_n` and `Mmu_n⁻¹` per tet, `Meps_v` and `Meps_v⁻¹` per vertex.
+///
+/// With a lean assembly `mmu` and `meps.data` are empty (the time loop needs only the
+/// inverses).
+#[derive(Clone, Debug)]
+pub struct Masses {
+    pub mmu: Vec<[f64; 16]>,
+    pub mmu_inv: Vec<[f64; 10]>,
+    pub meps: VertexBlocks,
+    pub meps_inv: VertexBlocks,
+}
+
+/// The host's [`Masses`] (rayon over tets and vertices); see [`Dga::assemble_rows`] for
+/// the row selections.
+pub fn host_masses(
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    lean: bool,
+    free_edge: &[bool],
+    tet_rows: Option<&[bool]>,
+    vertex_rows: Option<&[bool]>,
+) -> Result<Masses> {
+    let t = mesh.n_tets();
+    // Per tet: Mmu and Mmu⁻¹C (a NaN in slot 0 marks a failure, reported below).
+    let (mmu, mmu_inv): (Vec<[f64; 16]>, Vec<[f64; 10]>) = (0..t)
+        .into_par_iter()
+        .map(|n| {
+            if tet_rows.is_some_and(|r| !r[n]) {
+                return ([0.0; 16], [0.0; 10]);
+            }
+            let g = TetGeom::new(mesh, n);
+            let mut mmu = Matrix4::<f64>::zeros();
+            for i in 0..4 {
+                let h = g.hexahedron(i);
+                let Some(mm) = local_gram_inverse(&h.at, mat.mu[n] * h.volume) else {
+                    return ([f64::NAN; 16], [0.0; 10]);
+                };
+                for r in 0..3 {
+                    for c in 0..3 {
+                        mmu[(h.faces[r], h.faces[c])] += mm[(r, c)];
+                    }
+                }
+            }
+            let Some(chol) = mmu.cholesky() else {
+                return ([f64::NAN; 16], [0.0; 10]);
+            };
+            let inv = chol.inverse();
+            let mut sym = [0.0; 10];
+            for r in 0..4 {
+                for c in r..4 {
+                    sym[SYM4[r][c]] = inv[(r, c)];
+                }
+            }
+            (std::array::from_fn(|k| mmu[(k / 4, k % 4)]), sym)
+        })
+        .unzip();
+    if let Some(n) = mmu.par_iter().position_first(|m| m[0].is_nan()) {
+        return Err(not_spd(
+            "Mmu of tet",
+            mesh.tet_ids[n] as usize,
+            "the hexahedral mu matrices are degenerate or their sum is not positive definite",
+        ));
+    }
+    let mmu = if lean { Vec::new() } else { mmu };
+    let mut meps = assemble_eps(mesh, topo, &|n| mat.eps[n], free_edge, vertex_rows)?;
+    let meps_inv = if lean {
+        let data = std::mem::take(&mut meps.data);
+        let mut m = VertexBlocks {
+            data,
+            ..meps.clone()
+        };
+        invert_in_place(&mut m, mesh)?;
+        m
+    } else {
+        let mut m = meps.clone();
+        invert_in_place(&mut m, mesh)?;
+        m
+    };
+    Ok(Masses {
+        mmu,
+        mmu_inv,
+        meps,
+        meps_inv,
+    })
+}
+
 fn not_spd(what: &'static str, index: usize, detail: &str) -> Error {
     Error::NotSpd {
         what,
@@ -614,20 +668,11 @@ fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]
     out
 }
 
-/// `Meps_v` per vertex over the half-edges of kept edges, with the tet coefficient
-/// `coef(n)` (ε_n for `Meps`, σ_n η₀ for `Msig`; a zero coefficient adds nothing). The hexahedral matrices are
-/// recomputed from the geometry inside the vertex loop (4 times per tet) rather than
-/// stored, and the blocks are written in place: memory is the result plus O(V).
-/// Vertices outside `rows` (when given) get empty blocks.
-fn assemble_eps(
-    mesh: &Mesh,
-    topo: &Topology,
-    coef: &(dyn Fn(usize) -> f64 + Sync),
-    keep: &[bool],
-    rows: Option<&[bool]>,
-) -> Result<VertexBlocks> {
+/// The tets around each vertex: `vt[vt_ptr[v]..vt_ptr[v+1]]` holds `(tet, local vertex)`
+/// for every tet with `v` among its vertices, ascending tet (a counting sort over the tet
+/// list; the summation order of every vertex block, on the host and on the device).
+pub fn vertex_tets(mesh: &Mesh) -> (Vec<usize>, Vec<(u32, u8)>) {
     let nv = mesh.n_vertices();
-    // vertex -> (tet, local vertex)
     let mut vt_ptr = vec![0usize; nv + 1];
     for tv in &mesh.tets {
         for &v in tv {
@@ -645,7 +690,19 @@ fn assemble_eps(
             fill[v as usize] += 1;
         }
     }
-    drop(fill);
+    (vt_ptr, vt)
+}
+
+/// The layout of the vertex blocks (`ptr`, `h`, `off` of [`VertexBlocks`], `data` empty):
+/// the half-edges of the `keep` edges at each vertex, ascending edge id; vertices outside
+/// `rows` (when given) get empty blocks.
+pub fn block_layout(
+    mesh: &Mesh,
+    topo: &Topology,
+    keep: &[bool],
+    rows: Option<&[bool]>,
+) -> VertexBlocks {
+    let nv = mesh.n_vertices();
     let mut ptr = Vec::with_capacity(nv + 1);
     ptr.push(0usize);
     for v in 0..nv {
@@ -678,6 +735,29 @@ fn assemble_eps(
         let d = ptr[v + 1] - ptr[v];
         off.push(off[v] + d * d);
     }
+    VertexBlocks {
+        ptr,
+        h,
+        off,
+        data: Vec::new(),
+    }
+}
+
+/// `Meps_v` per vertex over the half-edges of kept edges, with the tet coefficient
+/// `coef(n)` (ε_n for `Meps`, σ_n η₀ for `Msig`; a zero coefficient adds nothing). The hexahedral matrices are
+/// recomputed from the geometry inside the vertex loop (4 times per tet) rather than
+/// stored, and the blocks are written in place: memory is the result plus O(V).
+/// Vertices outside `rows` (when given) get empty blocks.
+fn assemble_eps(
+    mesh: &Mesh,
+    topo: &Topology,
+    coef: &(dyn Fn(usize) -> f64 + Sync),
+    keep: &[bool],
+    rows: Option<&[bool]>,
+) -> Result<VertexBlocks> {
+    let (vt_ptr, vt) = vertex_tets(mesh);
+    let VertexBlocks { ptr, h, off, .. } = block_layout(mesh, topo, keep, rows);
+    let nv = mesh.n_vertices();
     let mut data = vec![0.0; off[nv]];
     let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
     split_blocks(&mut data, &off)

@@ -1,0 +1,257 @@
+//! The mass operators assembled on an OpenCL device (issue 19; seed 003's assembly on the
+//! GPU): `Mmu_n`, `Mmu_n⁻¹` per tet and `Meps_v`, `Meps_v⁻¹` per vertex, by the kernels of
+//! `cl/assemble.cl`, in double precision and in the host's layouts ([`Masses`]), so the
+//! rest of [`Dga`] (conduction, dispersion, dual circulations, orientation bits) is
+//! completed on the host by [`Dga::from_masses`].
+//!
+//! What stays on the host: the topology, the vertex → tet incidence and the block layout
+//! (which half-edges a vertex block holds), all integer work linear in the mesh
+//! ([`vertex_tets`], [`block_layout`]). The device does the floating-point part: for every
+//! tet the four hexahedral Gram inverses `μ |tet|/4 (GᵀG)⁻¹` summed into `Mmu_n` and its
+//! Cholesky inverse; for every vertex the hexahedral `ε |tet|/4 (GᵀG)⁻¹` of its tets summed
+//! into the `d × d` block, factored and inverted in place (one work-item per tet or vertex).
+//! The sums run in the host's order (tets ascending, then the 3 × 3 entries); the 3 × 3
+//! inverses use the adjugate and the block inverses an explicit Cholesky where the host
+//! uses nalgebra's, so the two agree to round-off (`tests/device_assembly.rs`), not bit for
+//! bit.
+
+use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch};
+use crate::dga::{Dga, Masses, VertexBlocks, block_layout, vertex_tets};
+use crate::mesh::{Mesh, Topology};
+use crate::problem::Media;
+use crate::{Error, Result};
+use opencl3::kernel::Kernel;
+use std::time::Instant;
+
+/// The assembly kernels, embedded in the binary.
+pub const SOURCE: &str = include_str!("../../cl/assemble.cl");
+
+/// Where the time of one device assembly went, in seconds.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct AssemblyTimes {
+    /// Host: vertex → tet incidence and the block layout.
+    pub layout_s: f64,
+    /// Host → device copies of the mesh, the media and the layout.
+    pub upload_s: f64,
+    /// The two kernels (profiling counters).
+    pub kernels_s: f64,
+    /// Device → host copies of the operators.
+    pub download_s: f64,
+    /// Wall time of the whole call (the above plus the allocations and the program build).
+    pub total_s: f64,
+}
+
+/// The compiled assembly kernels of one device.
+pub struct AssemblyKernels {
+    mmu: Kernel,
+    meps: Kernel,
+}
+
+impl AssemblyKernels {
+    /// Builds `cl/assemble.cl` on `dev`; an error when the device has no double precision.
+    pub fn build(dev: &ClDevice) -> Result<AssemblyKernels> {
+        if !dev.info.fp64 {
+            return Err(Error::config(
+                "assembly",
+                "device",
+                format!(
+                    "device {} has no cl_khr_fp64 (double precision), which the operator assembly needs; assemble on the host",
+                    dev.info.name
+                ),
+            ));
+        }
+        let program = dev.build_source(SOURCE, "cl/assemble.cl", "")?;
+        let k = |name: &str| {
+            Kernel::create(&program, name).map_err(|e| Error::OpenCl {
+                what: format!("kernel {name}"),
+                msg: e.to_string(),
+            })
+        };
+        Ok(AssemblyKernels {
+            mmu: k("assemble_mmu")?,
+            meps: k("assemble_meps")?,
+        })
+    }
+}
+
+/// [`Dga::assemble_with`] with the masses and their inverses computed on `dev`.
+pub fn assemble_with(
+    dev: &ClDevice,
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    fixed: &[bool],
+    lean: bool,
+) -> Result<(Dga, AssemblyTimes)> {
+    let free_edge: Vec<bool> = fixed.iter().map(|&b| !b).collect();
+    if free_edge.len() != topo.n_edges() {
+        return Err(Error::config(
+            "free edge flags",
+            free_edge.len(),
+            format!("expected one per edge ({})", topo.n_edges()),
+        ));
+    }
+    let k = AssemblyKernels::build(dev)?;
+    let (masses, times) = masses(dev, &k, mesh, topo, mat, &free_edge, lean)?;
+    Ok((
+        Dga::from_masses(mesh, topo, mat, free_edge, None, masses)?,
+        times,
+    ))
+}
+
+/// The [`Masses`] of `mesh` over the `free_edge` half-edges, computed on `dev` (with `lean`,
+/// only the inverses, as [`crate::dga::host_masses`]).
+pub fn masses(
+    dev: &ClDevice,
+    k: &AssemblyKernels,
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    free_edge: &[bool],
+    lean: bool,
+) -> Result<(Masses, AssemblyTimes)> {
+    let t0 = Instant::now();
+    let t = mesh.n_tets();
+    let nv = mesh.n_vertices();
+    if mat.eps.len() != t || mat.mu.len() != t {
+        return Err(Error::config(
+            "media",
+            format!("{} eps, {} mu", mat.eps.len(), mat.mu.len()),
+            format!("expected one per tet ({t})"),
+        ));
+    }
+    let (vt_ptr, vt) = vertex_tets(mesh);
+    let layout = block_layout(mesh, topo, free_edge, None);
+    let vt: Vec<u32> = vt.iter().map(|&(n, i)| (n << 2) | i as u32).collect();
+    let vt_ptr: Vec<u64> = vt_ptr.iter().map(|&x| x as u64).collect();
+    let ptr: Vec<u64> = layout.ptr.iter().map(|&x| x as u64).collect();
+    let off: Vec<u64> = layout.off.iter().map(|&x| x as u64).collect();
+    let t1 = Instant::now();
+
+    let nodes = dev.upload(mesh.nodes.as_flattened(), "mesh nodes")?;
+    let tets = dev.upload(mesh.tets.as_flattened(), "mesh tets")?;
+    let tet_edges = dev.upload(topo.tet_edges.as_flattened(), "tet edges")?;
+    let eps = dev.upload(&mat.eps, "permittivity per tet")?;
+    let mu = dev.upload(&mat.mu, "permeability per tet")?;
+    let vt_ptr_b = dev.upload(&vt_ptr, "vertex tet pointers")?;
+    let vt_b = dev.upload(&vt, "vertex tets")?;
+    let ptr_b = dev.upload(&ptr, "block pointers")?;
+    let h_b = dev.upload(&layout.h, "block half-edges")?;
+    let off_b = dev.upload(&off, "block offsets")?;
+    let bad = dev.upload(&[u32::MAX], "assembly status")?;
+    dev.finish()?;
+    let t2 = Instant::now();
+
+    let nblk = *layout.off.last().unwrap_or(&0);
+    let mmu_inv = dev.alloc::<f64>((10 * t).max(1), "Mmu inverse")?;
+    let mmu = dev.alloc::<f64>(if lean { 1 } else { (16 * t).max(1) }, "Mmu")?;
+    let inv = dev.alloc::<f64>(nblk.max(1), "Meps inverse blocks")?;
+    let blk = if lean {
+        None
+    } else {
+        Some(dev.alloc::<f64>(nblk.max(1), "Meps blocks")?)
+    };
+    dev.finish()?;
+    let mut kernels_s = 0.0;
+    let e = launch::<f64>(
+        dev,
+        &k.mmu,
+        t,
+        LOCAL,
+        &[
+            Arg::U32(t as u32),
+            Arg::Buf(&nodes),
+            Arg::BufU32(&tets),
+            Arg::Buf(&mu),
+            Arg::U32(!lean as u32),
+            Arg::Buf(&mmu),
+            Arg::Buf(&mmu_inv),
+            Arg::BufU32(&bad),
+        ],
+    )?;
+    kernels_s += event_seconds(&e)?;
+    let bad_tet = dev.read(&bad, 1, "assembly status")?[0];
+    if bad_tet != u32::MAX {
+        return Err(Error::NotSpd {
+            what: "Mmu of tet",
+            index: mesh.tet_ids[bad_tet as usize] as usize,
+            detail: "the hexahedral mu matrices are degenerate or their sum is not positive definite (device assembly)".into(),
+        });
+    }
+    let meps_args = |invert: bool, out| {
+        [
+            Arg::U32(nv as u32),
+            Arg::Buf(&nodes),
+            Arg::BufU32(&tets),
+            Arg::BufU32(&tet_edges),
+            Arg::Buf(&eps),
+            Arg::BufU64(&vt_ptr_b),
+            Arg::BufU32(&vt_b),
+            Arg::BufU64(&ptr_b),
+            Arg::BufU32(&h_b),
+            Arg::BufU64(&off_b),
+            Arg::U32(invert as u32),
+            Arg::Buf(out),
+            Arg::BufU32(&bad),
+        ]
+    };
+    let e = launch::<f64>(dev, &k.meps, nv, LOCAL, &meps_args(true, &inv))?;
+    kernels_s += event_seconds(&e)?;
+    if let Some(b) = &blk {
+        let e = launch::<f64>(dev, &k.meps, nv, LOCAL, &meps_args(false, b))?;
+        kernels_s += event_seconds(&e)?;
+    }
+    let bad_v = dev.read(&bad, 1, "assembly status")?[0];
+    if bad_v != u32::MAX {
+        let v = bad_v as usize;
+        return Err(Error::NotSpd {
+            what: "Meps of vertex",
+            index: v,
+            detail: format!(
+                "{d}x{d} block at {:?}: a hexahedral eps matrix is degenerate or the Cholesky factorisation failed (device assembly)",
+                mesh.nodes[v],
+                d = layout.ptr[v + 1] - layout.ptr[v]
+            ),
+        });
+    }
+    let t3 = Instant::now();
+
+    let mut mmu_inv_h = vec![[0.0f64; 10]; t];
+    dev.read_into(&mmu_inv, mmu_inv_h.as_flattened_mut(), "Mmu inverse")?;
+    let mut mmu_h = Vec::new();
+    if !lean {
+        mmu_h = vec![[0.0f64; 16]; t];
+        dev.read_into(&mmu, mmu_h.as_flattened_mut(), "Mmu")?;
+    }
+    let mut inv_h = vec![0.0f64; nblk];
+    dev.read_into(&inv, &mut inv_h, "Meps inverse blocks")?;
+    let mut blk_h = Vec::new();
+    if let Some(b) = &blk {
+        blk_h = vec![0.0f64; nblk];
+        dev.read_into(b, &mut blk_h, "Meps blocks")?;
+    }
+    let t4 = Instant::now();
+    let meps_inv = VertexBlocks {
+        data: inv_h,
+        ..layout.clone()
+    };
+    let meps = VertexBlocks {
+        data: blk_h,
+        ..layout
+    };
+    Ok((
+        Masses {
+            mmu: mmu_h,
+            mmu_inv: mmu_inv_h,
+            meps,
+            meps_inv,
+        },
+        AssemblyTimes {
+            layout_s: (t1 - t0).as_secs_f64(),
+            upload_s: (t2 - t1).as_secs_f64(),
+            kernels_s,
+            download_s: (t4 - t3).as_secs_f64(),
+            total_s: t0.elapsed().as_secs_f64(),
+        },
+    ))
+}
