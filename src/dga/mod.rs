@@ -703,36 +703,26 @@ pub fn block_layout(
     rows: Option<&[bool]>,
 ) -> VertexBlocks {
     let nv = mesh.n_vertices();
-    let mut ptr = Vec::with_capacity(nv + 1);
-    ptr.push(0usize);
-    for v in 0..nv {
-        let d = if rows.is_some_and(|r| !r[v]) {
-            0
+    let kept = |v: usize| {
+        let all = if rows.is_some_and(|r| !r[v]) {
+            &[][..]
         } else {
             topo.edges_at(v)
-                .iter()
-                .filter(|&&e| keep[e as usize])
-                .count()
         };
-        ptr.push(ptr[v] + d);
-    }
-    let mut h = vec![0u32; ptr[nv]];
-    for v in 0..nv {
-        if ptr[v + 1] == ptr[v] {
-            continue;
-        }
-        let mut k = ptr[v];
-        for &e in topo.edges_at(v) {
-            if keep[e as usize] {
-                h[k] = topo.half_edge(e as usize, v as u32) as u32;
-                k += 1;
-            }
-        }
-    }
+        all.iter().copied().filter(|&e| keep[e as usize])
+    };
+    let dims: Vec<usize> = (0..nv).into_par_iter().map(|v| kept(v).count()).collect();
+    // ordered collect: vertex by vertex, ascending edge id within a vertex
+    let h: Vec<u32> = (0..nv)
+        .into_par_iter()
+        .flat_map_iter(|v| kept(v).map(move |e| topo.half_edge(e as usize, v as u32) as u32))
+        .collect();
+    let mut ptr = Vec::with_capacity(nv + 1);
     let mut off = Vec::with_capacity(nv + 1);
+    ptr.push(0usize);
     off.push(0usize);
-    for v in 0..nv {
-        let d = ptr[v + 1] - ptr[v];
+    for (v, &d) in dims.iter().enumerate() {
+        ptr.push(ptr[v] + d);
         off.push(off[v] + d * d);
     }
     VertexBlocks {
