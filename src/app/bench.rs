@@ -74,17 +74,17 @@ fn device_assembly_rows(
     // The downloaded operators (f64 Mmu⁻¹ and full Meps⁻¹ blocks) sit beside the host's
     // until they are compared: skip, saying so, when the host cannot hold them.
     let need = 8.0 * (10 * dga.n_tets + dga.meps_inv.data.len()) as f64 * 1.1;
-    if let Some(avail) = cost::available_memory() {
-        if need > avail as f64 {
-            log(&format!(
-                "{} tets on {}: device assembly rows skipped: the downloaded operators need {:.1} GB of host memory, {:.1} GB available",
-                dga.n_tets,
-                dev.info.name,
-                need / 1e9,
-                avail as f64 / 1e9
-            ));
-            return Ok(Vec::new());
-        }
+    if let Some(avail) = cost::available_memory()
+        && need > avail as f64
+    {
+        log(&format!(
+            "{} tets on {}: device assembly rows skipped: the downloaded operators need {:.1} GB of host memory, {:.1} GB available",
+            dga.n_tets,
+            dev.info.name,
+            need / 1e9,
+            avail as f64 / 1e9
+        ));
+        return Ok(Vec::new());
     }
     let k = device_assembly::AssemblyKernels::build(dev)?;
     let reps = cfg.reps.clamp(1, 3);
