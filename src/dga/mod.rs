@@ -673,31 +673,23 @@ fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]
 /// list; the summation order of every vertex block, on the host and on the device).
 pub fn vertex_tets(mesh: &Mesh) -> (Vec<usize>, Vec<(u32, u8)>) {
     let nv = mesh.n_vertices();
-    // Keys (v, n, i) sorted in parallel: per vertex, ascending tet (a tet holds a vertex
-    // once), the order of a counting sort over the tet list, at a fraction of its time on
-    // many cores (0.4 s of a 10M-tet mesh's layout, sequential, on the H200 host).
-    let mut keys: Vec<u64> = mesh
-        .tets
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(n, tv)| {
-            tv.iter()
-                .enumerate()
-                .map(move |(i, &v)| ((v as u64) << 32) | ((n as u64) << 2) | i as u64)
-        })
-        .collect();
-    keys.par_sort_unstable();
     let mut vt_ptr = vec![0usize; nv + 1];
-    for &k in &keys {
-        vt_ptr[(k >> 32) as usize + 1] += 1;
+    for tv in &mesh.tets {
+        for &v in tv {
+            vt_ptr[v as usize + 1] += 1;
+        }
     }
     for v in 0..nv {
         vt_ptr[v + 1] += vt_ptr[v];
     }
-    let vt = keys
-        .par_iter()
-        .map(|&k| (((k & 0xffff_ffff) >> 2) as u32, (k & 3) as u8))
-        .collect();
+    let mut fill = vt_ptr.clone();
+    let mut vt = vec![(0u32, 0u8); vt_ptr[nv]];
+    for (n, tv) in mesh.tets.iter().enumerate() {
+        for (i, &v) in tv.iter().enumerate() {
+            vt[fill[v as usize]] = (n as u32, i as u8);
+            fill[v as usize] += 1;
+        }
+    }
     (vt_ptr, vt)
 }
 
@@ -1014,24 +1006,6 @@ mod tests {
     }
 
     /// `SYM4` addresses each of the 10 upper-triangle values once and is symmetric.
-    /// The parallel key sort gives the counting sort's incidence: per vertex, every
-    /// (tet, local vertex) once, tets ascending.
-    #[test]
-    fn vertex_tets_lists_each_vertex_s_tets_ascending() {
-        let (m, _) = jittered();
-        let (ptr, vt) = vertex_tets(&m);
-        let mut want: Vec<Vec<(u32, u8)>> = vec![Vec::new(); m.n_vertices()];
-        for (n, tv) in m.tets.iter().enumerate() {
-            for (i, &v) in tv.iter().enumerate() {
-                want[v as usize].push((n as u32, i as u8));
-            }
-        }
-        assert_eq!(ptr.len(), m.n_vertices() + 1);
-        for (v, w) in want.iter().enumerate() {
-            assert_eq!(&vt[ptr[v]..ptr[v + 1]], &w[..], "vertex {v}");
-        }
-    }
-
     #[test]
     fn the_packed_4x4_index_is_a_symmetric_bijection() {
         let mut hit = [0; 10];
