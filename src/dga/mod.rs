@@ -1006,6 +1006,24 @@ mod tests {
     }
 
     /// `SYM4` addresses each of the 10 upper-triangle values once and is symmetric.
+    /// The incidence of [`vertex_tets`]: per vertex, every (tet, local vertex) once, tets
+    /// ascending (the summation order of the blocks on the host and on the device).
+    #[test]
+    fn vertex_tets_lists_each_vertex_s_tets_ascending() {
+        let (m, _) = jittered();
+        let (ptr, vt) = vertex_tets(&m);
+        let mut want: Vec<Vec<(u32, u8)>> = vec![Vec::new(); m.n_vertices()];
+        for (n, tv) in m.tets.iter().enumerate() {
+            for (i, &v) in tv.iter().enumerate() {
+                want[v as usize].push((n as u32, i as u8));
+            }
+        }
+        assert_eq!(ptr.len(), m.n_vertices() + 1);
+        for (v, w) in want.iter().enumerate() {
+            assert_eq!(&vt[ptr[v]..ptr[v + 1]], &w[..], "vertex {v}");
+        }
+    }
+
     #[test]
     fn the_packed_4x4_index_is_a_symmetric_bijection() {
         let mut hit = [0; 10];
