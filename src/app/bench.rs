@@ -138,11 +138,7 @@ fn device_assembly_rows(
     let dofs = (dga.n_tets, dga.counts().dofs());
     Ok([("device", total), ("device_kernels", kern)]
         .into_iter()
-        .map(|(v, times)| {
-            let mut r = Row::timed(base, "preprocess", v, dofs, times, 0.0, 1.0);
-            r.frac_copy_bw = 0.0;
-            r
-        })
+        .map(|(v, times)| Row::preprocess(base, v, dofs, times))
         .collect())
 }
 
@@ -775,30 +771,20 @@ pub fn run(
         ));
         // the host assembly (topology, masses, inverses), once per mesh: one row
         let base = base_for("host", &cpu_name, &cpu_driver, "f64");
-        let mut pre = Row::timed(
+        report(&Row::preprocess(
             &base,
-            "preprocess",
             "host",
             (dga.n_tets, dga.counts().dofs()),
             vec![pre_s],
-            0.0,
-            1.0,
-        );
-        pre.frac_copy_bw = 0.0;
-        report(&pre)?;
+        ))?;
         // The masses and their inverses alone, on the host and on each fp64 device: the
         // scope of `backend::device_assembly`.
-        let mut pre = Row::timed(
+        report(&Row::preprocess(
             &base,
-            "preprocess",
             "host_masses",
             (dga.n_tets, dga.counts().dofs()),
             vec![masses_s],
-            0.0,
-            1.0,
-        );
-        pre.frac_copy_bw = 0.0;
-        report(&pre)?;
+        ))?;
         for d in devices.iter().filter(|d| d.info.fp64) {
             let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, "f64");
             let rows = device_assembly_rows(d, &mesh, &topo, &vacuum, &dga, cfg, &base, log);

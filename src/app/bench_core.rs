@@ -65,6 +65,18 @@ impl Row {
         r.frac_copy_bw = r.gbs() / copy_gbs;
         r
     }
+    /// A `preprocess` row: wall times of a one-off setup step, no modelled bytes or flops
+    /// (so `frac_copy_bw` and `frac_roof` are 0).
+    pub fn preprocess(
+        base: &Row,
+        variant: &str,
+        (tets, dofs): (usize, usize),
+        times: Vec<f64>,
+    ) -> Row {
+        let mut r = Row::timed(base, "preprocess", variant, (tets, dofs), times, 0.0, 1.0);
+        r.frac_copy_bw = 0.0;
+        r
+    }
     pub fn gflops(&self) -> f64 {
         self.flops_model / self.median_s / 1e9
     }

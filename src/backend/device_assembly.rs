@@ -93,13 +93,7 @@ pub fn assemble_with(
     lean: bool,
 ) -> Result<(Dga, AssemblyTimes)> {
     let free_edge: Vec<bool> = fixed.iter().map(|&b| !b).collect();
-    if free_edge.len() != topo.n_edges() {
-        return Err(Error::config(
-            "free edge flags",
-            free_edge.len(),
-            format!("expected one per edge ({})", topo.n_edges()),
-        ));
-    }
+    crate::dga::check_free_edges(topo, &free_edge)?;
     let k = AssemblyKernels::build(dev)?;
     let (masses, times) = masses(dev, &k, mesh, topo, mat, &free_edge, lean)?;
     Ok((

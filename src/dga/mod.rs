@@ -435,13 +435,7 @@ impl Dga {
         tet_rows: Option<&[bool]>,
         vertex_rows: Option<&[bool]>,
     ) -> Result<Dga> {
-        if free_edge.len() != topo.n_edges() {
-            return Err(Error::config(
-                "free edge flags",
-                free_edge.len(),
-                format!("expected one per edge ({})", topo.n_edges()),
-            ));
-        }
+        check_free_edges(topo, &free_edge)?;
         let masses = host_masses(mesh, topo, mat, lean, &free_edge, tet_rows, vertex_rows)?;
         Self::from_masses(mesh, topo, mat, free_edge, vertex_rows, masses)
     }
@@ -640,6 +634,18 @@ pub fn host_masses(
         meps,
         meps_inv,
     })
+}
+
+/// One free flag per edge of `topo`, or a configuration error.
+pub(crate) fn check_free_edges(topo: &Topology, free_edge: &[bool]) -> Result<()> {
+    if free_edge.len() != topo.n_edges() {
+        return Err(Error::config(
+            "free edge flags",
+            free_edge.len(),
+            format!("expected one per edge ({})", topo.n_edges()),
+        ));
+    }
+    Ok(())
 }
 
 fn not_spd(what: &'static str, index: usize, detail: &str) -> Error {
