@@ -115,6 +115,173 @@ __kernel void dg_update(const uint K, __global const REAL* q, __global const REA
     }
 }
 
+// The update of `dg_update` with KB tets per work-group (KB * NP work-items, one per node
+// of each tet; built with -D KB), in the style of the DG-on-GPU kernels of the literature:
+// the work-group's fields (6 NP values per tet) and fluxes (6 NF per tet) are contiguous in
+// `q` and `flux`, so they are staged in local memory by coalesced loads and then read from
+// there by every node of their tet; the operators are transposed (dT[(r NP + j) NP + i],
+// liftT[m NP + i]) so that the work-items of one tet read consecutive addresses. The sums
+// run in the order of `dg_update` (j, then m), so the two kernels agree to round-off (bit
+// for bit where the compiler contracts alike). The local buffers are arguments, sized by the
+// host: sq KB * 6 * NP values, sf KB * 6 * NF.
+#ifdef KB
+#define WG (KB * NP)
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
+    const uint K, __global const REAL* q, __global const REAL* flux, __global const REAL* geo,
+    __global const REAL* dT, __global const REAL* liftT, __global const REAL* inv_eps,
+    __global const REAL* inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* res,
+    __global REAL* q_out, __local REAL* sq, __local REAL* sf) {
+    const uint lid = get_local_id(0);
+    const uint k0 = get_group_id(0) * KB;
+    const uint nk = min((uint)KB, K - k0);
+    __global const REAL* qg = q + (size_t)k0 * 6 * NP;
+    for (uint t = lid; t < nk * 6 * NP; t += WG) sq[t] = qg[t];
+    __global const REAL* fg = flux + (size_t)k0 * 6 * NF;
+    for (uint t = lid; t < nk * 6 * NF; t += WG) sf[t] = fg[t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e = lid / NP, i = lid - e * NP;
+    if (e >= nk) return;
+    const uint k = k0 + e;
+    __local const REAL* qk = sq + e * 6 * NP;
+    REAL d[3][6];
+    #pragma unroll
+    for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
+    for (int j = 0; j < NP; j++) {
+        const REAL wr = dT[j * NP + i], ws = dT[(NP + j) * NP + i],
+                   wt = dT[(2 * NP + j) * NP + i];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL u = qk[c * NP + j];
+            d[0][c] += wr * u;
+            d[1][c] += ws * u;
+            d[2][c] += wt * u;
+        }
+    }
+    __global const REAL* G = geo + 9 * k;
+    REAL p[3][6];
+    #pragma unroll
+    for (int x = 0; x < 3; x++)
+        #pragma unroll
+        for (int c = 0; c < 6; c++)
+            p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
+    REAL l[6];
+    #pragma unroll
+    for (int c = 0; c < 6; c++) l[c] = 0;
+    __local const REAL* fk = sf + e * 6 * NF;
+    for (int m = 0; m < NF; m++) {
+        const REAL w = liftT[m * NP + i];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) l[c] += w * fk[c * NF + m];
+    }
+    const REAL ie = inv_eps[k], im = inv_mu[k];
+    REAL r[6];
+    r[0] = ie * (p[1][5] - p[2][4] + l[0]);
+    r[1] = ie * (p[2][3] - p[0][5] + l[1]);
+    r[2] = ie * (p[0][4] - p[1][3] + l[2]);
+    r[3] = im * (-(p[1][2] - p[2][1]) - l[3]);
+    r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
+    r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
+    if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+    #pragma unroll
+    for (int c = 0; c < 6; c++) {
+        const size_t o = ((size_t)k * 6 + c) * NP + i;
+        const REAL rs = a * res[o] + dt * r[c];
+        res[o] = rs;
+        q_out[o] = qk[c * NP + i] + b * rs;
+    }
+}
+#endif
+
+// The update with the operators resident in local memory (`dg_update_lm`, built with -D KB3
+// tets per chunk and -D LIFT_LOCAL where LIFT fits too): each work-group copies the
+// transposed Dr, Ds, Dt (and LIFT) into local memory once, then walks over chunks of KB3
+// tets (chunk g, g + G, ... for G work-groups), staging each chunk's fields by coalesced
+// loads; a work-item per node of the chunk's tets, as in `dg_update_blk`, whose sums it
+// repeats in the same order. The fluxes are read from global memory (every node of a tet
+// reads the same values). The operators are read by every node of every tet, 5-16 KB per tet
+// at N = 3-4: from local memory they no longer compete with the fields for the cache. The
+// local buffers are arguments, sized by the host: sD 3 NP NP values, sL NF NP (with
+// LIFT_LOCAL; else one value, unused), sq KB3 * 6 * NP.
+#ifdef KB3
+#define WG3 (KB3 * NP)
+__kernel __attribute__((reqd_work_group_size(WG3, 1, 1))) void dg_update_lm(
+    const uint K, __global const REAL* q, __global const REAL* flux, __global const REAL* geo,
+    __global const REAL* dT, __global const REAL* liftT, __global const REAL* inv_eps,
+    __global const REAL* inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* res,
+    __global REAL* q_out, __local REAL* sD, __local REAL* sL, __local REAL* sq) {
+    const uint lid = get_local_id(0);
+    for (uint t = lid; t < 3 * NP * NP; t += WG3) sD[t] = dT[t];
+#ifdef LIFT_LOCAL
+    for (uint t = lid; t < NF * NP; t += WG3) sL[t] = liftT[t];
+#define LIFT sL
+#else
+#define LIFT liftT
+#endif
+    const uint e = lid / NP, i = lid - e * NP;
+    const uint chunks = (K + KB3 - 1) / KB3;
+    for (uint ch = get_group_id(0); ch < chunks; ch += get_num_groups(0)) {
+        const uint k0 = ch * KB3;
+        const uint nk = min((uint)KB3, K - k0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __global const REAL* qg = q + (size_t)k0 * 6 * NP;
+        for (uint t = lid; t < nk * 6 * NP; t += WG3) sq[t] = qg[t];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (e >= nk) continue;
+        const uint k = k0 + e;
+        __local const REAL* qk = sq + e * 6 * NP;
+        REAL d[3][6];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
+        for (int j = 0; j < NP; j++) {
+            const REAL wr = sD[j * NP + i], ws = sD[(NP + j) * NP + i],
+                       wt = sD[(2 * NP + j) * NP + i];
+            #pragma unroll
+            for (int c = 0; c < 6; c++) {
+                const REAL u = qk[c * NP + j];
+                d[0][c] += wr * u;
+                d[1][c] += ws * u;
+                d[2][c] += wt * u;
+            }
+        }
+        __global const REAL* G = geo + 9 * k;
+        REAL p[3][6];
+        #pragma unroll
+        for (int x = 0; x < 3; x++)
+            #pragma unroll
+            for (int c = 0; c < 6; c++)
+                p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
+        REAL l[6];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) l[c] = 0;
+        __global const REAL* fk = flux + (size_t)k * 6 * NF;
+        for (int m = 0; m < NF; m++) {
+            const REAL w = LIFT[m * NP + i];
+            #pragma unroll
+            for (int c = 0; c < 6; c++) l[c] += w * fk[c * NF + m];
+        }
+        const REAL ie = inv_eps[k], im = inv_mu[k];
+        REAL r[6];
+        r[0] = ie * (p[1][5] - p[2][4] + l[0]);
+        r[1] = ie * (p[2][3] - p[0][5] + l[1]);
+        r[2] = ie * (p[0][4] - p[1][3] + l[2]);
+        r[3] = im * (-(p[1][2] - p[2][1]) - l[3]);
+        r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
+        r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
+        if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const size_t o = ((size_t)k * 6 + c) * NP + i;
+            const REAL rs = a * res[o] + dt * r[c];
+            res[o] = rs;
+            q_out[o] = qk[c * NP + i] + b * rs;
+        }
+    }
+#undef LIFT
+}
+#endif
+
 // E at the probes: samples[(j * nprobe + p) * 3 + c] = sum_i w[p][i] E_c(tet_p, i).
 __kernel void dg_probe(const uint nprobe, const uint j, __global const uint* tet,
                        __global const REAL* w, __global const REAL* q,

@@ -22,7 +22,7 @@
 //! `scatter`) against the host; 3 lossy steps (`loss_rows`, `loss_scatter`; σ on about half
 //! the tets of a 48-tet box) with the factored and the CSR dual against `CpuStepper`;
 //! copy, triad and their vec4 forms against the host; 1 DG step of orders 2 (upwind) and
-//! 1 (central) against `DgCpuStepper`, and the DG power iteration against the host's; the
+//! 1 (central) with each update kernel (node, blocked, resident) against `DgCpuStepper`, and the DG power iteration against the host's; the
 //! masses and inverses assembled on the device against the host's (f64 only); and that
 //! every kernel declared in the sources was launched.
 //!
@@ -45,7 +45,7 @@ use dgatd::backend::opencl::{
     Variants, launch, select_device,
 };
 use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
-use dgatd::dg::opencl::DgClStepper;
+use dgatd::dg::opencl::{DgClStepper, DgUpdate};
 use dgatd::dg::{DgOperator, Flux};
 use dgatd::dga::Dga;
 use dgatd::dga::excitation::{Probe, Source};
@@ -76,8 +76,12 @@ pub fn declared_kernels() -> Vec<String> {
     let mut out = Vec::new();
     for (_, src) in SOURCES {
         for part in src.split("__kernel").skip(1) {
-            let name = part
-                .trim_start()
+            // `__kernel [__attribute__((...))] void name(`
+            let mut rest = part.trim_start();
+            if let Some(r) = rest.strip_prefix("__attribute__") {
+                rest = r.find("void").map(|i| &r[i..]).unwrap_or(r);
+            }
+            let name = rest
                 .strip_prefix("void")
                 .and_then(|r| r.trim_start().split('(').next())
                 .map(|n| n.trim().to_string());
@@ -1161,17 +1165,32 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         let mut sc = vec![];
         c.advance(0, steps, &mut sc)?;
         let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), dt, Some(src), probes)?;
-        g.set_state(&q0, &[])?;
-        let mut sg = vec![];
-        g.advance(0, steps, &mut sg)?;
-        s.covered(&["dg_flux", "dg_update", "dg_probe", "fill_u32"]);
-        let what = format!("{} DG N={order} {} {steps} step", T::NAME, flux.name());
-        s.check(
-            format!("{what}: field"),
-            rel_err(&g.state()?.0, &c.state()?.0),
-            tol,
-        );
-        s.check(format!("{what}: probe samples"), rel_err(&sg, &sc), tol);
+        // the resident update's work-groups walk over more than one chunk of tets
+        g.set_resident_groups(2);
+        for (u, kernel) in [
+            (DgUpdate::Node, "dg_update"),
+            (DgUpdate::Blocked, "dg_update_blk"),
+            (DgUpdate::Resident, "dg_update_lm"),
+        ] {
+            g.set_update(u)?;
+            g.set_state(&q0, &[])?;
+            let mut sg = vec![];
+            g.advance(0, steps, &mut sg)?;
+            s.covered(&["dg_flux", kernel, "dg_probe", "fill_u32"]);
+            let what = format!(
+                "{} DG N={order} {} {} update, {steps} step",
+                T::NAME,
+                flux.name(),
+                u.name()
+            );
+            s.check(
+                format!("{what}: field"),
+                rel_err(&g.state()?.0, &c.state()?.0),
+                tol,
+            );
+            s.check(format!("{what}: probe samples"), rel_err(&sg, &sc), tol);
+        }
+        let what = format!("{} DG N={order} {}", T::NAME, flux.name());
         let rho_dev = g.spectral_radius(2, 0x5eed)?;
         let rho_host = dgatd::dg::cpu::spectral_radius(&op, 2, 0x5eed);
         s.check(

@@ -105,6 +105,7 @@ fn bench_csv_round_trip_and_report() {
     let col = |c: &str| header.iter().position(|h| h == c).unwrap();
     let mut n = 0;
     let mut dg_rows = 0;
+    let mut dg_update = std::collections::BTreeSet::new();
     let mut kernels = std::collections::BTreeSet::new();
     let mut disp = Vec::new();
     let mut lossy = Vec::new();
@@ -152,6 +153,9 @@ fn bench_csv_round_trip_and_report() {
         }
         if rec.get(col("kernel")).unwrap_or("").starts_with("dg_") {
             dg_rows += 1;
+            if rec[col("kernel")] == *"dg_update" {
+                dg_update.insert(rec[col("variant")].to_string());
+            }
             assert!(num("flops_model") > 0.0 && num("gflops") > 0.0, "{rec:?}");
         }
         for c in [
@@ -259,6 +263,13 @@ fn bench_csv_round_trip_and_report() {
     }
     assert!(dg_rows >= 2, "only {dg_rows} DG rows");
     if have_cl {
+        // the default DG update (blocked) and the other two kernels, per order
+        for n in [1, 2] {
+            for v in ["", "+node", "+resident"] {
+                let v = format!("N={n}{v}");
+                assert!(dg_update.contains(&v), "no dg_update/{v} row: {dg_update:?}");
+            }
+        }
         assert!(kernels.contains("fma"), "no fma probe row");
     }
     // report

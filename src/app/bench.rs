@@ -926,11 +926,11 @@ fn dg_device_rows<T: Real>(
     let [(fb, ff), (ub, uf)] = cost::dg_kernels(&op.counts(), real);
     let variant = format!("N={}", op.re.n);
     let mut rows = vec![];
-    let mut push = |kernel: &str, v: Vec<f64>, bytes: f64, flops: f64| {
+    let mut push = |kernel: &str, suffix: &str, v: Vec<f64>, bytes: f64, flops: f64| {
         let (m, lo, hi) = stats(v);
         let mut row = Row {
             kernel: kernel.into(),
-            variant: variant.clone(),
+            variant: format!("{variant}{suffix}"),
             tets: op.k,
             dofs: op.n_dofs(),
             reps: cfg.reps,
@@ -951,8 +951,21 @@ fn dg_device_rows<T: Real>(
     let upd = time_events(dev, cfg.warmup, cfg.reps, || {
         Ok(vec![s.stage_events(1, 0.0)?.1])
     })?;
-    push("dg_flux", flux, fb, ff);
-    push("dg_update", upd, ub, uf);
+    push("dg_flux", "", flux, fb, ff);
+    push("dg_update", "", upd, ub, uf);
+    // The other update kernels, each as its own row (`N=k+node`, `N=k+blocked`, `N=k+resident`).
+    use dgatd::dg::opencl::DgUpdate;
+    let default = s.update();
+    for u in [DgUpdate::Node, DgUpdate::Blocked, DgUpdate::Resident] {
+        if u == default || s.set_update(u).is_err() {
+            continue;
+        }
+        let t = time_events(dev, cfg.warmup, cfg.reps, || {
+            Ok(vec![s.stage_events(1, 0.0)?.1])
+        })?;
+        push("dg_update", &format!("+{}", u.name()), t, ub, uf);
+    }
+    s.set_update(default)?;
     let step = time_events(dev, cfg.warmup, cfg.reps, || {
         let mut ev = vec![];
         for st in 0..5 {
@@ -962,7 +975,7 @@ fn dg_device_rows<T: Real>(
         }
         Ok(ev)
     })?;
-    push("dg_step", step, 5.0 * (fb + ub), 5.0 * (ff + uf));
+    push("dg_step", "", step, 5.0 * (fb + ub), 5.0 * (ff + uf));
     Ok(rows)
 }
 

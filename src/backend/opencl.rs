@@ -78,6 +78,10 @@ pub struct DeviceInfo {
     pub global_mem: u64,
     pub max_alloc: u64,
     pub fp64: bool,
+    /// Local memory per work-group, bytes (`CL_DEVICE_LOCAL_MEM_SIZE`).
+    pub local_mem: u64,
+    /// Largest work-group (`CL_DEVICE_MAX_WORK_GROUP_SIZE`).
+    pub max_work_group: usize,
     pub opencl_c: String,
     pub driver: String,
     #[serde(skip)]
@@ -139,6 +143,8 @@ fn enumerate() -> Result<Vec<DeviceInfo>> {
                 global_mem: d.global_mem_size().unwrap_or(0),
                 max_alloc: d.max_mem_alloc_size().unwrap_or(0),
                 fp64: ext.contains("cl_khr_fp64") || d.double_fp_config().unwrap_or(0) != 0,
+                local_mem: d.local_mem_size().unwrap_or(0),
+                max_work_group: d.max_work_group_size().unwrap_or(0),
                 opencl_c: d.opencl_c_version().unwrap_or_default().trim().to_string(),
                 driver: d.driver_version().unwrap_or_default().trim().to_string(),
                 id: id as usize,
@@ -492,7 +498,10 @@ impl ClDevice {
     /// successful build is kept ([`Self::build_log`]) and printed to stderr when the
     /// environment has `DGATD_CL_BUILD_LOG=1`.
     pub fn build_source(&self, source: &str, name: &str, opts: &str) -> Result<Program> {
-        let opts = format!("{} {opts}", cl_std_option(&self.info.opencl_c))
+        // DGATD_CL_OPTIONS: extra build options for every program (e.g. -cl-nv-verbose for
+        // NVIDIA's register and spill counts in the build log, shown by DGATD_CL_BUILD_LOG=1)
+        let extra = std::env::var("DGATD_CL_OPTIONS").unwrap_or_default();
+        let opts = format!("{} {opts} {extra}", cl_std_option(&self.info.opencl_c))
             .trim()
             .to_string();
         let program =

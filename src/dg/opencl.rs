@@ -16,6 +16,55 @@ use std::sync::Arc;
 
 const SOURCE: &str = include_str!("../../cl/dg.cl");
 
+/// The form of the DG update kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DgUpdate {
+    /// `dg_update`: one work-item per node, each reading its tet's fields, fluxes and the
+    /// operator rows from global memory (the first kernel; a bench variant).
+    Node,
+    /// `dg_update_blk`: several tets per work-group, their fields and fluxes staged in local
+    /// memory by coalesced loads, the operators transposed.
+    Blocked,
+    /// `dg_update_lm`: the operators copied into local memory once per work-group, which
+    /// then walks over chunks of tets (fields staged, a work-item per node).
+    Resident,
+}
+
+impl DgUpdate {
+    /// The suffix of the bench variant (`N=3` for the default, `N=3+node` for the other).
+    pub fn name(self) -> &'static str {
+        match self {
+            DgUpdate::Node => "node",
+            DgUpdate::Blocked => "blocked",
+            DgUpdate::Resident => "resident",
+        }
+    }
+}
+
+/// Local memory `dg_update_blk` may use per work-group, bytes.
+const DG_STAGE_BYTES: usize = 32 << 10;
+/// Local memory `dg_update_lm` may use per work-group (with the operators), bytes.
+const DG_RESIDENT_BYTES: usize = 48 << 10;
+/// Work-groups of `dg_update_lm` per compute unit.
+const DG_RESIDENT_GROUPS: usize = 8;
+/// Work-items per work-group `dg_update_blk` aims at.
+const DG_GROUP: usize = 256;
+
+/// Tets per work-group of a blocked update on `dev` whose tets take `threads` work-items
+/// and `local` bytes of local memory each: as many as fit [`DG_GROUP`] work-items,
+/// [`DG_STAGE_BYTES`] of local memory and the device's limits; 0 when not even one tet fits
+/// (then [`DgUpdate::Node`]). `DGATD_DG_TETS_PER_GROUP` overrides it within the same limits
+/// (for tuning).
+fn tets_per_group(dev: &ClDevice, threads: usize, local: usize) -> usize {
+    let cap = (dev.info.local_mem as usize).min(DG_STAGE_BYTES.max(local));
+    let fit = (cap / local).min(dev.info.max_work_group / threads);
+    let want = std::env::var("DGATD_DG_TETS_PER_GROUP")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or((DG_GROUP / threads).max(1));
+    want.min(fit)
+}
+
 /// The DG stepper on an OpenCL device.
 pub struct DgClStepper<T: Real> {
     dev: Arc<ClDevice>,
@@ -42,6 +91,17 @@ pub struct DgClStepper<T: Real> {
     samples: Buffer<T>,
     k_flux: Kernel,
     k_update: Kernel,
+    /// `dg_update_blk` and its tets per work-group (None where it does not fit).
+    k_blk: Option<(Kernel, usize)>,
+    /// `Dr`, `Ds`, `Dt` transposed, one after the other, and `LIFT` transposed.
+    d_t: Buffer<T>,
+    lift_t: Buffer<T>,
+    /// `dg_update_lm` and its tets per chunk; the most work-groups it is launched with.
+    k_lm: Option<(Kernel, usize)>,
+    lm_groups: usize,
+    /// Whether `dg_update_lm` holds LIFT in local memory too.
+    lift_local: bool,
+    update: DgUpdate,
     k_probe: Kernel,
     _program: Program,
 }
@@ -77,14 +137,30 @@ impl<T: Real> DgClStepper<T> {
                 indicatif::HumanBytes(dev.info.global_mem)
             )));
         }
+        // `dg_update_blk`: a work-item per node, fields and fluxes staged
+        let kb = tets_per_group(&dev, np, 6 * (np + 4 * nfp) * real);
+        // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it fits) in local memory, and the
+        // fields of a chunk of tets
+        let (kb3, lift_local) = {
+            let want = (DG_GROUP / np).max(1);
+            let budget = (dev.info.local_mem as usize).min(DG_RESIDENT_BYTES);
+            let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
+            let lift_local = fixed + lift + want * per_tet <= budget;
+            let rest = budget.saturating_sub(fixed + if lift_local { lift } else { 0 });
+            let kb3 = want.min(rest / per_tet).min(dev.info.max_work_group / np);
+            (kb3, lift_local)
+        };
         let opts = format!(
-            "-D REAL={} {} -D NP={np} -D NFP={nfp}",
+            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={}{}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
             } else {
                 ""
-            }
+            },
+            kb.max(1),
+            kb3.max(1),
+            if lift_local { " -D LIFT_LOCAL=1" } else { "" }
         );
         let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
         let kernel = |name: &str| {
@@ -107,6 +183,13 @@ impl<T: Real> DgClStepper<T> {
                 .map(|(i, j)| T::of(m[(i, j)]))
                 .collect()
         };
+        let col_major = |m: &nalgebra::DMatrix<f64>| -> Vec<T> {
+            m.as_slice().iter().map(|&x| T::of(x)).collect()
+        };
+        let d_t: Vec<T> = [&op.re.dr, &op.re.ds, &op.re.dt]
+            .into_iter()
+            .flat_map(col_major)
+            .collect();
         let fmask: Vec<u32> = op.re.fmask.iter().flatten().map(|&i| i as u32).collect();
         let geo: Vec<T> = op.geo.iter().flatten().map(|&x| T::of(x)).collect();
         let normal: Vec<T> = op.normal.iter().flatten().map(|&x| T::of(x)).collect();
@@ -146,6 +229,25 @@ impl<T: Real> DgClStepper<T> {
             n_probes: probes.len(),
             k_flux: kernel("dg_flux")?,
             k_update: kernel("dg_update")?,
+            k_blk: if kb > 0 {
+                Some((kernel("dg_update_blk")?, kb))
+            } else {
+                None
+            },
+            k_lm: if kb3 > 0 {
+                Some((kernel("dg_update_lm")?, kb3))
+            } else {
+                None
+            },
+            lm_groups: (dev.info.compute_units as usize).max(1) * DG_RESIDENT_GROUPS,
+            lift_local,
+            d_t: dev.upload(&d_t, "Dr, Ds, Dt transposed")?,
+            lift_t: dev.upload(&col_major(&op.re.lift), "LIFT transposed")?,
+            update: if kb > 0 {
+                DgUpdate::Blocked
+            } else {
+                DgUpdate::Node
+            },
             k_probe: kernel("dg_probe")?,
             _program: program,
             dev,
@@ -213,20 +315,50 @@ impl<T: Real> DgClStepper<T> {
                 Arg::Buf(&self.flux),
             ],
         )?;
-        let ev = launch(
-            &self.dev,
-            &self.k_update,
-            k * np,
-            LOCAL,
-            &[
+        let blocked = match self.update {
+            DgUpdate::Blocked => self
+                .k_blk
+                .as_ref()
+                .map(|(kern, kb)| (kern, *kb, np, &self.d_t, &self.lift_t)),
+            DgUpdate::Resident => self
+                .k_lm
+                .as_ref()
+                .map(|(kern, kb)| (kern, *kb, np, &self.d_t, &self.lift_t)),
+            DgUpdate::Node => None,
+        };
+        let real = std::mem::size_of::<T>();
+        let nf = 4 * nfp;
+        let ev = if let Some((kern, kb, per_tet, d_t, lift_t)) = blocked {
+            // the local buffers (see cl/dg.cl)
+            let local = if self.update == DgUpdate::Resident {
+                vec![
+                    Arg::Local(3 * np * np * real),
+                    Arg::Local(if self.lift_local {
+                        nf * np * real
+                    } else {
+                        real
+                    }),
+                    Arg::Local(kb * 6 * np * real),
+                ]
+            } else {
+                vec![
+                    Arg::Local(kb * 6 * np * real),
+                    Arg::Local(kb * 6 * nf * real),
+                ]
+            };
+            // one work-group per chunk of kb tets; the resident kernel walks over the chunks
+            // with at most lm_groups work-groups
+            let mut groups = k.div_ceil(kb);
+            if self.update == DgUpdate::Resident {
+                groups = groups.min(self.lm_groups);
+            }
+            let args = [
                 Arg::U32(k as u32),
                 Arg::Buf(qa),
                 Arg::Buf(&self.flux),
                 Arg::Buf(&self.geo),
-                Arg::Buf(&self.d[0]),
-                Arg::Buf(&self.d[1]),
-                Arg::Buf(&self.d[2]),
-                Arg::Buf(&self.lift),
+                Arg::Buf(d_t),
+                Arg::Buf(lift_t),
                 Arg::Buf(&self.inv_eps),
                 Arg::Buf(&self.inv_mu),
                 Arg::U32(src_tet),
@@ -238,10 +370,84 @@ impl<T: Real> DgClStepper<T> {
                 Arg::Real(T::of(dt)),
                 Arg::Buf(&self.res),
                 Arg::Buf(qb),
-            ],
-        )?;
+            ];
+            let args: Vec<Arg<'_, T>> = args.into_iter().chain(local).collect();
+            launch(&self.dev, kern, groups * kb * per_tet, kb * per_tet, &args)?
+        } else {
+            launch(
+                &self.dev,
+                &self.k_update,
+                k * np,
+                LOCAL,
+                &[
+                    Arg::U32(k as u32),
+                    Arg::Buf(qa),
+                    Arg::Buf(&self.flux),
+                    Arg::Buf(&self.geo),
+                    Arg::Buf(&self.d[0]),
+                    Arg::Buf(&self.d[1]),
+                    Arg::Buf(&self.d[2]),
+                    Arg::Buf(&self.lift),
+                    Arg::Buf(&self.inv_eps),
+                    Arg::Buf(&self.inv_mu),
+                    Arg::U32(src_tet),
+                    Arg::Real(T::of(sv[0])),
+                    Arg::Real(T::of(sv[1])),
+                    Arg::Real(T::of(sv[2])),
+                    Arg::Real(T::of(a)),
+                    Arg::Real(T::of(b)),
+                    Arg::Real(T::of(dt)),
+                    Arg::Buf(&self.res),
+                    Arg::Buf(qb),
+                ],
+            )?
+        };
         self.cur ^= 1;
         Ok((ev_flux, ev))
+    }
+
+    /// The update kernel launched.
+    pub fn update(&self) -> DgUpdate {
+        self.update
+    }
+
+    /// Chooses the update kernel; [`DgUpdate::Blocked`] is refused where it does not fit
+    /// the device ([`dg_tets_per_group`] is 0).
+    pub fn set_update(&mut self, u: DgUpdate) -> Result<()> {
+        let fits = match u {
+            DgUpdate::Node => true,
+            DgUpdate::Blocked => self.k_blk.is_some(),
+            DgUpdate::Resident => self.k_lm.is_some(),
+        };
+        if !fits {
+            return Err(Error::config(
+                "dg update",
+                u.name(),
+                format!(
+                    "one tet of order {} does not fit a work-group of {}",
+                    self.op.re.n, self.dev.info.name
+                ),
+            ));
+        }
+        self.update = u;
+        Ok(())
+    }
+
+    /// Tets per work-group of an update kernel (0 where it does not fit, and for
+    /// [`DgUpdate::Node`], which does not group tets).
+    pub fn tets_per_group(&self, u: DgUpdate) -> usize {
+        match u {
+            DgUpdate::Node => 0,
+            DgUpdate::Blocked => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
+            DgUpdate::Resident => self.k_lm.as_ref().map(|b| b.1).unwrap_or(0),
+        }
+    }
+
+    /// Limits the work-groups of the resident update (each then walks over more chunks;
+    /// for tests of that walk).
+    #[doc(hidden)]
+    pub fn set_resident_groups(&mut self, n: usize) {
+        self.lm_groups = n.max(1);
     }
 
     /// Sets the time step (after [`Self::spectral_radius`]).
