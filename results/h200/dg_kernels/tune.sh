@@ -1,4 +1,6 @@
 #!/bin/bash
+# DG update tuning on the H200: for each argument KB, the bench at 1M tets (f64, DG orders 3 and 4)
+# with DGATD_DG_TETS_PER_GROUP=KB (99: the default, capped); carries target/dgatd_h200.
 mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd; export OCL_ICD_VENDORS=/tmp/icd
 for kb in "$@"; do
   export DGATD_DG_TETS_PER_GROUP=$kb
