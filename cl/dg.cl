@@ -10,6 +10,9 @@
 #endif
 
 #define NF (4 * NFP)
+#define VCAT_(t, n) t##n
+#define VCAT(t, n) VCAT_(t, n)
+#define REAL2 VCAT(REAL, 2)
 
 // Quotient and remainder are written q = a / b, r = a - q * b (not a % b): clang turns an
 // a / b, a % b pair into that form itself but wraps a and b in LLVM's `freeze`, which
@@ -122,8 +125,10 @@ __kernel void dg_update(const uint K, __global const REAL* q, __global const REA
 // there by every node of their tet; the operators are transposed (dT[(r NP + j) NP + i],
 // liftT[m NP + i]) so that the work-items of one tet read consecutive addresses. The sums
 // run in the order of `dg_update` (j, then m), so the two kernels agree to round-off (bit
-// for bit where the compiler contracts alike). The local buffers are arguments, sized by the
-// host: sq KB * 6 * NP values, sf KB * 6 * NF.
+// for bit where the compiler contracts alike). The fields (for an even NP) and the fluxes are
+// read from local memory two values at a time (pairs of nodes j and of face points m; the
+// rows of 6 NP and 6 NF values start at even offsets of buffers aligned to at least 16 bytes).
+// The local buffers are arguments, sized by the host: sq KB * 6 * NP values, sf KB * 6 * NF.
 #ifdef KB
 #define WG (KB * NP)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
@@ -147,6 +152,25 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     REAL d[3][6];
     #pragma unroll
     for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
+#if NP % 2 == 0
+    // pairs of nodes j: one two-wide local load per component feeds six multiply-adds
+    for (int j = 0; j < NP; j += 2) {
+        const REAL wr0 = dT[j * NP + i], ws0 = dT[(NP + j) * NP + i],
+                   wt0 = dT[(2 * NP + j) * NP + i];
+        const REAL wr1 = dT[(j + 1) * NP + i], ws1 = dT[(NP + j + 1) * NP + i],
+                   wt1 = dT[(2 * NP + j + 1) * NP + i];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL2 u = vload2(0, qk + c * NP + j);
+            d[0][c] += wr0 * u.x;
+            d[1][c] += ws0 * u.x;
+            d[2][c] += wt0 * u.x;
+            d[0][c] += wr1 * u.y;
+            d[1][c] += ws1 * u.y;
+            d[2][c] += wt1 * u.y;
+        }
+    }
+#else
     for (int j = 0; j < NP; j++) {
         const REAL wr = dT[j * NP + i], ws = dT[(NP + j) * NP + i],
                    wt = dT[(2 * NP + j) * NP + i];
@@ -158,6 +182,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
             d[2][c] += wt * u;
         }
     }
+#endif
     __global const REAL* G = geo + 9 * k;
     REAL p[3][6];
     #pragma unroll
@@ -169,10 +194,15 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     #pragma unroll
     for (int c = 0; c < 6; c++) l[c] = 0;
     __local const REAL* fk = sf + e * 6 * NF;
-    for (int m = 0; m < NF; m++) {
-        const REAL w = liftT[m * NP + i];
+    // pairs of face points m (NF is even): two-wide local loads of the fluxes
+    for (int m = 0; m < NF; m += 2) {
+        const REAL w0 = liftT[m * NP + i], w1 = liftT[(m + 1) * NP + i];
         #pragma unroll
-        for (int c = 0; c < 6; c++) l[c] += w * fk[c * NF + m];
+        for (int c = 0; c < 6; c++) {
+            const REAL2 f = vload2(0, fk + c * NF + m);
+            l[c] += w0 * f.x;
+            l[c] += w1 * f.y;
+        }
     }
     const REAL ie = inv_eps[k], im = inv_mu[k];
     REAL r[6];
