@@ -267,7 +267,10 @@ fn bench_csv_round_trip_and_report() {
         for n in [1, 2] {
             for v in ["", "+node", "+resident"] {
                 let v = format!("N={n}{v}");
-                assert!(dg_update.contains(&v), "no dg_update/{v} row: {dg_update:?}");
+                assert!(
+                    dg_update.contains(&v),
+                    "no dg_update/{v} row: {dg_update:?}"
+                );
             }
         }
         assert!(kernels.contains("fma"), "no fma probe row");

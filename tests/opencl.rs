@@ -484,7 +484,10 @@ fn dg_blocked_update_matches_the_node_update() {
                 u.name()
             );
             assert!(kb > 0, "order {} should fit a work-group", op.re.n);
-            assert!(!op.k.is_multiple_of(kb), "the last work-group should be partial");
+            assert!(
+                !op.k.is_multiple_of(kb),
+                "the last work-group should be partial"
+            );
             assert!(e < tol, "{e:e}");
         }
     }
