@@ -50,19 +50,29 @@ const DG_RESIDENT_GROUPS: usize = 8;
 /// Work-items per work-group `dg_update_blk` aims at.
 const DG_GROUP: usize = 256;
 
-/// Tets per work-group of a blocked update on `dev` whose tets take `threads` work-items
-/// and `local` bytes of local memory each: as many as fit [`DG_GROUP`] work-items,
-/// [`DG_STAGE_BYTES`] of local memory and the device's limits; 0 when not even one tet fits
-/// (then [`DgUpdate::Node`]). `DGATD_DG_TETS_PER_GROUP` overrides it within the same limits
-/// (for tuning).
-fn tets_per_group(dev: &ClDevice, threads: usize, local: usize) -> usize {
-    let cap = (dev.info.local_mem as usize).min(DG_STAGE_BYTES.max(local));
-    let fit = (cap / local).min(dev.info.max_work_group / threads);
-    let want = std::env::var("DGATD_DG_TETS_PER_GROUP")
+/// Tets per work-group a blocked update aims at when its tets take `threads` work-items
+/// each: [`DG_GROUP`] work-items, or `DGATD_DG_TETS_PER_GROUP` (for tuning).
+fn group_want(threads: usize) -> usize {
+    std::env::var("DGATD_DG_TETS_PER_GROUP")
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or((DG_GROUP / threads).max(1));
-    want.min(fit)
+        .unwrap_or((DG_GROUP / threads).max(1))
+}
+
+/// Tets per work-group of a blocked update on `dev` whose tets take `threads` work-items
+/// and `per_tet` bytes of local memory each, beside `fixed` bytes per work-group: as many as
+/// [`group_want`] asks within `cap` bytes of local memory and the device's limits; 0 when not
+/// even one tet fits (then [`DgUpdate::Node`]).
+fn tets_per_group(
+    dev: &ClDevice,
+    threads: usize,
+    per_tet: usize,
+    fixed: usize,
+    cap: usize,
+) -> usize {
+    let local = (dev.info.local_mem as usize).min(cap).saturating_sub(fixed);
+    let fit = (local / per_tet).min(dev.info.max_work_group / threads);
+    group_want(threads).min(fit)
 }
 
 /// The DG stepper on an OpenCL device.
@@ -138,17 +148,17 @@ impl<T: Real> DgClStepper<T> {
             )));
         }
         // `dg_update_blk`: a work-item per node, fields and fluxes staged
-        let kb = tets_per_group(&dev, np, 6 * (np + 4 * nfp) * real);
-        // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it fits) in local memory, and the
-        // fields of a chunk of tets
-        let (kb3, lift_local) = {
-            let want = (DG_GROUP / np).max(1);
-            let budget = (dev.info.local_mem as usize).min(DG_RESIDENT_BYTES);
-            let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
-            let lift_local = fixed + lift + want * per_tet <= budget;
-            let rest = budget.saturating_sub(fixed + if lift_local { lift } else { 0 });
-            let kb3 = want.min(rest / per_tet).min(dev.info.max_work_group / np);
-            (kb3, lift_local)
+        let per_tet = 6 * (np + 4 * nfp) * real;
+        let kb = tets_per_group(&dev, np, per_tet, 0, DG_STAGE_BYTES.max(per_tet));
+        // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
+        // local memory, and the fields of a chunk of tets
+        let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
+        let with_lift = tets_per_group(&dev, np, per_tet, fixed + lift, DG_RESIDENT_BYTES);
+        let lift_local = with_lift >= group_want(np);
+        let kb3 = if lift_local {
+            with_lift
+        } else {
+            tets_per_group(&dev, np, per_tet, fixed, DG_RESIDENT_BYTES)
         };
         let opts = format!(
             "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={}{}",
@@ -315,93 +325,67 @@ impl<T: Real> DgClStepper<T> {
                 Arg::Buf(&self.flux),
             ],
         )?;
-        let blocked = match self.update {
-            DgUpdate::Blocked => self
-                .k_blk
-                .as_ref()
-                .map(|(kern, kb)| (kern, *kb, np, &self.d_t, &self.lift_t)),
-            DgUpdate::Resident => self
-                .k_lm
-                .as_ref()
-                .map(|(kern, kb)| (kern, *kb, np, &self.d_t, &self.lift_t)),
-            DgUpdate::Node => None,
-        };
         let real = std::mem::size_of::<T>();
         let nf = 4 * nfp;
-        let ev = if let Some((kern, kb, per_tet, d_t, lift_t)) = blocked {
-            // the local buffers (see cl/dg.cl)
-            let local = if self.update == DgUpdate::Resident {
+        // the kernel, its work-items and work-group size, its operator buffers and the
+        // bytes of its local buffers (see cl/dg.cl); set_update admits only a kernel built
+        let (kern, global, group, ops, scratch) = match (self.update, &self.k_blk, &self.k_lm) {
+            (DgUpdate::Blocked, Some((kern, kb)), _) => (
+                kern,
+                k.div_ceil(*kb) * kb * np,
+                kb * np,
+                vec![&self.d_t, &self.lift_t],
+                vec![kb * 6 * np * real, kb * 6 * nf * real],
+            ),
+            // one work-group per chunk of kb tets, at most lm_groups of them walking over
+            // the chunks
+            (DgUpdate::Resident, _, Some((kern, kb))) => (
+                kern,
+                k.div_ceil(*kb).min(self.lm_groups) * kb * np,
+                kb * np,
+                vec![&self.d_t, &self.lift_t],
                 vec![
-                    Arg::Local(3 * np * np * real),
-                    Arg::Local(if self.lift_local {
+                    3 * np * np * real,
+                    if self.lift_local {
                         nf * np * real
                     } else {
                         real
-                    }),
-                    Arg::Local(kb * 6 * np * real),
-                ]
-            } else {
-                vec![
-                    Arg::Local(kb * 6 * np * real),
-                    Arg::Local(kb * 6 * nf * real),
-                ]
-            };
-            // one work-group per chunk of kb tets; the resident kernel walks over the chunks
-            // with at most lm_groups work-groups
-            let mut groups = k.div_ceil(kb);
-            if self.update == DgUpdate::Resident {
-                groups = groups.min(self.lm_groups);
-            }
-            let args = [
-                Arg::U32(k as u32),
-                Arg::Buf(qa),
-                Arg::Buf(&self.flux),
-                Arg::Buf(&self.geo),
-                Arg::Buf(d_t),
-                Arg::Buf(lift_t),
-                Arg::Buf(&self.inv_eps),
-                Arg::Buf(&self.inv_mu),
-                Arg::U32(src_tet),
-                Arg::Real(T::of(sv[0])),
-                Arg::Real(T::of(sv[1])),
-                Arg::Real(T::of(sv[2])),
-                Arg::Real(T::of(a)),
-                Arg::Real(T::of(b)),
-                Arg::Real(T::of(dt)),
-                Arg::Buf(&self.res),
-                Arg::Buf(qb),
-            ];
-            let args: Vec<Arg<'_, T>> = args.into_iter().chain(local).collect();
-            launch(&self.dev, kern, groups * kb * per_tet, kb * per_tet, &args)?
-        } else {
-            launch(
-                &self.dev,
+                    },
+                    kb * 6 * np * real,
+                ],
+            ),
+            _ => (
                 &self.k_update,
                 k * np,
                 LOCAL,
-                &[
-                    Arg::U32(k as u32),
-                    Arg::Buf(qa),
-                    Arg::Buf(&self.flux),
-                    Arg::Buf(&self.geo),
-                    Arg::Buf(&self.d[0]),
-                    Arg::Buf(&self.d[1]),
-                    Arg::Buf(&self.d[2]),
-                    Arg::Buf(&self.lift),
-                    Arg::Buf(&self.inv_eps),
-                    Arg::Buf(&self.inv_mu),
-                    Arg::U32(src_tet),
-                    Arg::Real(T::of(sv[0])),
-                    Arg::Real(T::of(sv[1])),
-                    Arg::Real(T::of(sv[2])),
-                    Arg::Real(T::of(a)),
-                    Arg::Real(T::of(b)),
-                    Arg::Real(T::of(dt)),
-                    Arg::Buf(&self.res),
-                    Arg::Buf(qb),
-                ],
-            )?
+                vec![&self.d[0], &self.d[1], &self.d[2], &self.lift],
+                vec![],
+            ),
         };
+        let args: Vec<Arg<'_, T>> = [
+            Arg::U32(k as u32),
+            Arg::Buf(qa),
+            Arg::Buf(&self.flux),
+            Arg::Buf(&self.geo),
+        ]
+        .into_iter()
+        .chain(ops.into_iter().map(Arg::Buf))
+        .chain([
+            Arg::Buf(&self.inv_eps),
+            Arg::Buf(&self.inv_mu),
+            Arg::U32(src_tet),
+            Arg::Real(T::of(sv[0])),
+            Arg::Real(T::of(sv[1])),
+            Arg::Real(T::of(sv[2])),
+            Arg::Real(T::of(a)),
+            Arg::Real(T::of(b)),
+            Arg::Real(T::of(dt)),
+            Arg::Buf(&self.res),
+            Arg::Buf(qb),
+        ])
+        .chain(scratch.into_iter().map(Arg::Local))
+        .collect();
+        let ev = launch(&self.dev, kern, global, group, &args)?;
         self.cur ^= 1;
         Ok((ev_flux, ev))
     }
@@ -411,8 +395,8 @@ impl<T: Real> DgClStepper<T> {
         self.update
     }
 
-    /// Chooses the update kernel; [`DgUpdate::Blocked`] is refused where it does not fit
-    /// the device ([`dg_tets_per_group`] is 0).
+    /// Chooses the update kernel; a blocked one is refused where it does not fit the device
+    /// ([`Self::tets_per_group`] is 0).
     pub fn set_update(&mut self, u: DgUpdate) -> Result<()> {
         let fits = match u {
             DgUpdate::Node => true,

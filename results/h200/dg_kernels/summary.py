@@ -49,7 +49,7 @@ for run in sorted(glob.glob(os.path.join(here, "run_*/bench.csv"))):
     out.append("")
 
 out.append("## Tuning runs (tuning/*.csv, f64, 998250 tets)\n")
-out.append("Working-tree states between deab148 and c6762ad (see README); `kernel` variant: median s (frac_roof).\n")
+out.append("Working-tree states after deab148, each described in the README; `kernel` variant: median s (frac_roof).\n")
 out.append("| file | N=3 | N=4 |")
 out.append("|---|---|---|")
 for t in sorted(glob.glob(os.path.join(here, "tuning/*.csv"))):
