@@ -4,7 +4,7 @@
 //! `harminv` program (filter diagonalization), and scored against the eigenvalues of the
 //! discrete operator K (dense, with the amplitude each probe component sees).
 //!
-//! Run: `cargo run --release --example extraction_sweep -- [--quick] [--out DIR]`
+//! Run: `cargo run --release --example extraction_sweep -- [--quick] [--extract-only] [--out DIR]`
 //! (writes DIR/sweep.csv, default results/extraction). `--quick` skips the 200 000-step
 //! records and the coarse cylinder. OpenCL rows use the first device (PoCL on a CPU):
 //! set POCL_CACHE_DIR; they are skipped when no device opens.
@@ -37,10 +37,12 @@ struct Row {
     seconds: f64,
     threads_same: String,
     perturbed_same: String,
+    /// `extract` only: its unresolved intervals, and the missed lines outside all of them.
+    unresolved: Option<Vec<extract::Unresolved>>,
 }
 
 fn header() -> &'static str {
-    "mesh,tets,free_half_edges,fmin_hz,fmax_hz,backend,steps,samples,method,reference,expected,found,missed,spurious,max_rel_err,reported,extract_s,threads_identical,perturbed_same,missed_hz,spurious_hz"
+    "mesh,tets,free_half_edges,fmin_hz,fmax_hz,backend,steps,samples,method,reference,expected,found,missed,spurious,max_rel_err,reported,extract_s,threads_identical,perturbed_same,missed_hz,spurious_hz,unresolved_intervals,missed_unflagged"
 }
 
 fn line(r: &Row, start: usize) -> String {
@@ -50,8 +52,15 @@ fn line(r: &Row, start: usize) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    let (intervals, unflagged) = match &r.unresolved {
+        Some(u) => (
+            u.len().to_string(),
+            unflagged(&r.score.missed, u).to_string(),
+        ),
+        None => (String::new(), String::new()),
+    };
     format!(
-        "{},{},{},{:.6e},{:.6e},{},{},{},{},dense-K,{},{},{},{},{:.2e},{},{:.3},{},{},{},{}",
+        "{},{},{},{:.6e},{:.6e},{},{},{},{},dense-K,{},{},{},{},{:.2e},{},{:.3},{},{},{},{},{intervals},{unflagged}",
         r.mesh,
         r.tets,
         r.free,
@@ -75,7 +84,17 @@ fn line(r: &Row, start: usize) -> String {
     )
 }
 
-fn new_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> (Vec<Peak>, f64, String, String) {
+/// Missed lines outside every unresolved interval (lost without a warning).
+fn unflagged(missed: &[f64], u: &[extract::Unresolved]) -> usize {
+    missed
+        .iter()
+        .filter(|&&f| !u.iter().any(|x| x.f_lo_hz <= f && f <= x.f_hi_hz))
+        .count()
+}
+
+type NewOut = (Vec<Peak>, f64, String, String, Vec<extract::Unresolved>);
+
+fn new_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> NewOut {
     let mut s = extract::Settings::band(rig.fmin_hz, rig.fmax_hz);
     s.amplitude_floor = FLOOR;
     s.min_q = 1e4;
@@ -86,9 +105,10 @@ fn new_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> (Vec<Peak>, f64, St
             .unwrap()
     };
     let t = Instant::now();
-    let a = pool(2)
-        .install(|| extract::resonances(signals, dt_s, &s))
+    let e = pool(2)
+        .install(|| extract::extract(signals, dt_s, &s))
         .unwrap();
+    let a = e.peaks;
     let secs = t.elapsed().as_secs_f64();
     let b = pool(1)
         .install(|| extract::resonances(signals, dt_s, &s))
@@ -105,7 +125,8 @@ fn new_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> (Vec<Peak>, f64, St
         && a.iter()
             .zip(&c)
             .all(|(p, q)| (p.f_hz - q.f_hz).abs() <= 1e-10 * p.f_hz);
-    (a.clone(), secs, (a == b).to_string(), same.to_string())
+    let same_threads = (a == b).to_string();
+    (a, secs, same_threads, same.to_string(), e.unresolved)
 }
 
 fn old_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> (Vec<Peak>, f64) {
@@ -171,6 +192,9 @@ fn program(signals: &[Vec<f64>], dt_s: f64, rig: &Rig, refs: &[(f64, f64)]) -> (
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
+    // only this project's extraction (no old pencil, no harminv program): the unresolved
+    // columns of results/extraction/sweep_unresolved.csv
+    let extract_only = args.iter().any(|a| a == "--extract-only");
     let out = args
         .iter()
         .position(|a| a == "--out")
@@ -180,8 +204,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = format!("{out}/sweep.csv");
     let mut csv = std::fs::File::create(&path)?;
     writeln!(csv, "{}", header())?;
-    let have_harminv = harminv_available();
-    if !have_harminv {
+    let have_harminv = !extract_only && harminv_available();
+    if !have_harminv && !extract_only {
         eprintln!("*** the harminv program is missing: its rows are skipped ***");
     }
     let dev = dgatd::backend::opencl::select_device(None)
@@ -242,7 +266,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 let sig: Vec<Vec<f64>> = run.signals.iter().map(|s| s[..n].to_vec()).collect();
                 let mut rows = Vec::new();
-                let (p, secs, th, pe) = new_method(&sig, rig.dt_s, &rig);
+                let (p, secs, th, pe, unres) = new_method(&sig, rig.dt_s, &rig);
                 rows.push((
                     "extract",
                     score(&p, &refs, FLOOR, tol),
@@ -250,8 +274,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     secs,
                     th,
                     pe,
+                    Some(unres),
                 ));
-                if steps <= 5000 {
+                if steps <= 5000 && !extract_only {
                     let (p, secs) = old_method(&sig, rig.dt_s, &rig);
                     let sc = score(&p, &refs, FLOOR, tol);
                     rows.push((
@@ -261,13 +286,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         secs,
                         String::new(),
                         String::new(),
+                        None,
                     ));
                 }
                 if have_harminv {
                     let (sc, n, secs) = program(&sig, rig.dt_s, &rig, &refs);
-                    rows.push(("harminv-program", sc, n, secs, String::new(), String::new()));
+                    rows.push((
+                        "harminv-program",
+                        sc,
+                        n,
+                        secs,
+                        String::new(),
+                        String::new(),
+                        None,
+                    ));
                 }
-                for (method, score, reported, seconds, threads_same, perturbed_same) in rows {
+                for (method, score, reported, seconds, threads_same, perturbed_same, unresolved) in
+                    rows
+                {
                     let r = Row {
                         mesh: name.clone(),
                         tets: rig.mesh.n_tets(),
@@ -282,6 +318,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         seconds,
                         threads_same,
                         perturbed_same,
+                        unresolved,
                     };
                     eprintln!(
                         "  {backend} {steps:>6} {method:<16} expected {:>3} found {:>3} missed {:>2} spurious {:>2} err {:.1e} {:.2}s",

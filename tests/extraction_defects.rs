@@ -243,3 +243,58 @@ fn degenerate_runs_return() {
         assert!(r.peaks().len() <= 3, "{}", report(&r));
     }
 }
+
+/// A record too short for the density of lines says so (issue 12: no lost mode without a
+/// word): on a 6000-tet PEC ball with the band up to 3 GHz, 500 steps leave the top of the
+/// band unresolved; the command warns, `unresolved.csv` lists the intervals (the same as
+/// `[run].unresolved` of `run.toml` and the section of `summary.md`). A box with a sparse
+/// spectrum on a long record has none: the file is a header only and nothing is printed.
+#[test]
+fn a_short_record_of_a_dense_spectrum_says_where_lines_may_be_missing() {
+    let bin = env!("CARGO_BIN_EXE_dgatd");
+    let run = |name: &str, args: &[&str]| {
+        let out = std::env::temp_dir().join(format!("dgatd-unres-{}-{name}", std::process::id()));
+        std::fs::remove_dir_all(&out).ok();
+        let o = std::process::Command::new(bin)
+            .args(["resonator", "--backend", "cpu", "--quiet", "--out"])
+            .arg(&out)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{name}: {err}");
+        let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+        let rows: Vec<Vec<f64>> = read("unresolved.csv")
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+            .collect();
+        let res = (err, rows, read("run.toml"), read("summary.md"));
+        std::fs::remove_dir_all(&out).ok();
+        res
+    };
+    let (err, rows, toml, md) = run(
+        "ball",
+        &["--ball", "5:inner=0.1", "--steps", "500", "--fmax", "3e9"],
+    );
+    assert!(!rows.is_empty(), "no unresolved interval: {err}");
+    let warnings = err.matches("warning: lines may be missing in").count();
+    assert_eq!(warnings, rows.len(), "{err}");
+    let t: toml::Table = toml::from_str(&toml).unwrap();
+    let listed = t["run"]["unresolved"].as_array().unwrap();
+    assert_eq!(listed.len(), rows.len());
+    for (r, u) in rows.iter().zip(listed) {
+        let (lo, hi) = (r[0], r[1]);
+        assert!(0.0 < lo && lo < hi && hi <= 3e9, "{r:?}");
+        assert!(r[2] >= 1.0 && r[3] >= 1e-4 && r[4] > 1e-3, "{r:?}");
+        // the CSV carries 13 significant digits, run.toml all of them
+        assert!((u["f_lo_hz"].as_float().unwrap() - lo).abs() <= 1e-11 * lo);
+        assert_eq!(u["poles"].as_integer().unwrap() as f64, r[2]);
+    }
+    assert!(md.contains("Unresolved parts of the band"), "{md}");
+    let (err, rows, toml, md) = run("box", &["--box", "1,1,1", "--steps", "6000"]);
+    assert!(rows.is_empty(), "{rows:?}");
+    assert!(!err.contains("warning: lines may be missing"), "{err}");
+    assert!(!toml.contains("unresolved"), "{toml}");
+    assert!(!md.contains("Unresolved"), "{md}");
+}

@@ -522,6 +522,9 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     for n in &r.notices {
         eprintln!("note: {n}");
     }
+    for w in dgatd::report::unresolved_lines(&r) {
+        eprintln!("warning: {w}");
+    }
     let write = || -> Result<Vec<PathBuf>> {
         let mut files = dgatd::report::write_resonator(&out, &r)?;
         if let Some(levels) = &ladder {

@@ -166,6 +166,23 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
     out.push(p);
+    // unresolved.csv (a header only when the record resolved the whole band)
+    let p = dir.join("unresolved.csv");
+    let header: Vec<String> = ["f_lo_hz", "f_hi_hz", "poles", "amplitude", "bins"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let rows = r.analysis.unresolved.iter().map(|u| {
+        vec![
+            g(u.f_lo_hz),
+            g(u.f_hi_hz),
+            u.poles.to_string(),
+            g(u.amplitude),
+            g(u.bins),
+        ]
+    });
+    write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
+    out.push(p);
     // run.toml
     let p = dir.join("run.toml");
     write_atomic(&p, run_toml(r)?.as_bytes())?;
@@ -252,6 +269,13 @@ pub fn summary_md(r: &ResonatorResult) -> String {
             )),
         }
     }
+    let unresolved = unresolved_lines(r);
+    if !unresolved.is_empty() {
+        s.push_str("\n**Unresolved parts of the band** (`unresolved.csv`):\n\n");
+        for l in &unresolved {
+            s.push_str(&format!("- {l}\n"));
+        }
+    }
     let unlabelled = unlabelled_lines(r);
     if !unlabelled.is_empty() {
         s.push('\n');
@@ -279,6 +303,9 @@ pub fn run_toml(r: &ResonatorResult) -> Result<String> {
         time: TimeInfo,
         source: SourceInfo,
         probes: Vec<[f64; 3]>,
+        /// Parts of the band the record did not resolve (absent when none).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        unresolved: Vec<crate::spectrum::extract::Unresolved>,
     }
     #[derive(serde::Serialize)]
     struct MeshInfo {
@@ -344,6 +371,7 @@ pub fn run_toml(r: &ResonatorResult) -> Result<String> {
             t0_s: r.waveform.t0 / crate::C0,
         },
         probes: r.probe_points.clone(),
+        unresolved: r.analysis.unresolved.clone(),
     };
     let mut t = r.config.to_toml()?;
     let run = toml::Table::try_from(&run).map_err(|e| Error::Output {
@@ -538,6 +566,27 @@ pub fn mode_table(r: &ResonatorResult) -> String {
 }
 
 /// Lines without a label while a catalogue was compared (one line each, with the reason).
+/// One line per [`crate::spectrum::extract::Unresolved`] interval of the run, for the
+/// terminal's warnings and `summary.md`: where lines may be missing, and why.
+pub fn unresolved_lines(r: &ResonatorResult) -> Vec<String> {
+    r.analysis
+        .unresolved
+        .iter()
+        .map(|u| {
+            format!(
+                "lines may be missing in {:.4}-{:.4} MHz: {} unreported pole{} (amplitude up to {:.2e} times the strongest reported line) whose two fits disagree by up to {:.2} Fourier bins; the record ({} steps) is too short for the density of lines there, a longer one (`--steps`, `--time`) resolves them",
+                u.f_lo_hz / 1e6,
+                u.f_hi_hz / 1e6,
+                u.poles,
+                if u.poles == 1 { "" } else { "s" },
+                u.amplitude,
+                u.bins,
+                r.record.steps
+            )
+        })
+        .collect()
+}
+
 fn unlabelled_lines(r: &ResonatorResult) -> String {
     let mut s = String::new();
     if r.analysis.matched.is_empty() {

@@ -43,6 +43,9 @@ pub struct Analysis {
     /// `sqrt(eps_r mu_r)` of a homogeneous fill the catalogue was divided by (1 in vacuum;
     /// None when the materials differ between tets: no analytic comparison).
     pub fill_index: Option<f64>,
+    /// Parts of the band the record did not resolve ([`extract::Unresolved`]): lines there
+    /// may be missing from `peaks`. Empty for the FFT extraction.
+    pub unresolved: Vec<extract::Unresolved>,
 }
 
 /// The leapfrog's exact frequency correction for DGA; none for DG.
@@ -82,14 +85,18 @@ pub fn analyse(
     let signals = record.signals(start);
     let spec = spectrum::spectrum(&signals, dt_s, 8);
     let fmin = 0.05 * f_peak_hz;
-    let peaks = match plan.extract {
-        Extract::Fft => spectrum::find_peaks(&spec, fmin, fmax_hz, plan.min_prominence),
+    let (peaks, unresolved) = match plan.extract {
+        Extract::Fft => (
+            spectrum::find_peaks(&spec, fmin, fmax_hz, plan.min_prominence),
+            vec![],
+        ),
         Extract::Harminv => {
             let mut s = extract::Settings::band(fmin, fmax_hz);
             s.min_q = plan.min_q;
             // The band and signals were checked by the build; an error here (a band the
             // record cannot hold) means no lines, as for a silent record.
-            extract::resonances(&signals, dt_s, &s).unwrap_or_default()
+            let e = extract::extract(&signals, dt_s, &s).unwrap_or_default();
+            (e.peaks, e.unresolved)
         }
     };
     let cavity = match plan.cavity {
@@ -141,6 +148,7 @@ pub fn analyse(
         matched,
         labels,
         fill_index,
+        unresolved,
     }
 }
 

@@ -172,6 +172,9 @@ fn run(args: &ResonatorArgs) -> Result<()> {
     for n in &r.notices {
         eprintln!("note: {n}");
     }
+    for w in dgatd::report::unresolved_lines(&r) {
+        eprintln!("warning: {w}");
+    }
     eprintln!(
         "note: halo exchange: {} values per time step over all ranks ({} in f64)",
         run.halo_values_per_step,
