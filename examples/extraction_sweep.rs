@@ -55,7 +55,7 @@ fn line(r: &Row, start: usize) -> String {
     let (intervals, unflagged) = match &r.unresolved {
         Some(u) => (
             u.len().to_string(),
-            unflagged(&r.score.missed, u).to_string(),
+            missed_unflagged(&r.score.missed, u).len().to_string(),
         ),
         None => (String::new(), String::new()),
     };
@@ -82,14 +82,6 @@ fn line(r: &Row, start: usize) -> String {
         list(&r.score.missed),
         list(&r.score.spurious),
     )
-}
-
-/// Missed lines outside every unresolved interval (lost without a warning).
-fn unflagged(missed: &[f64], u: &[extract::Unresolved]) -> usize {
-    missed
-        .iter()
-        .filter(|&&f| !u.iter().any(|x| x.f_lo_hz <= f && f <= x.f_hi_hz))
-        .count()
 }
 
 type NewOut = (Vec<Peak>, f64, String, String, Vec<extract::Unresolved>);
@@ -241,11 +233,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         let truth = Truth::new(&rig, &reference);
         eprintln!("  dense K {:.1}s", t.elapsed().as_secs_f64());
-        let refs: Vec<(f64, f64)> = truth
-            .in_band(rig.fmin_hz, rig.fmax_hz)
-            .iter()
-            .map(|l| (l.f_hz, l.amplitude()))
-            .collect();
+        let refs = truth.references(&rig);
         let mut runs: Vec<(&'static str, RunOut)> = vec![("cpu-f64", reference)];
         runs.push(("cpu-f32", rig.run(longest.min(20000), true)));
         if let Some(d) = &dev

@@ -25,11 +25,7 @@ fn check_against_k(rig: &Rig, run: &RunOut, what: &str, tol_rel: f64) -> extract
     let truth = Truth::new(rig, run);
     let s = Settings::band(rig.fmin_hz, rig.fmax_hz);
     let e = extract::extract(&run.signals, rig.dt_s, &s).unwrap();
-    let refs: Vec<(f64, f64)> = truth
-        .in_band(rig.fmin_hz, rig.fmax_hz)
-        .iter()
-        .map(|l| (l.f_hz, l.amplitude()))
-        .collect();
+    let refs = truth.references(rig);
     let sc = score(&e.peaks, &refs, s.amplitude_floor, tol_rel);
     eprintln!(
         "{what}: tets {} free {} | expected {} found {} missed {:?} spurious {:?} max rel err {:.1e} ({} reported, {} windows)",
@@ -52,12 +48,7 @@ fn check_against_k(rig: &Rig, run: &RunOut, what: &str, tol_rel: f64) -> extract
 #[test]
 fn random_meshes_give_the_eigenvalues_of_k_and_nothing_else() {
     for (kind, seed) in [(0, 3u64), (1, 4), (2, 5)] {
-        let mesh = match kind {
-            0 => random_box(seed),
-            1 => random_cylinder(seed).0,
-            _ => random_ball(seed).0,
-        };
-        let rig = Rig::new(mesh, seed);
+        let rig = Rig::new(random_mesh(kind, seed), seed);
         let run = rig.run(rig.start + 4000, false);
         check_against_k(&rig, &run, &format!("kind {kind} seed {seed}"), 1e-8);
     }
@@ -204,30 +195,15 @@ fn agrees_with_the_harminv_program() {
 fn every_line_missed_by_a_short_record_is_flagged_unresolved() {
     let mut flagged = 0;
     for (kind, seed) in [(2, 31u64), (2, 32), (1, 33), (0, 34)] {
-        let mesh = match kind {
-            0 => random_box(seed),
-            1 => random_cylinder(seed).0,
-            _ => random_ball(seed).0,
-        };
-        let rig = Rig::new(mesh, seed);
+        let rig = Rig::new(random_mesh(kind, seed), seed);
         let run = rig.run(rig.start + 5000, false);
-        let truth = Truth::new(&rig, &run);
-        let refs: Vec<(f64, f64)> = truth
-            .in_band(rig.fmin_hz, rig.fmax_hz)
-            .iter()
-            .map(|l| (l.f_hz, l.amplitude()))
-            .collect();
+        let refs = Truth::new(&rig, &run).references(&rig);
         for n in [1000usize, 2000, 5000] {
             let sig: Vec<Vec<f64>> = run.signals.iter().map(|x| x[..n].to_vec()).collect();
             let s = Settings::band(rig.fmin_hz, rig.fmax_hz);
             let e = extract::extract(&sig, rig.dt_s, &s).unwrap();
             let sc = score(&e.peaks, &refs, s.amplitude_floor, 1e-8);
-            let inside = |f: f64| {
-                e.unresolved
-                    .iter()
-                    .any(|u| u.f_lo_hz <= f && f <= u.f_hi_hz)
-            };
-            let silent: Vec<f64> = sc.missed.iter().copied().filter(|&f| !inside(f)).collect();
+            let silent = missed_unflagged(&sc.missed, &e.unresolved);
             eprintln!(
                 "kind {kind} seed {seed}, {n} samples: expected {} missed {} (not flagged {silent:?}), spurious {}, unresolved {:?}",
                 sc.expected,

@@ -440,6 +440,36 @@ impl Truth {
             .filter(|l| l.f_hz >= fmin && l.f_hz < fmax)
             .collect()
     }
+
+    /// `(f_hz, amplitude)` of the lines in the rig's band: the reference list of [`score`].
+    pub fn references(&self, rig: &Rig) -> Vec<(f64, f64)> {
+        self.in_band(rig.fmin_hz, rig.fmax_hz)
+            .iter()
+            .map(|l| (l.f_hz, l.amplitude()))
+            .collect()
+    }
+}
+
+/// A random mesh of `kind`: 0 a box, 1 a cylinder, otherwise a ball.
+pub fn random_mesh(kind: u32, seed: u64) -> Mesh {
+    match kind {
+        0 => random_box(seed),
+        1 => random_cylinder(seed).0,
+        _ => random_ball(seed).0,
+    }
+}
+
+/// The missed lines (`Score::missed`) outside every unresolved interval of the extraction:
+/// lines lost without a warning.
+pub fn missed_unflagged(
+    missed: &[f64],
+    unresolved: &[dgatd::spectrum::extract::Unresolved],
+) -> Vec<f64> {
+    missed
+        .iter()
+        .copied()
+        .filter(|&f| !unresolved.iter().any(|u| u.f_lo_hz <= f && f <= u.f_hi_hz))
+        .collect()
 }
 
 /// Found / missed / spurious lines of an extraction against a reference list.
