@@ -168,10 +168,17 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
     out.push(p);
     // unresolved.csv (a header only when the record resolved the whole band)
     let p = dir.join("unresolved.csv");
-    let header: Vec<String> = ["f_lo_hz", "f_hi_hz", "poles", "amplitude", "bins"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let header: Vec<String> = [
+        "f_lo_hz",
+        "f_hi_hz",
+        "poles",
+        "amplitude",
+        "bins",
+        "cancelling",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let rows = r.analysis.unresolved.iter().map(|u| {
         vec![
             g(u.f_lo_hz),
@@ -179,6 +186,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             u.poles.to_string(),
             g(u.amplitude),
             g(u.bins),
+            u.cancelling.to_string(),
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -573,14 +581,28 @@ pub fn unresolved_lines(r: &ResonatorResult) -> Vec<String> {
         .unresolved
         .iter()
         .map(|u| {
+            let mut why = Vec::new();
+            if u.poles > 0 {
+                why.push(format!(
+                    "{} unreported pole{} (amplitude up to {:.2e} times the strongest reported line) whose two fits disagree by up to {:.2} Fourier bins",
+                    u.poles,
+                    if u.poles == 1 { "" } else { "s" },
+                    u.amplitude,
+                    u.bins
+                ));
+            }
+            if u.cancelling > 0 {
+                why.push(format!(
+                    "{} reported line{} whose fitted amplitudes cancel against a neighbour's (a multiplet the record does not split: a member may be missing, and the amplitudes are not known)",
+                    u.cancelling,
+                    if u.cancelling == 1 { "" } else { "s" }
+                ));
+            }
             format!(
-                "lines may be missing in {:.4}-{:.4} MHz: {} unreported pole{} (amplitude up to {:.2e} times the strongest reported line) whose two fits disagree by up to {:.2} Fourier bins; the record ({} steps) is too short for the density of lines there, a longer one (`--steps`, `--time`) resolves them",
+                "lines may be missing in {:.4}-{:.4} MHz: {}; the record ({} steps) is too short for the density of lines there, a longer one (`--steps`, `--time`) resolves them",
                 u.f_lo_hz / 1e6,
                 u.f_hi_hz / 1e6,
-                u.poles,
-                if u.poles == 1 { "" } else { "s" },
-                u.amplitude,
-                u.bins,
+                why.join("; "),
                 r.record.steps
             )
         })

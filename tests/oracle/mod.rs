@@ -99,6 +99,11 @@ fn jitter(nodes: &mut [V3], lo: V3, hi: V3, n: [usize; 3], amp: f64, rng: &mut R
 
 /// Box of random sides (0.5..1.5 m) and cells (3..5 per side), jittered, rotated, moved.
 pub fn random_box(seed: u64) -> Mesh {
+    random_box_n(seed, 1)
+}
+
+/// [`random_box`] with `k` times the cells per side.
+pub fn random_box_n(seed: u64, k: usize) -> Mesh {
     let mut rng = Rng::new(seed);
     let l = [
         0.5 + rng.uniform(),
@@ -106,9 +111,9 @@ pub fn random_box(seed: u64) -> Mesh {
         0.5 + rng.uniform(),
     ];
     let n = [
-        3 + (rng.uniform() * 2.5) as usize,
-        3 + (rng.uniform() * 2.5) as usize,
-        3 + (rng.uniform() * 1.5) as usize,
+        k * (3 + (rng.uniform() * 2.5) as usize),
+        k * (3 + (rng.uniform() * 2.5) as usize),
+        k * (3 + (rng.uniform() * 1.5) as usize),
     ];
     let m = box_mesh(n, l);
     let mut nodes = m.nodes.clone();
@@ -132,9 +137,14 @@ fn round(p: V3, dims: usize) -> V3 {
 
 /// Cylinder of random radius (0.3..0.8 m) and height (0.3..1.0 m).
 pub fn random_cylinder(seed: u64) -> (Mesh, f64, f64) {
+    random_cylinder_n(seed, 1)
+}
+
+/// [`random_cylinder`] with `k` times the cells per side.
+pub fn random_cylinder_n(seed: u64, k: usize) -> (Mesh, f64, f64) {
     let mut rng = Rng::new(seed);
     let (r, h) = (0.3 + 0.5 * rng.uniform(), 0.3 + 0.7 * rng.uniform());
-    let n = [4, 4, 2 + (rng.uniform() * 1.5) as usize];
+    let n = [4 * k, 4 * k, k * (2 + (rng.uniform() * 1.5) as usize)];
     let mut m = box_mesh(n, [2.0, 2.0, 1.0]);
     for p in m.nodes.iter_mut() {
         p[0] -= 1.0;
@@ -163,9 +173,14 @@ pub fn random_cylinder(seed: u64) -> (Mesh, f64, f64) {
 
 /// Ball of random radius (0.3..0.8 m).
 pub fn random_ball(seed: u64) -> (Mesh, f64) {
+    random_ball_n(seed, 1)
+}
+
+/// [`random_ball`] with `k` times the cells per side.
+pub fn random_ball_n(seed: u64, k: usize) -> (Mesh, f64) {
     let mut rng = Rng::new(seed);
     let r = 0.3 + 0.5 * rng.uniform();
-    let n = [4, 4, 4];
+    let n = [4 * k, 4 * k, 4 * k];
     let mut m = box_mesh(n, [2.0, 2.0, 2.0]);
     for p in m.nodes.iter_mut() {
         for c in p.iter_mut() {
