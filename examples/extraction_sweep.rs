@@ -191,25 +191,6 @@ fn program(signals: &[Vec<f64>], dt_s: f64, rig: &Rig, refs: &[(f64, f64)]) -> (
     (sc, reported, t.elapsed().as_secs_f64())
 }
 
-/// The reference of `--larger`: the lines the extraction finds in the whole [`LONG`]-step
-/// record, `(f, amplitude)`. Refuses (panics) a record that leaves part of the band
-/// unresolved: it would not be a reference.
-fn long_record(run: &RunOut, rig: &Rig) -> Vec<(f64, f64)> {
-    let mut s = extract::Settings::band(rig.fmin_hz, rig.fmax_hz);
-    s.amplitude_floor = FLOOR;
-    s.min_q = 1e4;
-    let e = extract::extract(&run.signals, rig.dt_s, &s).unwrap();
-    assert!(
-        e.unresolved.is_empty(),
-        "the {LONG}-step reference leaves {:?} unresolved",
-        e.unresolved
-    );
-    e.peaks
-        .iter()
-        .map(|p| (p.f_hz, p.amplitudes.iter().cloned().fold(0.0, f64::max)))
-        .collect()
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -261,18 +242,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         vec![1000, 2000, 5000, 20000, 200000]
     };
     for (name, mesh) in meshes {
-        let mut rig = Rig::new(mesh, 5);
-        if larger {
-            let media = dgatd::problem::Media::vacuum(rig.mesh.n_tets());
-            let scales = dgatd::solver::defaults::Scales::of(&rig.mesh, &media);
-            rig.fmax_hz = dgatd::solver::defaults::band(
-                None,
-                &rig.wave,
-                scales.f_resolved_hz(),
-                rig.dt_s,
-                &mut vec![],
-            )?;
-        }
+        let rig = if larger {
+            Rig::new(mesh, 5).with_default_band()
+        } else {
+            Rig::new(mesh, 5)
+        };
         let longest = *lengths.last().unwrap();
         let t = Instant::now();
         let reference = rig.run(if larger { LONG } else { longest }, false);
@@ -284,7 +258,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         let t = Instant::now();
         let refs = if larger {
-            long_record(&reference, &rig)
+            let mut s = extract::Settings::band(rig.fmin_hz, rig.fmax_hz);
+            s.amplitude_floor = FLOOR;
+            s.min_q = 1e4;
+            long_record_references(&rig, &reference, &s)
         } else {
             Truth::new(&rig, &reference).references(&rig)
         };

@@ -191,6 +191,16 @@ fn agrees_with_the_harminv_program() {
 /// never silently: every line the extraction misses lies in one of its `unresolved`
 /// intervals, and a record long enough to resolve every line has no such interval. Meshes
 /// and seeds other than those of the sweep the rule was read from (seeds 11-13).
+/// Asserts that no missed line lies outside every unresolved interval (`silent`) and that
+/// nothing spurious was reported.
+fn no_silent_miss_nor_spurious(silent: &[f64], sc: &Score, what: &str) {
+    assert!(
+        silent.is_empty(),
+        "{what}: missed without a flag {silent:?}"
+    );
+    assert!(sc.spurious.is_empty(), "{what}: spurious {:?}", sc.spurious);
+}
+
 #[test]
 fn every_line_missed_by_a_short_record_is_flagged_unresolved() {
     let mut flagged = 0;
@@ -214,15 +224,7 @@ fn every_line_missed_by_a_short_record_is_flagged_unresolved() {
                     .map(|u| (u.f_lo_hz, u.f_hi_hz, u.poles))
                     .collect::<Vec<_>>()
             );
-            assert!(
-                silent.is_empty(),
-                "seed {seed}, {n} samples: missed without a flag {silent:?}"
-            );
-            assert!(
-                sc.spurious.is_empty(),
-                "seed {seed}, {n} samples: spurious {:?}",
-                sc.spurious
-            );
+            no_silent_miss_nor_spurious(&silent, &sc, &format!("seed {seed}, {n} samples"));
             flagged += sc.missed.len();
             if n == 5000 {
                 assert!(
@@ -259,30 +261,10 @@ fn a_multiplet_a_short_record_does_not_split_is_flagged_unresolved() {
             1 => random_cylinder_n(seed, 2).0,
             _ => random_ball_n(seed, 2).0,
         };
-        let media = dgatd::problem::Media::vacuum(mesh.n_tets());
-        let scales = dgatd::solver::defaults::Scales::of(&mesh, &media);
-        let mut rig = Rig::new(mesh, seed);
-        rig.fmax_hz = dgatd::solver::defaults::band(
-            None,
-            &rig.wave,
-            scales.f_resolved_hz(),
-            rig.dt_s,
-            &mut vec![],
-        )
-        .unwrap();
+        let rig = Rig::new(mesh, seed).with_default_band();
         let run = rig.run(rig.start + 20000, false);
         let mut s = Settings::band(rig.fmin_hz, rig.fmax_hz);
-        let long = extract::extract(&run.signals, rig.dt_s, &s).unwrap();
-        assert!(
-            long.unresolved.is_empty(),
-            "seed {seed}: the reference record leaves {:?} unresolved",
-            long.unresolved
-        );
-        let refs: Vec<(f64, f64)> = long
-            .peaks
-            .iter()
-            .map(|p| (p.f_hz, p.amplitudes.iter().cloned().fold(0.0, f64::max)))
-            .collect();
+        let refs = long_record_references(&rig, &run, &s);
         for n in [2000usize, 5000] {
             let sig: Vec<Vec<f64>> = run.signals.iter().map(|x| x[..n].to_vec()).collect();
             s.max_amplitude_excess = extract::CANCELLING;
@@ -304,15 +286,7 @@ fn a_multiplet_a_short_record_does_not_split_is_flagged_unresolved() {
                     .map(|u| (u.f_lo_hz, u.f_hi_hz, u.poles, u.cancelling))
                     .collect::<Vec<_>>()
             );
-            assert!(
-                silent.is_empty(),
-                "seed {seed}, {n} samples: missed without a flag {silent:?}"
-            );
-            assert!(
-                sc.spurious.is_empty(),
-                "seed {seed}, {n} samples: spurious {:?}",
-                sc.spurious
-            );
+            no_silent_miss_nor_spurious(&silent, &sc, &format!("seed {seed}, {n} samples"));
             flagged += sc.missed.len();
             silent_without += silent0.len();
         }

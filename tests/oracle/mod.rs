@@ -283,6 +283,23 @@ impl Rig {
         }
     }
 
+    /// The rig with the band the resonator job defaults to for its mesh
+    /// (`solver::defaults::band`: up to k h = 1 with the mean edge, or 2.2 f_peak, or half
+    /// the Nyquist frequency).
+    pub fn with_default_band(mut self) -> Rig {
+        let media = Media::vacuum(self.mesh.n_tets());
+        let scales = solver::defaults::Scales::of(&self.mesh, &media);
+        self.fmax_hz = solver::defaults::band(
+            None,
+            &self.wave,
+            scales.f_resolved_hz(),
+            self.dt_s,
+            &mut vec![],
+        )
+        .expect("the default band of a generated mesh");
+        self
+    }
+
     /// Free half-edges (the size of the dense K).
     pub fn n_free(&self) -> usize {
         self.dga.meps.h.len()
@@ -463,6 +480,25 @@ impl Truth {
             .map(|l| (l.f_hz, l.amplitude()))
             .collect()
     }
+}
+
+/// The reference list `(f_hz, amplitude)` of a record long enough to resolve its band: the
+/// lines `extract` finds in the whole of `run` with settings `s` (where the dense K is out of
+/// reach; on small meshes these lines match it to 1e-13). Panics when the record leaves any
+/// part of the band unresolved: it would not be a reference.
+pub fn long_record_references(
+    rig: &Rig,
+    run: &RunOut,
+    s: &dgatd::spectrum::extract::Settings,
+) -> Vec<(f64, f64)> {
+    let e = dgatd::spectrum::extract::extract(&run.signals, rig.dt_s, s).unwrap();
+    assert!(
+        e.unresolved.is_empty(),
+        "the reference record of {} samples leaves {:?} unresolved",
+        run.signals[0].len(),
+        e.unresolved
+    );
+    e.peaks.iter().map(|p| (p.f_hz, p.amplitude)).collect()
 }
 
 /// A random mesh of `kind`: 0 a box, 1 a cylinder, otherwise a ball.
