@@ -60,16 +60,22 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The kernel sources the smoke run must cover.
-const SOURCES: [(&str, &str); 4] = [
+const SOURCES: [(&str, &str); 5] = [
     ("cl/dgatd.cl", include_str!("../cl/dgatd.cl")),
     ("cl/dg.cl", include_str!("../cl/dg.cl")),
     ("cl/fill.cl", include_str!("../cl/fill.cl")),
     ("cl/assemble.cl", include_str!("../cl/assemble.cl")),
+    ("cl/pack.cl", include_str!("../cl/pack.cl")),
 ];
 
-/// The kernels of `cl/assemble.cl` (double precision only: not launched on a device
-/// without fp64).
-const ASSEMBLY_KERNELS: [&str; 2] = ["assemble_mmu", "assemble_meps"];
+/// The kernels of `cl/assemble.cl` and `cl/pack.cl` (double precision only: not launched on
+/// a device without fp64).
+const ASSEMBLY_KERNELS: [&str; 4] = [
+    "assemble_mmu",
+    "assemble_meps",
+    "pack_primal_sym",
+    "pack_blocks_tri",
+];
 
 /// Every `__kernel` name declared in the sources, in source order.
 pub fn declared_kernels() -> Vec<String> {
@@ -250,7 +256,9 @@ fn assembly(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
     let host = Dga::assemble_with(&m, &t, &mat, &t.boundary_edge, false)?;
     let (got, _) =
         dgatd::backend::device_assembly::assemble_with(dev, &m, &t, &mat, &t.boundary_edge, false)?;
-    s.covered(&ASSEMBLY_KERNELS);
+    s.covered(&ASSEMBLY_KERNELS[..2]);
+    resident::<f64>(dev, s, &m, &t, &mat, &host, 1e-11)?;
+    resident::<f32>(dev, s, &m, &t, &mat, &host, 1e-6)?;
     let pairs: [(&str, &[f64], &[f64]); 4] = [
         ("Mmu", got.mmu.as_flattened(), host.mmu.as_flattened()),
         (
@@ -281,6 +289,58 @@ fn assembly(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
             1e-11,
         );
     }
+    Ok(())
+}
+
+/// The operators assembled and packed on the device in precision `T` (`cl/pack.cl`) against
+/// the host's operators packed on the host, relative to the largest entry: round-off of the
+/// assembly (1e-11, as above) or the rounding to f32.
+fn resident<T: Real>(
+    dev: &Arc<ClDevice>,
+    s: &mut Smoke,
+    m: &dgatd::Mesh,
+    t: &Topology,
+    mat: &Media,
+    host: &Dga,
+    tol: f64,
+) -> Result<()> {
+    use dgatd::backend::device_assembly as da;
+    let free: Vec<bool> = host.free_edge.clone();
+    let k = da::AssemblyKernels::build(dev)?;
+    let pk = da::PackKernels::build::<T>(dev)?;
+    let (ops, _) = da::resident::<T>(dev, &k, &pk, m, t, mat, &free)?;
+    s.covered(&ASSEMBLY_KERNELS);
+    let nt = m.n_tets();
+    let got = dev.read(&ops.primal, 10 * nt, "primal")?;
+    let want: Vec<f64> = (0..10 * nt).map(|i| host.mmu_inv[i % nt][i / nt]).collect();
+    let rel = |a: &[T], b: &[f64]| {
+        if a.len() != b.len() {
+            return f64::INFINITY;
+        }
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x.f64() - y).abs())
+            .fold(0.0, f64::max)
+            / b.iter().map(|y| y.abs()).fold(0.0, f64::max)
+    };
+    s.check(
+        format!(
+            "{} pack_primal_sym vs host Mmu inverse (max entry)",
+            T::NAME
+        ),
+        rel(&got, &want),
+        tol,
+    );
+    let got = dev.read(&ops.blocks, ops.block_len(), "blocks")?;
+    let want = host.meps_inv.pack(&host.meps_inv.data, &ops.poff, |x| x);
+    s.check(
+        format!(
+            "{} pack_blocks_tri vs host Meps inverse packed (max entry)",
+            T::NAME
+        ),
+        rel(&got, &want),
+        tol,
+    );
     Ok(())
 }
 

@@ -151,3 +151,163 @@ fn a_degenerate_tet_is_an_error_naming_it() {
     assert!(d.to_string().contains("Mmu of tet"), "{d}");
     assert!(h.to_string().contains("Mmu of tet"), "{h}");
 }
+
+/// Operators assembled on the device and packed there for the stepper
+/// (`device_assembly::resident`, `cl/pack.cl`), never downloaded:
+/// - the packed values equal, bit for bit, the host's packing (`VertexBlocks::pack`, the
+///   primal's column-major triangle) of the same device assembly downloaded (`masses`): the
+///   packing kernels move and round values, nothing else;
+/// - a 400-step pulse with the resident stepper (`ClStepper::with_resident`, on a `Dga`
+///   carrying only the layouts) matches the stepper uploaded from the host's own assembly:
+///   f64 within 1e-9 (the operators differ by about 1e-14, `compare` above; the records of
+///   `tests/opencl.rs` use the same bound), f32 within 1e-4 (a value of the two assemblies
+///   may round to neighbouring floats, and 400 steps amplify a few ulps);
+/// - a layout other than the resident one, and conducting media, are refused by name.
+fn resident_matches_host<T: dgatd::Real>(label: &str, m: &Mesh, mat: &Media, seed: u64) {
+    use dgatd::backend::opencl::{BlockVariant, ClStepper, PrimalVariant, Variants};
+    use dgatd::dga::excitation::{Probe, Source};
+    use dgatd::dga::operators::DualForm;
+    use dgatd::problem::Waveform;
+    use std::sync::Arc;
+    let Some(dev) = cl_device() else { return };
+    if !dev.info.fp64 {
+        eprintln!(
+            "\n*** SKIPPED: {label}: {} has no fp64 ***\n",
+            dev.info.name
+        );
+        return;
+    }
+    let t = Topology::build(m).unwrap();
+    let free: Vec<bool> = t.boundary_edge.iter().map(|&b| !b).collect();
+    let k = device_assembly::AssemblyKernels::build(&dev).unwrap();
+    let pk = device_assembly::PackKernels::build::<T>(&dev).unwrap();
+    let (ops, _) = device_assembly::resident::<T>(&dev, &k, &pk, m, &t, mat, &free).unwrap();
+    // the packing, against the host's of the downloaded assembly: bit for bit
+    let (dl, _) = device_assembly::masses(&dev, &k, m, &t, mat, &free, true).unwrap();
+    let nt = m.n_tets();
+    let primal = dev.read(&ops.primal, 10 * nt, "primal").unwrap();
+    let want: Vec<T> = (0..10 * nt)
+        .map(|i| T::of(dl.mmu_inv[i % nt][i / nt]))
+        .collect();
+    let bits = |a: &[T], b: &[T]| a.iter().zip(b).filter(|(x, y)| x.f64() != y.f64()).count();
+    assert_eq!(bits(&primal, &want), 0, "{label}: primal packing");
+    let blocks = dev.read(&ops.blocks, ops.block_len(), "blocks").unwrap();
+    let want = dl.meps_inv.pack(&dl.meps_inv.data, &ops.poff, T::of);
+    assert_eq!(blocks.len(), want.len());
+    assert_eq!(bits(&blocks, &want), 0, "{label}: block packing");
+
+    // the resident stepper against the host-assembled one
+    // full (not lean): the time step's power iteration needs Meps
+    let host = Arc::new(Dga::assemble_with(m, &t, mat, &t.boundary_edge, false).unwrap());
+    let res =
+        Arc::new(Dga::from_masses(m, &t, mat, free.clone(), None, ops.layout_only()).unwrap());
+    assert!(res.mmu_inv.is_empty() && res.meps_inv.data.is_empty());
+    assert_eq!(res.counts(), host.counts());
+    let (dt, _) = dgatd::solver::time_step(&host, 0.95).unwrap();
+    let mut r = Rng::new(seed);
+    let lo = m.nodes.iter().fold([f64::MAX; 3], |a, p| {
+        std::array::from_fn(|c| a[c].min(p[c]))
+    });
+    let hi = m.nodes.iter().fold([f64::MIN; 3], |a, p| {
+        std::array::from_fn(|c| a[c].max(p[c]))
+    });
+    let mut inside = || -> [f64; 3] {
+        std::array::from_fn(|c| lo[c] + (0.25 + 0.5 * r.uniform()) * (hi[c] - lo[c]))
+    };
+    let (ps, pp) = (inside(), [inside(), inside()]);
+    let dir = [0.3, -0.5, 0.8];
+    let probes: Vec<Probe> = pp.iter().map(|&p| Probe::new(m, &t, p).unwrap()).collect();
+    // a pulse of about 40 steps a period
+    let w = Waveform::gaussian_derivative(dgatd::C0 / (40.0 * dt));
+    // advance, not solver::run: a Dga of resident operators has no masses for the energy
+    let run = |s: &mut ClStepper<T>| {
+        use dgatd::backend::Stepper;
+        s.set_time_step(dt, Some(w)).unwrap();
+        let mut out = Vec::new();
+        s.advance(0, 400, &mut out).unwrap();
+        out
+    };
+    let src_h = Source::new(m, &t, &host, ps, dir).unwrap();
+    let mut g_h = ClStepper::<T>::new(
+        dev.clone(),
+        host.clone(),
+        DualForm::Factored,
+        Some(&src_h),
+        &probes,
+    )
+    .unwrap();
+    assert_eq!(g_h.variants().primal, PrimalVariant::Sym);
+    assert_eq!(g_h.variants().block, BlockVariant::Packed);
+    let rh = run(&mut g_h);
+    // the source pattern (Δt Meps⁻¹ j at the source's vertices) from the host's assembly
+    let mut g_r =
+        ClStepper::<T>::with_resident(dev.clone(), res.clone(), ops, Some(&src_h), &probes)
+            .unwrap();
+    let rr = run(&mut g_r);
+    let peak = rh.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    assert!(peak > 0.0, "{label}: no signal");
+    let e = common::rel_err(&rr, &rh);
+    let tol = if T::NAME == "f64" { 1e-9 } else { 1e-4 };
+    println!(
+        "{label} {}: resident vs host stepper, 400 steps: {e:.2e} (bound {tol:e})",
+        T::NAME
+    );
+    assert!(e < tol, "{label} {}: records differ by {e:e}", T::NAME);
+    // another layout needs the host's operators
+    let other = Variants {
+        primal: PrimalVariant::Tet,
+        ..g_r.variants()
+    };
+    let err = g_r.set_variants(other).unwrap_err().to_string();
+    assert!(err.contains("resident"), "{err}");
+}
+
+#[test]
+fn resident_operators_match_the_host_stepper_on_random_meshes() {
+    let mut r = Rng::new(0x0e51_de47);
+    for case in 0..2u64 {
+        let n = [
+            2 + (r.uniform() * 4.0) as usize,
+            2 + (r.uniform() * 4.0) as usize,
+            2 + (r.uniform() * 4.0) as usize,
+        ];
+        let amp = 0.1 + 0.2 * r.uniform();
+        let m = jittered_box(n, 2000 + case, amp);
+        let mat = random_media(m.n_tets(), 177 + case);
+        let label = format!("box {n:?} jitter {amp:.2}");
+        resident_matches_host::<f64>(&label, &m, &mat, 300 + case);
+        resident_matches_host::<f32>(&label, &m, &mat, 300 + case);
+    }
+    let m = cylinder("cylinder_coarse.msh");
+    let mat = Media::vacuum(m.n_tets());
+    resident_matches_host::<f64>("cylinder_coarse", &m, &mat, 400);
+    resident_matches_host::<f32>("cylinder_coarse", &m, &mat, 400);
+}
+
+/// Conducting media are refused by the resident stepper with an error naming them.
+#[test]
+fn resident_operators_refuse_conducting_media() {
+    use dgatd::backend::opencl::ClStepper;
+    use std::sync::Arc;
+    let Some(dev) = cl_device() else { return };
+    if !dev.info.fp64 {
+        return;
+    }
+    let m = jittered_box([2, 3, 2], 9, 0.2);
+    let t = Topology::build(&m).unwrap();
+    let free: Vec<bool> = t.boundary_edge.iter().map(|&b| !b).collect();
+    let mut mat = random_media(m.n_tets(), 5);
+    mat.sigma = (0..m.n_tets())
+        .map(|n| if n % 3 == 0 { 0.01 } else { 0.0 })
+        .collect();
+    let k = device_assembly::AssemblyKernels::build(&dev).unwrap();
+    let pk = device_assembly::PackKernels::build::<f64>(&dev).unwrap();
+    let (ops, _) = device_assembly::resident::<f64>(&dev, &k, &pk, &m, &t, &mat, &free).unwrap();
+    let d = Arc::new(Dga::from_masses(&m, &t, &mat, free, None, ops.layout_only()).unwrap());
+    assert!(d.msig.is_some());
+    let err = match ClStepper::<f64>::with_resident(dev, d, ops, None, &[]) {
+        Ok(_) => panic!("a conducting mesh must be refused"),
+        Err(e) => e.to_string(),
+    };
+    assert!(err.contains("conducting media"), "{err}");
+}

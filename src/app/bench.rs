@@ -142,6 +142,104 @@ fn device_assembly_rows(
         .collect())
 }
 
+/// `preprocess` rows of the operators assembled on `dev` and left there, packed into the
+/// stepper's layouts in precision `T` ([`device_assembly::resident`]): variant
+/// `device_resident` (layout on the host, uploads, assembly and packing kernels; nothing is
+/// downloaded: what replaces [`host_masses`] and the operators' upload when the stepper is
+/// built with [`dgatd::backend::opencl::ClStepper::with_resident`]), over `min(reps, 3)` runs
+/// after one that builds the programs and whose packed operators are read back and checked
+/// against the host's `dga` packed on the host: a difference above 1e-10 (f64) or 1e-6
+/// (f32, the rounding) of a tet's or block's largest entry is an error, not a row.
+#[allow(clippy::too_many_arguments)]
+fn resident_rows<T: Real>(
+    dev: &Arc<ClDevice>,
+    mesh: &dgatd::mesh::Mesh,
+    topo: &Topology,
+    mat: &Media,
+    dga: &Dga,
+    cfg: &BenchConfig,
+    base: &Row,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>> {
+    let k = device_assembly::AssemblyKernels::build(dev)?;
+    let pk = device_assembly::PackKernels::build::<T>(dev)?;
+    let reps = cfg.reps.clamp(1, 3);
+    let mut total = Vec::new();
+    let tol = if T::NAME == "f64" { 1e-10 } else { 1e-6 };
+    for rep in 0..=reps {
+        let (ops, t) =
+            device_assembly::resident::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge)?;
+        if rep == 0 {
+            let nt = dga.n_tets;
+            let rel = |x: &[T], y: &[f64]| -> f64 {
+                let s = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let d = x
+                    .iter()
+                    .zip(y)
+                    .fold(0.0f64, |m, (p, q)| m.max((p.f64() - q).abs()));
+                if s > 0.0 { d / s } else { d }
+            };
+            let p = dev.read(&ops.primal, 10 * nt, "resident primal")?;
+            let e_mmu = (0..nt)
+                .into_par_iter()
+                .map(|n| {
+                    let x: Vec<T> = (0..10).map(|k| p[k * nt + n]).collect();
+                    rel(&x, &dga.mmu_inv[n])
+                })
+                .reduce(|| 0.0, f64::max);
+            drop(p);
+            let b = dev.read(&ops.blocks, ops.block_len(), "resident blocks")?;
+            let e_meps = if ops.layout.off == dga.meps_inv.off {
+                (0..dga.meps_inv.n_vertices())
+                    .into_par_iter()
+                    .map(|v| {
+                        let r = ops.poff[v] as usize..ops.poff[v + 1] as usize;
+                        // the block's upper triangle column by column (VertexBlocks::pack)
+                        let (blk, d) = (dga.meps_inv.block(v), dga.meps_inv.dim(v));
+                        let want: Vec<f64> = (0..d)
+                            .flat_map(|i| (0..=i).map(move |j| blk[j * d + i]))
+                            .collect();
+                        rel(&b[r], &want)
+                    })
+                    .reduce(|| 0.0, f64::max)
+            } else {
+                f64::INFINITY
+            };
+            log(&format!(
+                "{} tets on {}: resident {} operators against the host's: Mmu⁻¹ {e_mmu:.1e}, Meps⁻¹ {e_meps:.1e}",
+                dga.n_tets,
+                dev.info.name,
+                T::NAME
+            ));
+            if !(e_mmu <= tol && e_meps <= tol) {
+                return Err(Error::config(
+                    "bench",
+                    "device assembly",
+                    format!(
+                        "the {} operators assembled and packed on {} differ from the host's (Mmu⁻¹ {e_mmu:e}, Meps⁻¹ {e_meps:e})",
+                        T::NAME,
+                        dev.info.name
+                    ),
+                ));
+            }
+            continue;
+        }
+        log(&format!(
+            "{} tets on {}: resident {} assembly {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3})",
+            dga.n_tets,
+            dev.info.name,
+            T::NAME,
+            t.total_s,
+            t.layout_s,
+            t.upload_s,
+            t.kernels_s
+        ));
+        total.push(t.total_s);
+    }
+    let dofs = (dga.n_tets, dga.counts().dofs());
+    Ok(vec![Row::preprocess(base, "device_resident", dofs, total)])
+}
+
 /// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
 /// elements per work-item; returns the rows, the best copy first (the ceiling).
 fn stream_rows<T: Real>(dev: &Arc<ClDevice>, cfg: &BenchConfig, base: &Row) -> Result<Vec<Row>> {
@@ -794,6 +892,23 @@ pub fn run(
                 log,
                 &format!("device assembly of {} tets on {}", dga.n_tets, d.info.name),
             )?;
+            for p in &cfg.precisions {
+                let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
+                let rows = if p == "f64" {
+                    resident_rows::<f64>(d, &mesh, &topo, &vacuum, &dga, cfg, &base, log)
+                } else {
+                    resident_rows::<f32>(d, &mesh, &topo, &vacuum, &dga, cfg, &base, log)
+                };
+                emit(
+                    rows,
+                    report,
+                    log,
+                    &format!(
+                        "resident {p} assembly of {} tets on {}",
+                        dga.n_tets, d.info.name
+                    ),
+                )?;
+            }
         }
         drop((mesh, topo, vacuum));
         for p in &cfg.precisions {

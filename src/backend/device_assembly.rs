@@ -16,11 +16,13 @@
 //! bit.
 
 use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch};
+use crate::Real;
 use crate::dga::{Dga, Masses, VertexBlocks, block_layout, vertex_tets};
 use crate::mesh::{Mesh, Topology};
 use crate::problem::Media;
 use crate::{Error, Result};
 use opencl3::kernel::Kernel;
+use opencl3::memory::Buffer;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -83,6 +85,144 @@ impl AssemblyKernels {
     }
 }
 
+/// The packing kernels of `cl/pack.cl` for precision `T`: the assembled f64 operators into
+/// the stepper's resident layouts.
+pub struct PackKernels {
+    primal: Kernel,
+    blocks: Kernel,
+}
+
+/// The packing kernels' source, embedded in the binary.
+pub const PACK_SOURCE: &str = include_str!("../../cl/pack.cl");
+
+impl PackKernels {
+    /// Builds `cl/pack.cl` for `T` on `dev` (needs double precision, as the assembly).
+    pub fn build<T: Real>(dev: &ClDevice) -> Result<PackKernels> {
+        let opts = format!(
+            "-D REAL={}",
+            if T::NAME == "f64" { "double" } else { "float" }
+        );
+        let program = dev.build_source(PACK_SOURCE, "cl/pack.cl", &opts)?;
+        let k = |name: &str| {
+            Kernel::create(&program, name).map_err(|e| Error::OpenCl {
+                what: format!("kernel {name}"),
+                msg: e.to_string(),
+            })
+        };
+        Ok(PackKernels {
+            primal: k("pack_primal_sym")?,
+            blocks: k("pack_blocks_tri")?,
+        })
+    }
+}
+
+/// The time-stepping operators of a lossless, non-dispersive mesh assembled on the device
+/// and left there, in the layouts and precision of the default stepper
+/// ([`super::opencl::ClStepper::with_resident`]), for unit Δt:
+/// - `primal`: `Mmu_n⁻¹`'s upper triangle, `primal[k T + n]` (kernel `primal_sym`);
+/// - `blocks`: each `Meps_v⁻¹` packed as its upper triangle column by column at `poff[v]`
+///   ([`VertexBlocks::pack`], kernel `vertex_block_s`);
+/// - `layout`: the block layout (which half-edges each vertex block holds), with no values.
+///
+/// Nothing but the layout comes back to the host: the operators are never downloaded.
+pub struct ResidentOperators<T> {
+    pub n_tets: usize,
+    pub primal: Buffer<T>,
+    pub blocks: Buffer<T>,
+    pub poff: Vec<u64>,
+    pub layout: VertexBlocks,
+}
+
+impl<T> ResidentOperators<T> {
+    /// The values of packed blocks.
+    pub fn block_len(&self) -> usize {
+        *self.poff.last().unwrap_or(&0) as usize
+    }
+
+    /// The [`Masses`] a [`Dga`] of these operators carries on the host: the block layout,
+    /// no values (a stepper built on it reads the operators from the device).
+    pub fn layout_only(&self) -> Masses {
+        let empty = VertexBlocks {
+            data: Vec::new(),
+            ..self.layout.clone()
+        };
+        Masses {
+            mmu: Vec::new(),
+            mmu_inv: Vec::new(),
+            meps: empty.clone(),
+            meps_inv: empty,
+        }
+    }
+}
+
+/// The operators of `mesh` over the `free_edge` half-edges assembled on `dev` and packed there
+/// into the resident layouts in precision `T` ([`ResidentOperators`]); the f64 assembly
+/// buffers are released before this returns. `kernels_s` counts the assembly and the packing
+/// kernels; there is no download.
+pub fn resident<T: Real>(
+    dev: &ClDevice,
+    k: &AssemblyKernels,
+    pk: &PackKernels,
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    free_edge: &[bool],
+) -> Result<(ResidentOperators<T>, AssemblyTimes)> {
+    let t0 = Instant::now();
+    let a = assemble(dev, k, mesh, topo, mat, free_edge, true)?;
+    let t = mesh.n_tets();
+    let nv = mesh.n_vertices();
+    let poff = a.layout.packed_offsets();
+    let poff_b = dev.upload(&poff, "packed block offsets")?;
+    let block_len = *poff.last().unwrap_or(&0) as usize;
+    let primal = dev.alloc::<T>((10 * t).max(1), "primal blocks")?;
+    let blocks = dev.alloc::<T>(block_len.max(1), "vertex blocks")?;
+    let mut kernels_s = a.times.kernels_s;
+    let e = launch::<T>(
+        dev,
+        &pk.primal,
+        t,
+        LOCAL,
+        &[
+            Arg::U32(t as u32),
+            Arg::BufF64(&a.mmu_inv),
+            Arg::Buf(&primal),
+        ],
+    )?;
+    kernels_s += event_seconds(&e)?;
+    let e = launch::<T>(
+        dev,
+        &pk.blocks,
+        nv,
+        LOCAL,
+        &[
+            Arg::U32(nv as u32),
+            Arg::BufU64(&a.ptr),
+            Arg::BufU64(&a.off),
+            Arg::BufU64(&poff_b),
+            Arg::BufF64(&a.meps_inv),
+            Arg::Buf(&blocks),
+        ],
+    )?;
+    kernels_s += event_seconds(&e)?;
+    dev.finish()?;
+    let times = AssemblyTimes {
+        kernels_s,
+        total_s: t0.elapsed().as_secs_f64(),
+        ..a.times
+    };
+    Ok((
+        ResidentOperators {
+            n_tets: t,
+            primal,
+            blocks,
+            poff,
+            layout: a.layout,
+        },
+        times,
+    ))
+}
+
 /// [`Dga::assemble_with`] with the masses and their inverses computed on `dev`.
 pub fn assemble_with(
     dev: &ClDevice,
@@ -102,6 +242,22 @@ pub fn assemble_with(
     ))
 }
 
+/// The masses assembled on the device, still there: `Mmu⁻¹` (`[t][10]`, f64), the full
+/// `Meps⁻¹` blocks (f64, in `layout`), and with a full assembly `Mmu` and `Meps` too;
+/// `layout` is the block layout with no values.
+struct OnDevice {
+    mmu_inv: Buffer<f64>,
+    mmu: Option<Buffer<f64>>,
+    meps_inv: Buffer<f64>,
+    meps: Option<Buffer<f64>>,
+    layout: VertexBlocks,
+    /// The layout's `ptr` and `off` as uploaded for the block kernel.
+    ptr: Buffer<u64>,
+    off: Buffer<u64>,
+    nblk: usize,
+    times: AssemblyTimes,
+}
+
 /// The [`Masses`] of `mesh` over the `free_edge` half-edges, computed on `dev` (with `lean`,
 /// only the inverses, as [`crate::dga::host_masses`]).
 pub fn masses(
@@ -113,6 +269,59 @@ pub fn masses(
     free_edge: &[bool],
     lean: bool,
 ) -> Result<(Masses, AssemblyTimes)> {
+    let t0 = Instant::now();
+    let a = assemble(dev, k, mesh, topo, mat, free_edge, lean)?;
+    let t3 = Instant::now();
+    let t = mesh.n_tets();
+    let mut mmu_inv_h = touched(t, [0.0f64; 10]);
+    dev.read_into(&a.mmu_inv, mmu_inv_h.as_flattened_mut(), "Mmu inverse")?;
+    let mut mmu_h = Vec::new();
+    if let Some(b) = &a.mmu {
+        mmu_h = touched(t, [0.0f64; 16]);
+        dev.read_into(b, mmu_h.as_flattened_mut(), "Mmu")?;
+    }
+    let mut inv_h = touched(a.nblk, 0.0f64);
+    dev.read_into(&a.meps_inv, &mut inv_h, "Meps inverse blocks")?;
+    let mut blk_h = Vec::new();
+    if let Some(b) = &a.meps {
+        blk_h = touched(a.nblk, 0.0f64);
+        dev.read_into(b, &mut blk_h, "Meps blocks")?;
+    }
+    let download_s = t3.elapsed().as_secs_f64();
+    let meps_inv = VertexBlocks {
+        data: inv_h,
+        ..a.layout.clone()
+    };
+    let meps = VertexBlocks {
+        data: blk_h,
+        ..a.layout
+    };
+    Ok((
+        Masses {
+            mmu: mmu_h,
+            mmu_inv: mmu_inv_h,
+            meps,
+            meps_inv,
+        },
+        AssemblyTimes {
+            download_s,
+            total_s: t0.elapsed().as_secs_f64(),
+            ..a.times
+        },
+    ))
+}
+
+/// The layout, the uploads and the assembly kernels of [`masses`], the operators left on the
+/// device (`times` without a download).
+fn assemble(
+    dev: &ClDevice,
+    k: &AssemblyKernels,
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    free_edge: &[bool],
+    lean: bool,
+) -> Result<OnDevice> {
     let t0 = Instant::now();
     let t = mesh.n_tets();
     let nv = mesh.n_vertices();
@@ -217,43 +426,21 @@ pub fn masses(
         });
     }
     let t3 = Instant::now();
-
-    let mut mmu_inv_h = touched(t, [0.0f64; 10]);
-    dev.read_into(&mmu_inv, mmu_inv_h.as_flattened_mut(), "Mmu inverse")?;
-    let mut mmu_h = Vec::new();
-    if !lean {
-        mmu_h = touched(t, [0.0f64; 16]);
-        dev.read_into(&mmu, mmu_h.as_flattened_mut(), "Mmu")?;
-    }
-    let mut inv_h = touched(nblk, 0.0f64);
-    dev.read_into(&inv, &mut inv_h, "Meps inverse blocks")?;
-    let mut blk_h = Vec::new();
-    if let Some(b) = &blk {
-        blk_h = touched(nblk, 0.0f64);
-        dev.read_into(b, &mut blk_h, "Meps blocks")?;
-    }
-    let t4 = Instant::now();
-    let meps_inv = VertexBlocks {
-        data: inv_h,
-        ..layout.clone()
-    };
-    let meps = VertexBlocks {
-        data: blk_h,
-        ..layout
-    };
-    Ok((
-        Masses {
-            mmu: mmu_h,
-            mmu_inv: mmu_inv_h,
-            meps,
-            meps_inv,
-        },
-        AssemblyTimes {
+    Ok(OnDevice {
+        mmu_inv,
+        mmu: (!lean).then_some(mmu),
+        meps_inv: inv,
+        meps: blk,
+        layout,
+        ptr: ptr_b,
+        off: off_b,
+        nblk,
+        times: AssemblyTimes {
             layout_s: (t1 - t0).as_secs_f64(),
             upload_s: (t2 - t1).as_secs_f64(),
             kernels_s,
-            download_s: (t4 - t3).as_secs_f64(),
-            total_s: t0.elapsed().as_secs_f64(),
+            download_s: 0.0,
+            total_s: (t3 - t0).as_secs_f64(),
         },
-    ))
+    })
 }

@@ -691,6 +691,8 @@ pub enum Arg<'a, T> {
     Buf(&'a Buffer<T>),
     BufU32(&'a Buffer<u32>),
     BufU64(&'a Buffer<u64>),
+    /// A double-precision buffer in a kernel of any precision (`cl/pack.cl`).
+    BufF64(&'a Buffer<f64>),
     Local(usize),
 }
 
@@ -735,6 +737,7 @@ pub fn launch_on<T: Real>(
                 Arg::Buf(b) => ek.set_arg(*b),
                 Arg::BufU32(b) => ek.set_arg(*b),
                 Arg::BufU64(b) => ek.set_arg(*b),
+                Arg::BufF64(b) => ek.set_arg(*b),
                 Arg::Local(bytes) => ek.set_arg_local_buffer(*bytes),
             };
         }
@@ -1167,6 +1170,59 @@ impl<T: Real> ClStepper<T> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
+        Self::build(dev, dga, dual, source, probes, None)
+    }
+
+    /// [`ClStepper::new`] over operators assembled on this device and left there
+    /// ([`super::device_assembly::resident`]): nothing of the operators is uploaded, and
+    /// `dga` needs only the layouts (its masses may be empty,
+    /// [`super::device_assembly::ResidentOperators::layout_only`]). The default layouts only
+    /// (`primal_sym`, `vertex_block_s`, factored dual) for a lossless, non-dispersive mesh;
+    /// anything else is an error naming what needs the host's operators.
+    pub fn with_resident(
+        dev: Arc<ClDevice>,
+        dga: Arc<Dga>,
+        ops: super::device_assembly::ResidentOperators<T>,
+        source: Option<&Source>,
+        probes: &[Probe],
+    ) -> Result<Self> {
+        let host_only = [
+            (dga.msig.is_some(), "conducting media"),
+            (dga.mag.is_some(), "magnetic loss"),
+            (dga.disp.is_some(), "dispersive media"),
+        ];
+        if let Some((_, what)) = host_only.iter().find(|x| x.0) {
+            return Err(Error::config(
+                "assembly",
+                "device (resident)",
+                format!("{what} need the operators assembled on the host"),
+            ));
+        }
+        if ops.n_tets != dga.n_tets || ops.layout.ptr != dga.meps.ptr || ops.layout.h != dga.meps.h
+        {
+            return Err(Error::config(
+                "assembly",
+                "device (resident)",
+                format!(
+                    "the resident operators ({} tets, {} block slots) are not those of this mesh ({} tets, {} block slots)",
+                    ops.n_tets,
+                    ops.layout.h.len(),
+                    dga.n_tets,
+                    dga.meps.h.len()
+                ),
+            ));
+        }
+        Self::build(dev, dga, DualForm::Factored, source, probes, Some(ops))
+    }
+
+    fn build(
+        dev: Arc<ClDevice>,
+        dga: Arc<Dga>,
+        dual: DualForm,
+        source: Option<&Source>,
+        probes: &[Probe],
+        resident: Option<super::device_assembly::ResidentOperators<T>>,
+    ) -> Result<Self> {
         check_device_memory::<T>(&dev, &dga, dual)?;
         let k = dev.build::<T>()?;
         let t = dga.n_tets;
@@ -1178,8 +1234,23 @@ impl<T: Real> ClStepper<T> {
             )));
         }
         let variants = Variants::for_dga(&dga);
-        // Primal operator column-major across tets (unit Δt), converted chunk by chunk.
-        let p = upload_primal(&dev, &dga, variants.primal, &|_| 1.0)?;
+        let block_layout = variants.block.layout();
+        // Primal operator column-major across tets (unit Δt), converted chunk by chunk, and
+        // the vertex blocks; or those already on the device.
+        let (p, (block, block_len, poff)) = match resident {
+            Some(r) => {
+                debug_assert!(
+                    variants.primal == PrimalVariant::Sym && block_layout == BlockLayout::Tri
+                );
+                let len = r.block_len();
+                let poff = dev.upload(&r.poff, "packed block offsets")?;
+                (r.primal, (r.blocks, len, Some(poff)))
+            }
+            None => (
+                upload_primal(&dev, &dga, variants.primal, &|_| 1.0)?,
+                upload_blocks(&dev, &dga.meps, &dga.meps_inv.data, block_layout, T::of)?,
+            ),
+        };
         // edge ids with the edge's orientation in the tet in bit 31 (primal_sym)
         let pe = dev.upload_with(6 * t, "primal edge table", |i| {
             let (n, l) = (i % t, i / t);
@@ -1196,9 +1267,6 @@ impl<T: Real> ClStepper<T> {
             slot_vertex[dga.meps.ptr[v]..dga.meps.ptr[v + 1]].fill(v as u32);
         }
         let boff: Vec<u64> = dga.meps.off.iter().map(|&x| x as u64).collect();
-        let block_layout = variants.block.layout();
-        let (block, block_len, poff) =
-            upload_blocks(&dev, &dga.meps, &dga.meps_inv.data, block_layout, T::of)?;
         let csr = if dual == DualForm::Csr {
             let m = build_csr(&dga, 1.0);
             if m.nnz() >= u32::MAX as usize {
@@ -1298,6 +1366,15 @@ impl<T: Real> ClStepper<T> {
     /// on the device, built on the host for the current Δt (only one layout is resident).
     pub fn set_variants(&mut self, v: Variants) -> Result<()> {
         let old = self.variants;
+        let relayout =
+            v.primal.per_tet() != old.primal.per_tet() || v.block.layout() != self.block_layout;
+        if relayout && self.t > 0 && self.dga.mmu_inv.is_empty() {
+            return Err(Error::config(
+                "variant",
+                format!("{} / {}", v.primal.name(), v.block.name()),
+                "the operators are resident on the device (device assembly) in the default layouts only; another layout needs the host's operators",
+            ));
+        }
         self.variants = v;
         if v.primal.per_tet() != old.primal.per_tet() {
             self.p_per_tet = v.primal.per_tet();

@@ -370,7 +370,8 @@ impl Dga {
             vertices: self.n_vertices,
             free_half: self.n_free_half(),
             circ: self.circ.len(),
-            block: self.meps_inv.data.len(),
+            // from the layout: a Dga over device-resident operators has no values
+            block: *self.meps_inv.off.last().unwrap_or(&0),
             packed: *self.meps.packed_offsets().last().unwrap_or(&0) as usize,
         }
     }

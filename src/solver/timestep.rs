@@ -50,6 +50,8 @@ pub fn time_step(dga: &Dga, cfl: f64) -> Result<(f64, f64)> {
     if !(cfl > 0.0 && cfl <= 1.0) {
         return Err(Error::config("cfl", cfl, "must be in (0, 1]"));
     }
+    // the power iteration's Rayleigh quotient is in the Meps inner product
+    dga.require_masses("the stable time step")?;
     let rho = spectral_radius(dga, 60, 0x5eed) * RHO_MARGIN;
     Ok((cfl * 2.0 / rho.sqrt(), rho))
 }
