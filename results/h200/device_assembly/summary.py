@@ -13,13 +13,26 @@ for run in sorted(glob.glob("run_*")):
     for f in sorted(glob.glob(f"{run}/*.csv")):
         for r in csv.DictReader(open(f)):
             if r["kernel"] == "preprocess":
-                rows.setdefault(int(r["tets"]), {})[r["variant"]] = float(r["median_s"])
+                v = r["variant"]
+                if v == "device_resident":  # one row per precision
+                    v += "_" + r["precision"]
+                rows.setdefault(int(r["tets"]), {})[v] = float(r["median_s"])
     for t in sorted(rows):
         x = rows[t]
         out.append(
             f"| {t} | {x['host']:.3f} | {x['host_masses']:.3f} | {x['device']:.3f} | "
             f"{x['device_kernels']:.4f} | {x['host_masses'] / x['device']:.1f} | "
             f"{x['host_masses'] / x['device_kernels']:.0f} | {x['device'] / t * 1e7:.2f} |")
+    if any("device_resident_f64" in x for x in rows.values()):
+        out += ["", "Operators left on the device, packed into the stepper's layouts (`device_resident`, no download):", "",
+                "| tets | resident f64 s | resident f32 s | host masses / resident f64 | resident f64 s per 10M tets | resident f32 s per 10M tets |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for t in sorted(rows):
+            x = rows[t]
+            out.append(
+                f"| {t} | {x['device_resident_f64']:.3f} | {x['device_resident_f32']:.3f} | "
+                f"{x['host_masses'] / x['device_resident_f64']:.1f} | "
+                f"{x['device_resident_f64'] / t * 1e7:.2f} | {x['device_resident_f32'] / t * 1e7:.2f} |")
     out += ["", "Breakdown of the `device` rows (medians of the timed runs, from the logs), s:", "",
             "| tets | layout (host) | upload | kernels | download | total |",
             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -34,10 +47,25 @@ for run in sorted(glob.glob("run_*")):
     for t in sorted(per):
         med = [statistics.median(c) for c in zip(*per[t])]
         out.append(f"| {t} | " + " | ".join(f"{v:.3f}" for v in med) + " |")
+    pat_r = re.compile(r"^(\d+) tets on .*: resident (f64|f32) assembly ([\d.]+) s \(layout ([\d.]+), upload ([\d.]+), kernels ([\d.]+)\)")
+    per_r = {}
+    for f in sorted(glob.glob(f"{run}/*.log")):
+        for line in open(f):
+            m = pat_r.match(line)
+            if m:
+                key = (int(m.group(1)), m.group(2))
+                per_r.setdefault(key, []).append([float(m.group(i)) for i in (4, 5, 6, 3)])
+    if per_r:
+        out += ["", "Breakdown of the `device_resident` rows (medians of the timed runs, from the logs), s:", "",
+                "| tets | precision | layout (host) | upload | kernels (assembly + packing) | total |",
+                "| ---: | --- | ---: | ---: | ---: | ---: |"]
+        for (t, p) in sorted(per_r):
+            med = [statistics.median(c) for c in zip(*per_r[(t, p)])]
+            out.append(f"| {t} | {p} | " + " | ".join(f"{v:.3f}" for v in med) + " |")
     checks = []
     for f in sorted(glob.glob(f"{run}/*.log")):
         for line in open(f):
-            if "device masses against the host's" in line:
+            if "device masses against the host's" in line or "operators against the host's" in line:
                 checks.append(line.strip())
     out += ["", "Checks against the host's operators (largest difference / largest entry, per tet or vertex):", ""]
     out += [f"- {c}" for c in checks]
