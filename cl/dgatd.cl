@@ -1,5 +1,8 @@
 // DGATD leapfrog kernels (design note §8). Built with -D REAL=double|float and, for double,
-// -D REAL_IS_DOUBLE=1; -D CSR_LANES=<lanes per row> for the vector CSR kernel.
+// -D REAL_IS_DOUBLE=1; -D CSR_LANES=<lanes per row> for the vector CSR kernel; optionally
+// -D OPREAL=float with REAL=double (mixed storage: the operators of primal_sym and the
+// packed vertex-block kernels in float, the fields and every sum in double; without it the
+// operators are REAL).
 //
 // Device layouts (T tets, E edges):
 //   U[2e + s]        electric half-edge DoFs (s = 0 at the start vertex of e, 1 at the end)
@@ -19,6 +22,10 @@
 #endif
 #endif
 typedef REAL real;
+#ifndef OPREAL
+#define OPREAL REAL
+#endif
+typedef OPREAL opreal;
 #define EDGE_MASK 0x7fffffffu
 
 // F -= P (U_a + U_b) for tet n (the body of primal_tet and primal_tet_idx). Bit 31 of an
@@ -45,7 +52,7 @@ void primal_one(const size_t n, const uint T, __global const real* restrict P,
 // oriented edge sums, the outward face circulations are (Dga FACE_SIGN, checked there
 // against the incidence): c0 = s'3 - s'4 + s'5, c1 = s'2 - s'1 - s'5, c2 = s'0 - s'2 + s'4,
 // c3 = s'1 - s'0 - s'3. 10 values per tet instead of 24.
-void primal_sym_one(const size_t n, const uint T, __global const real* restrict M,
+void primal_sym_one(const size_t n, const uint T, __global const opreal* restrict M,
                     __global const uint* restrict PE, __global const real* restrict U,
                     __global real* restrict F) {
     real s[6];
@@ -59,7 +66,7 @@ void primal_sym_one(const size_t n, const uint T, __global const real* restrict 
     const real c1 = s[2] - s[1] - s[5];
     const real c2 = s[0] - s[2] + s[4];
     const real c3 = s[1] - s[0] - s[3];
-    real m[10];
+    real m[10];  // converted exactly from opreal
     for (int k = 0; k < 10; k++) m[k] = M[(size_t)k * T + n];
     F[n] -= m[0] * c0 + m[1] * c1 + m[2] * c2 + m[3] * c3;
     F[(size_t)T + n] -= m[1] * c0 + m[4] * c1 + m[5] * c2 + m[6] * c3;
@@ -67,7 +74,7 @@ void primal_sym_one(const size_t n, const uint T, __global const real* restrict 
     F[(size_t)3 * T + n] -= m[3] * c0 + m[6] * c1 + m[8] * c2 + m[9] * c3;
 }
 
-__kernel void primal_sym(const uint T, __global const real* restrict M, __global const uint* restrict PE,
+__kernel void primal_sym(const uint T, __global const opreal* restrict M, __global const uint* restrict PE,
                          __global const real* restrict U, __global real* restrict F) {
     const size_t n = get_global_id(0);
     if (n >= T) return;
@@ -75,7 +82,7 @@ __kernel void primal_sym(const uint T, __global const real* restrict M, __global
 }
 
 __kernel void primal_sym_idx(const uint T, const uint NI, __global const uint* restrict idx,
-                             __global const real* restrict M, __global const uint* restrict PE,
+                             __global const opreal* restrict M, __global const uint* restrict PE,
                              __global const real* restrict U, __global real* restrict F) {
     const size_t i = get_global_id(0);
     if (i >= NI) return;
@@ -298,7 +305,7 @@ void vertex_block_v_one(const size_t g, __global const uint* restrict slot_verte
 
 // Row i of a packed block bv (vertex_block_s's addressing) times the vertex's circulations,
 // gathered through vh: the global-memory loop the packed kernels share.
-real packed_row(__global const real* bv, const uint i, const uint d, const uint a,
+real packed_row(__global const opreal* bv, const uint i, const uint d, const uint a,
                 __global const uint* restrict vh, __global const real* restrict C) {
     const uint ci = i * (i + 1) / 2;
     real acc = 0;
@@ -316,7 +323,7 @@ real packed_row(__global const real* bv, const uint i, const uint d, const uint 
 // selected address, so the threads of a vertex do not diverge.
 void vertex_block_s_one(const size_t g, __global const uint* restrict slot_vertex,
                         __global const uint* restrict vptr, __global const ulong* restrict poff,
-                        __global const uint* restrict vh, __global const real* restrict B,
+                        __global const uint* restrict vh, __global const opreal* restrict B,
                         __global const real* restrict C, __global real* restrict U) {
     const uint v = slot_vertex[g];
     const uint a = vptr[v];
@@ -327,7 +334,7 @@ void vertex_block_s_one(const size_t g, __global const uint* restrict slot_verte
 
 __kernel void vertex_block_s(const uint NF, __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
                              __global const ulong* restrict poff, __global const uint* restrict vh,
-                             __global const real* restrict B, __global const real* restrict C,
+                             __global const opreal* restrict B, __global const real* restrict C,
                              __global real* restrict U) {
     const size_t g = get_global_id(0);
     if (g >= NF) return;
@@ -337,7 +344,7 @@ __kernel void vertex_block_s(const uint NF, __global const uint* restrict slot_v
 __kernel void vertex_block_s_idx(const uint NI, __global const uint* restrict idx,
                                  __global const uint* restrict slot_vertex, __global const uint* restrict vptr,
                                  __global const ulong* restrict poff, __global const uint* restrict vh,
-                                 __global const real* restrict B, __global const real* restrict C,
+                                 __global const opreal* restrict B, __global const real* restrict C,
                                  __global real* restrict U) {
     const size_t i = get_global_id(0);
     if (i >= NI) return;
@@ -354,7 +361,7 @@ __kernel void vertex_block_s_idx(const uint NI, __global const uint* restrict id
 // runtime; tested to round-off).
 __kernel void vertex_block_sc(const uint NF, __global const uint* restrict slot_vertex,
                               __global const uint* restrict vptr, __global const ulong* restrict poff,
-                              __global const uint* restrict vh, __global const real* restrict B,
+                              __global const uint* restrict vh, __global const opreal* restrict B,
                               __global const real* restrict C, __global real* restrict U,
                               __local real* LC) {
     const size_t g = get_global_id(0);
@@ -367,7 +374,7 @@ __kernel void vertex_block_sc(const uint NF, __global const uint* restrict slot_
     const uint a = vptr[v];
     const uint d = vptr[v + 1] - a;
     const uint i = (uint)g - a;
-    __global const real* bv = B + poff[v];
+    __global const opreal* bv = B + poff[v];
     const uint ci = i * (i + 1) / 2;
     real acc = 0;
     if (a >= g0 && a + d <= g0 + get_local_size(0)) {
@@ -392,7 +399,7 @@ __kernel void vertex_block_sc(const uint NF, __global const uint* restrict slot_
 // barrier is reached by all its work-items.
 __kernel void vertex_block_sl(const uint NF, __global const uint* restrict slot_vertex,
                               __global const uint* restrict vptr, __global const ulong* restrict poff,
-                              __global const uint* restrict vh, __global const real* restrict B,
+                              __global const uint* restrict vh, __global const opreal* restrict B,
                               __global const real* restrict C, __global real* restrict U,
                               const uint LCAP, __local real* SB) {
     const size_t g = get_global_id(0);

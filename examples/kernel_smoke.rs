@@ -573,11 +573,48 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     // and the symmetric layouts' subset kernels (primal_sym_idx, vertex_block_s_idx)
     g.set_variants(Variants::default())?;
     subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
+    if T::NAME == "f64" {
+        mixed(&mut g, &u0, &f0, s)?;
+    }
     g.set_variants(Variants {
         block: BlockVariant::Diag,
         ..Variants::default()
     })?;
     subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
+    Ok(())
+}
+
+/// Mixed storage (`cl/dgatd.cl` built with `-D OPREAL=float`: primal_sym and
+/// vertex_block_s over f32 operators, f64 fields): 3 steps from a random state against the
+/// f64 step of the same stepper; they differ by the operators' rounding to f32 (relative
+/// 2⁻²⁴ ≈ 6e-8 each), bound 1e-6 (`tests/mixed.rs` checks it to f64 round-off against
+/// the rounded operators).
+fn mixed<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smoke) -> Result<()> {
+    g.set_dual(DualForm::Factored)?;
+    let m = g.mixed_operators()?;
+    let mut run = |mixed: bool| -> Result<Vec<f64>> {
+        g.set_state(u0, f0)?;
+        for _ in 0..3 {
+            if mixed {
+                g.primal_update_mixed(&m)?;
+                g.circulation()?;
+                g.vertex_blocks_mixed(&m)?;
+            } else {
+                g.primal_update()?;
+                g.circulation()?;
+                g.vertex_blocks()?;
+            }
+        }
+        let (u, f) = g.state()?;
+        Ok([u, f].concat())
+    };
+    let (a, b) = (run(true)?, run(false)?);
+    s.covered(&["primal_sym", "circulation", "vertex_block_s"]);
+    s.check(
+        "f64 mixed storage (f32 operators) 3 steps vs f64: state".into(),
+        rel_err(&a, &b),
+        1e-6,
+    );
     Ok(())
 }
 

@@ -518,6 +518,38 @@ fn device_rows<T: Real>(
         step_times(dev, w, n, &s)?,
         by.primal_sym + by.circulation + by.vertex_block_sym,
     );
+    // mixed storage (f64 fields, the same operators stored in f32): a bench variant, not
+    // a default (it does not match the f64 reference to round-off)
+    if T::NAME == "f64" {
+        let m = s.mixed_operators()?;
+        let saved = std::mem::size_of::<T>() as f64 - 4.0;
+        let prim_m = by.primal_sym - 10.0 * dga.n_tets as f64 * saved;
+        let blk_m = by.vertex_block_sym - dga.counts().packed as f64 * saved;
+        push(
+            "primal",
+            "tet_sym_mixed",
+            time_events(dev, w, n, || Ok(vec![s.primal_update_mixed(&m)?]))?,
+            prim_m,
+        );
+        push(
+            "dual_factored",
+            "vertex_block_sym_mixed",
+            time_events(dev, w, n, || Ok(vec![s.vertex_blocks_mixed(&m)?]))?,
+            blk_m,
+        );
+        push(
+            "step",
+            "tet_sym_mixed+factored_sym_mixed",
+            time_events(dev, w, n, || {
+                Ok(vec![
+                    s.primal_update_mixed(&m)?,
+                    s.circulation()?,
+                    s.vertex_blocks_mixed(&m)?,
+                ])
+            })?,
+            prim_m + by.circulation + blk_m,
+        );
+    }
     // the packed triangle with its blocks or its circulations staged in local memory per
     // work-group (same layout and bytes)
     for (v, step) in [

@@ -693,6 +693,8 @@ pub enum Arg<'a, T> {
     BufU64(&'a Buffer<u64>),
     /// A double-precision buffer in a kernel of any precision (`cl/pack.cl`).
     BufF64(&'a Buffer<f64>),
+    /// A single-precision buffer in a double-precision kernel (mixed storage).
+    BufF32(&'a Buffer<f32>),
     Local(usize),
 }
 
@@ -738,6 +740,7 @@ pub fn launch_on<T: Real>(
                 Arg::BufU32(b) => ek.set_arg(*b),
                 Arg::BufU64(b) => ek.set_arg(*b),
                 Arg::BufF64(b) => ek.set_arg(*b),
+                Arg::BufF32(b) => ek.set_arg(*b),
                 Arg::Local(bytes) => ek.set_arg_local_buffer(*bytes),
             };
         }
@@ -908,6 +911,24 @@ impl Variants {
 
 /// The CSR matrix on the device: row pointers, columns, values and the number of nonzeros.
 pub type DeviceCsr<T> = (Buffer<u32>, Buffer<u32>, Buffer<T>, usize);
+
+/// Mixed storage (issue 19, a bench variant): the default layouts' operators, `Δt Mmu⁻¹`'s
+/// triangle (`primal_sym`) and the packed `Δt Meps_v⁻¹` blocks (`vertex_block_s`), rounded
+/// to f32 once on the host, with the kernels of `cl/dgatd.cl` built with `-D OPREAL=float`
+/// for double-precision fields: every product and sum is in f64, only the operators'
+/// stored values are rounded. Built by [`ClStepper::mixed_operators`] for the stepper's Δt.
+///
+/// Rounding keeps both operators symmetric (each stored once), so the scheme with them is
+/// again an exactly energy-conserving leapfrog, of an operator `K̃` within a relative 2⁻²⁴
+/// entry by entry of `K`'s factors (`tests/mixed.rs` bounds the shift of its eigenvalues).
+pub struct MixedOperators {
+    primal: Kernel,
+    block: Kernel,
+    p: Buffer<f32>,
+    b: Buffer<f32>,
+    /// The Δt the operators were scaled by.
+    pub dt: f64,
+}
 
 /// Device buffers of the operators and the state.
 pub struct ClStepper<T: Real> {
@@ -1871,6 +1892,89 @@ impl<T: Real> ClStepper<T> {
     pub fn primal_update(&self) -> Result<Event> {
         self.mag_loss()?;
         self.launch_primal(&self.u, &self.f)
+    }
+
+    /// The operators of this stepper (its Δt) in mixed storage ([`MixedOperators`]): an
+    /// f64 stepper of a lossless, non-dispersive mesh whose host `Dga` holds the operators;
+    /// else an error naming what is missing.
+    pub fn mixed_operators(&self) -> Result<MixedOperators> {
+        let why = if T::NAME != "f64" {
+            Some("mixed storage keeps the fields in f64: use --precision f64")
+        } else if self.dga.msig.is_some() || self.dga.mag.is_some() || self.dga.disp.is_some() {
+            Some("mixed storage covers lossless, non-dispersive media only")
+        } else if self.t > 0 && self.dga.mmu_inv.is_empty() {
+            Some("mixed storage is built from the host's operators (not resident ones)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Error::config("variant", "mixed", why));
+        }
+        let opts =
+            format!("-D REAL=double -D REAL_IS_DOUBLE=1 -D OPREAL=float -D CSR_LANES={CSR_LANES}");
+        let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
+        let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
+        let dt = self.dt;
+        let (d, t) = (&self.dga, self.t);
+        let p = self.dev.upload_with(10 * t, "mixed primal blocks", |i| {
+            (dt * d.mmu_inv[i % t][i / t]) as f32
+        })?;
+        let poff = d.meps.packed_offsets();
+        let packed = d
+            .meps_inv
+            .pack(&d.meps_inv.data, &poff, |x| (dt * x) as f32);
+        Ok(MixedOperators {
+            primal: k("primal_sym")?,
+            block: k("vertex_block_s")?,
+            p,
+            b: self.dev.upload(&packed, "mixed vertex blocks")?,
+            dt,
+        })
+    }
+
+    /// `F -= P U` with the mixed operators `m` (from this stepper, at its Δt).
+    pub fn primal_update_mixed(&self, m: &MixedOperators) -> Result<Event> {
+        launch(
+            &self.dev,
+            &m.primal,
+            self.t,
+            LOCAL,
+            &[
+                Arg::U32(self.t as u32),
+                Arg::BufF32(&m.p),
+                Arg::BufU32(&self.pe),
+                Arg::Buf(&self.u),
+                Arg::Buf(&self.f),
+            ],
+        )
+    }
+
+    /// `U += B c` with the mixed blocks `m` (after [`Self::circulation`]); the stepper's
+    /// packed offsets must be resident (the default layout).
+    pub fn vertex_blocks_mixed(&self, m: &MixedOperators) -> Result<Event> {
+        if self.block_layout != BlockLayout::Tri {
+            return Err(Error::config(
+                "variant",
+                "mixed",
+                "the mixed blocks need the packed layout's offsets resident (the default block variant)",
+            ));
+        }
+        launch(
+            &self.dev,
+            &m.block,
+            self.nfree,
+            LOCAL,
+            &[
+                Arg::U32(self.nfree as u32),
+                Arg::BufU32(&self.slot_vertex),
+                Arg::BufU32(&self.vptr),
+                Arg::BufU64(&self.poff),
+                Arg::BufU32(&self.vh),
+                Arg::BufF32(&m.b),
+                Arg::Buf(&self.c),
+                Arg::Buf(&self.u),
+            ],
+        )
     }
 
     /// The magnetic loss `F_n ← a_n F_n` of the σ* tets, before the primal update (None
