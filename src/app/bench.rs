@@ -54,6 +54,17 @@ pub const COLUMNS: [&str; 22] = [
     "frac_roof",
 ];
 
+/// The largest difference of `x` (device operators) from `y` (the host's), relative to the
+/// largest entry of `y` (absolute when `y` is all zeros).
+fn rel_to_largest<T: Real>(x: &[T], y: &[f64]) -> f64 {
+    let s = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let d = x
+        .iter()
+        .zip(y)
+        .fold(0.0f64, |m, (p, q)| m.max((p.f64() - q).abs()));
+    if s > 0.0 { d / s } else { d }
+}
+
 /// `preprocess` rows of the masses and inverses assembled on `dev`
 /// ([`device_assembly::masses`]): variant `device` (layout on the host, uploads, kernels and
 /// downloads: what replaces [`host_masses`] in the pipeline) and `device_kernels` (the two
@@ -93,14 +104,7 @@ fn device_assembly_rows(
         let (m, t) = device_assembly::masses(dev, &k, mesh, topo, mat, &dga.free_edge, true)?;
         if rep == 0 {
             // largest difference relative to the largest host entry, per tet or vertex
-            let rel = |x: &[f64], y: &[f64]| -> f64 {
-                let s = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                let d = x
-                    .iter()
-                    .zip(y)
-                    .fold(0.0f64, |m, (p, q)| m.max((p - q).abs()));
-                if s > 0.0 { d / s } else { d }
-            };
+            let rel = rel_to_largest::<f64>;
             let e_mmu = (m.mmu_inv.par_iter().zip(&dga.mmu_inv))
                 .map(|(x, y)| rel(x, y))
                 .reduce(|| 0.0, f64::max);
@@ -171,14 +175,7 @@ fn resident_rows<T: Real>(
             device_assembly::resident::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge)?;
         if rep == 0 {
             let nt = dga.n_tets;
-            let rel = |x: &[T], y: &[f64]| -> f64 {
-                let s = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                let d = x
-                    .iter()
-                    .zip(y)
-                    .fold(0.0f64, |m, (p, q)| m.max((p.f64() - q).abs()));
-                if s > 0.0 { d / s } else { d }
-            };
+            let rel = rel_to_largest::<T>;
             let p = dev.read(&ops.primal, 10 * nt, "resident primal")?;
             let e_mmu = (0..nt)
                 .into_par_iter()
