@@ -15,6 +15,7 @@
 //! uses nalgebra's, so the two agree to round-off (`tests/device_assembly.rs`), not bit for
 //! bit.
 
+pub use super::opencl::ResidentOperators;
 use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch};
 use crate::Real;
 use crate::dga::{Dga, Masses, VertexBlocks, block_layout, vertex_tets};
@@ -113,45 +114,6 @@ impl PackKernels {
             primal: k("pack_primal_sym")?,
             blocks: k("pack_blocks_tri")?,
         })
-    }
-}
-
-/// The time-stepping operators of a lossless, non-dispersive mesh assembled on the device
-/// and left there, in the layouts and precision of the default stepper
-/// ([`super::opencl::ClStepper::with_resident`]), for unit Δt:
-/// - `primal`: `Mmu_n⁻¹`'s upper triangle, `primal[k T + n]` (kernel `primal_sym`);
-/// - `blocks`: each `Meps_v⁻¹` packed as its upper triangle column by column at `poff[v]`
-///   ([`VertexBlocks::pack`], kernel `vertex_block_s`);
-/// - `layout`: the block layout (which half-edges each vertex block holds), with no values.
-///
-/// Nothing but the layout comes back to the host: the operators are never downloaded.
-pub struct ResidentOperators<T> {
-    pub n_tets: usize,
-    pub primal: Buffer<T>,
-    pub blocks: Buffer<T>,
-    pub poff: Vec<u64>,
-    pub layout: VertexBlocks,
-}
-
-impl<T> ResidentOperators<T> {
-    /// The values of packed blocks.
-    pub fn block_len(&self) -> usize {
-        *self.poff.last().unwrap_or(&0) as usize
-    }
-
-    /// The [`Masses`] a [`Dga`] of these operators carries on the host: the block layout,
-    /// no values (a stepper built on it reads the operators from the device).
-    pub fn layout_only(&self) -> Masses {
-        let empty = VertexBlocks {
-            data: Vec::new(),
-            ..self.layout.clone()
-        };
-        Masses {
-            mmu: Vec::new(),
-            mmu_inv: Vec::new(),
-            meps: empty.clone(),
-            meps_inv: empty,
-        }
     }
 }
 

@@ -912,6 +912,45 @@ impl Variants {
 /// The CSR matrix on the device: row pointers, columns, values and the number of nonzeros.
 pub type DeviceCsr<T> = (Buffer<u32>, Buffer<u32>, Buffer<T>, usize);
 
+/// The time-stepping operators of a lossless, non-dispersive mesh assembled on the device
+/// and left there, in the layouts and precision of the default stepper
+/// ([`ClStepper::with_resident`], built by `backend::device_assembly::resident`), for unit Δt:
+/// - `primal`: `Mmu_n⁻¹`'s upper triangle, `primal[k T + n]` (kernel `primal_sym`);
+/// - `blocks`: each `Meps_v⁻¹` packed as its upper triangle column by column at `poff[v]`
+///   ([`crate::dga::VertexBlocks::pack`], kernel `vertex_block_s`);
+/// - `layout`: the block layout (which half-edges each vertex block holds), with no values.
+///
+/// Nothing but the layout comes back to the host: the operators are never downloaded.
+pub struct ResidentOperators<T> {
+    pub n_tets: usize,
+    pub primal: Buffer<T>,
+    pub blocks: Buffer<T>,
+    pub poff: Vec<u64>,
+    pub layout: crate::dga::VertexBlocks,
+}
+
+impl<T> ResidentOperators<T> {
+    /// The values of packed blocks.
+    pub fn block_len(&self) -> usize {
+        *self.poff.last().unwrap_or(&0) as usize
+    }
+
+    /// The [`crate::dga::Masses`] a [`Dga`] of these operators carries on the host: the block layout,
+    /// no values (a stepper built on it reads the operators from the device).
+    pub fn layout_only(&self) -> crate::dga::Masses {
+        let empty = crate::dga::VertexBlocks {
+            data: Vec::new(),
+            ..self.layout.clone()
+        };
+        crate::dga::Masses {
+            mmu: Vec::new(),
+            mmu_inv: Vec::new(),
+            meps: empty.clone(),
+            meps_inv: empty,
+        }
+    }
+}
+
 /// Mixed storage (issue 19, a bench variant): the default layouts' operators, `Δt Mmu⁻¹`'s
 /// triangle (`primal_sym`) and the packed `Δt Meps_v⁻¹` blocks (`vertex_block_s`), rounded
 /// to f32 once on the host, with the kernels of `cl/dgatd.cl` built with `-D OPREAL=float`
@@ -1195,15 +1234,15 @@ impl<T: Real> ClStepper<T> {
     }
 
     /// [`ClStepper::new`] over operators assembled on this device and left there
-    /// ([`super::device_assembly::resident`]): nothing of the operators is uploaded, and
+    /// (`backend::device_assembly::resident`): nothing of the operators is uploaded, and
     /// `dga` needs only the layouts (its masses may be empty,
-    /// [`super::device_assembly::ResidentOperators::layout_only`]). The default layouts only
+    /// [`ResidentOperators::layout_only`]). The default layouts only
     /// (`primal_sym`, `vertex_block_s`, factored dual) for a lossless, non-dispersive mesh;
     /// anything else is an error naming what needs the host's operators.
     pub fn with_resident(
         dev: Arc<ClDevice>,
         dga: Arc<Dga>,
-        ops: super::device_assembly::ResidentOperators<T>,
+        ops: ResidentOperators<T>,
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
@@ -1242,7 +1281,7 @@ impl<T: Real> ClStepper<T> {
         dual: DualForm,
         source: Option<&Source>,
         probes: &[Probe],
-        resident: Option<super::device_assembly::ResidentOperators<T>>,
+        resident: Option<ResidentOperators<T>>,
     ) -> Result<Self> {
         check_device_memory::<T>(&dev, &dga, dual)?;
         let k = dev.build::<T>()?;
