@@ -53,6 +53,14 @@ pub struct AssemblyTimes {
     pub total_s: f64,
 }
 
+/// Kernel `name` of `program`, an error naming it when absent.
+fn kernel(program: &opencl3::program::Program, name: &str) -> Result<Kernel> {
+    Kernel::create(program, name).map_err(|e| Error::OpenCl {
+        what: format!("kernel {name}"),
+        msg: e.to_string(),
+    })
+}
+
 /// The compiled assembly kernels of one device.
 pub struct AssemblyKernels {
     mmu: Kernel,
@@ -73,12 +81,7 @@ impl AssemblyKernels {
             ));
         }
         let program = dev.build_source(SOURCE, "cl/assemble.cl", "")?;
-        let k = |name: &str| {
-            Kernel::create(&program, name).map_err(|e| Error::OpenCl {
-                what: format!("kernel {name}"),
-                msg: e.to_string(),
-            })
-        };
+        let k = |name: &str| kernel(&program, name);
         Ok(AssemblyKernels {
             mmu: k("assemble_mmu")?,
             meps: k("assemble_meps")?,
@@ -104,12 +107,7 @@ impl PackKernels {
             if T::NAME == "f64" { "double" } else { "float" }
         );
         let program = dev.build_source(PACK_SOURCE, "cl/pack.cl", &opts)?;
-        let k = |name: &str| {
-            Kernel::create(&program, name).map_err(|e| Error::OpenCl {
-                what: format!("kernel {name}"),
-                msg: e.to_string(),
-            })
-        };
+        let k = |name: &str| kernel(&program, name);
         Ok(PackKernels {
             primal: k("pack_primal_sym")?,
             blocks: k("pack_blocks_tri")?,
