@@ -7,8 +7,10 @@
 //! graded absorbing layer out to `--outer` (`--boundary layer`) or the `abc` condition on
 //! the sphere of radius `--air` (`--boundary abc`). A y-directed dipole off the centre
 //! excites both modes (`--excite both`), or a z-directed dipole at 2 mm from the centre
-//! only the TM (electric-dipole) ones (`--excite tm`); four probes inside and near the
-//! sphere record E. The measured mode is the line of the extraction that
+//! only the TM (electric-dipole) ones (`--excite tm`), or a z-directed current filling the
+//! sphere's first shell (`--excite tm-ball`, `source_radius`: symmetric about the centre,
+//! so without the single tet's magnetic moments); four probes inside and near the sphere
+//! record E (six with `tm-ball`, two of them within 2 cm of the centre). The measured mode is the line of the extraction that
 //! `spectrum::mie::nearest_line` picks for each Mie root (Q within a factor 3, frequency
 //! within the larger of 5% and the half-width); NaN where there is none. One CSV row per
 //! (run, mode).
@@ -47,7 +49,12 @@ struct Args {
     /// Which modes the source excites: `both` (a y-directed dipole off the centre, the
     /// default) or `tm` (a z-directed dipole 2 mm from the centre: by symmetry it couples to
     /// the electric-dipole (TM, l = 1) modes and, to O(k d), to nothing else, so the TM line
-    /// is not mixed with TE₁₁ in the record; TE rows are then NaN).
+    /// is not mixed with TE₁₁ in the record; TE rows are then NaN), or `tm-ball` (a
+    /// z-directed current filling the first shell around the centre, `source_radius` = the
+    /// radius over `--n`: the ball of tets is symmetric about the centre, so unlike the one
+    /// tet of `tm` (whose centroid is a quarter cell off) it has no magnetic dipole or
+    /// quadrupole moment and leaves TE₁₁ and TE₂₁ (651.8 MHz, Q 32 at ε_r = 10, next to
+    /// TM₁₁) out of the record; TE rows are NaN).
     #[arg(long, value_enum, default_value_t = Excite::Both)]
     excite: Excite,
     /// Peak frequency of the source pulse (Hz); default the mean of the two Mie frequencies.
@@ -74,6 +81,7 @@ struct Args {
 enum Excite {
     Both,
     Tm,
+    TmBall,
 }
 
 const A: f64 = 0.1;
@@ -128,12 +136,20 @@ fn main() -> Res<()> {
             // generic points (off node planes and cell diagonals), see `excite`
             let (source, probes) = match args.excite {
                 Excite::Both => (
-                    "source = [0.043, 0.011, 0.017]\nsource_dir = [0.0, 1.0, 0.0]",
+                    "source = [0.043, 0.011, 0.017]\nsource_dir = [0.0, 1.0, 0.0]".to_string(),
                     "probe = [[0.031, -0.022, 0.013], [-0.047, 0.021, -0.019], [0.012, 0.052, 0.037], [0.151, 0.062, -0.043]]",
                 ),
                 Excite::Tm => (
-                    "source = [0.0013, -0.0007, 0.0014]\nsource_dir = [0.0, 0.0, 1.0]",
+                    "source = [0.0013, -0.0007, 0.0014]\nsource_dir = [0.0, 0.0, 1.0]".to_string(),
                     "probe = [[0.0031, -0.0022, 0.0413], [-0.0047, 0.0021, -0.0519], [0.0512, 0.0052, 0.0037], [0.0061, 0.0072, 0.1531]]",
+                ),
+                // the first shell's nodes lie on the sphere of radius A / n
+                Excite::TmBall => (
+                    format!(
+                        "source = [0.0, 0.0, 0.0]\nsource_dir = [0.0, 0.0, 1.0]\nsource_radius = {:e}",
+                        A / n as f64
+                    ),
+                    "probe = [[0.0031, -0.0022, 0.0413], [-0.0047, 0.0021, -0.0519], [0.0512, 0.0052, 0.0037], [0.0061, 0.0072, 0.1531], [0.0083, -0.0061, 0.0137], [-0.0121, 0.0093, -0.0072]]",
                 ),
             };
             let text = format!(
@@ -158,7 +174,7 @@ fn main() -> Res<()> {
             let lines = r.lines_with_q();
             for m in &modes {
                 let (f, q) = match (args.excite, m.pol) {
-                    (Excite::Tm, MiePol::Te) => (f64::NAN, f64::NAN),
+                    (Excite::Tm | Excite::TmBall, MiePol::Te) => (f64::NAN, f64::NAN),
                     _ => nearest_line(&lines, m).unwrap_or((f64::NAN, f64::NAN)),
                 };
                 writeln!(

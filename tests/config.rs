@@ -46,6 +46,8 @@ fn run_toml_reproduces_its_run() {
         toml.contains("[materials.vacuum]") && toml.contains("[run]"),
         "{toml}"
     );
+    // a key at its default that older files lack is not written
+    assert!(!toml.contains("source_radius"), "{toml}");
     let o = dgatd()
         .args(["resonator", "--quiet", "--config"])
         .arg(a.join("run.toml"))
@@ -59,7 +61,8 @@ fn run_toml_reproduces_its_run() {
     assert_eq!(ma, std::fs::read(b.join("modes.csv")).unwrap());
     // a flag overrides the file
     let o = dgatd()
-        .args(["resonator", "--quiet", "--steps", "300", "--config"])
+        .args(["resonator", "--quiet", "--steps", "300"])
+        .args(["--source-radius", "0.05", "--config"])
         .arg(a.join("run.toml"))
         .arg("--out")
         .arg(d.join("c"))
@@ -68,6 +71,7 @@ fn run_toml_reproduces_its_run() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let c = std::fs::read_to_string(d.join("c").join("run.toml")).unwrap();
     assert!(c.contains("\nsteps = 300\n"), "{c}");
+    assert!(c.contains("\nsource_radius = 0.05\n"), "{c}");
     std::fs::remove_dir_all(&d).ok();
 }
 
@@ -141,6 +145,17 @@ fn configuration_errors_name_file_line_and_key() {
         (
             "ball = \"2:core=0.3,air=0.6\"\nsteps = 10\n[materials.glass]\neps_r = 4\n",
             &["materials.glass", "no volume group", "core (1)", "air (2)"],
+        ),
+        (
+            "box = \"2,2,2\"\nsteps = 10\nsource_radius = -0.1\n",
+            &["source_radius", "-0.1", "finite length >= 0"],
+        ),
+        (
+            "box = \"2,2,2\"\nsteps = 10\nmethod = \"dg\"\nsource_radius = 0.3\n",
+            &[
+                "source_radius",
+                "--method dg drives the tet containing the source point only",
+            ],
         ),
     ];
     for (text, want) in cases {

@@ -84,6 +84,11 @@ pub struct ResonatorArgs {
     /// Source current direction x,y,z [0.48,0.36,0.8] (oblique: excites TE and TM modes).
     #[arg(long, allow_hyphen_values = true)]
     pub source_dir: Option<String>,
+    /// The source current fills every tet within this radius (m) of the source point, all
+    /// four vertices inside [0: the tet containing the point]. A ball symmetric about the
+    /// point has no magnetic dipole or quadrupole moment, which one tet has.
+    #[arg(long, allow_hyphen_values = true)]
+    pub source_radius: Option<f64>,
     /// Probe point x,y,z (repeatable) [three seeded random points inside the mesh, off its
     /// symmetry planes (see --seed)].
     #[arg(long = "probe", allow_hyphen_values = true)]
@@ -170,7 +175,7 @@ impl ResonatorArgs {
         some!(mesh => "mesh", box_mesh => "box", ball => "ball", refine => "refine", converge => "converge", steps => "steps",
             time => "time", cfl => "cfl", dt => "dt", precision => "precision", dual => "dual",
             backend => "backend", device => "device", source => "source",
-            source_dir => "source-dir", f_peak => "f-peak", fmax => "fmax",
+            source_dir => "source-dir", source_radius => "source-radius", f_peak => "f-peak", fmax => "fmax",
             min_prominence => "min-prominence", min_q => "min-q", cavity => "cavity",
             extract => "extract", mode_shapes => "mode-shapes", seed => "seed",
             method => "method", order => "order", flux => "flux");
@@ -214,7 +219,8 @@ impl ResonatorArgs {
             backend,
             min_prominence,
             cavity,
-            extract
+            extract,
+            source_radius
         );
         set!(
             mode_shapes,

@@ -1,9 +1,16 @@
 //! Sources and probes in the fractioned DoFs (design note §4–5).
 //!
-//! - Source: a uniform current density `J = w(t) d̂` inside the tet containing a point;
-//!   the current through the dual face part of each free edge `e` of that tet is
-//!   `j_e = d̂ · S̃_e(n)` (both half-edges of `e` get it), and the update subtracts
-//!   `w(t_(n+1/2)) Δt Meps⁻¹ j` from `U`.
+//! - Source: a uniform current density `J = w(t) d̂` (A/m², unit amplitude) inside the tet
+//!   containing a point, or inside a ball of tets around it ([`Source::region`]); the
+//!   current through the dual face part of each free edge `e` of a source tet `n` is
+//!   `j_e += d̂ · S̃_e(n)` (both half-edges of `e` get it, summed over the source tets), and
+//!   the update subtracts `w(t_(n+1/2)) Δt Meps⁻¹ j` from `U`. In each tet
+//!   `Σ_e S̃_e(n) ⊗ ℓ_e = V_n I` (design note §3), so against any uniform field `E₀` the
+//!   source does the work `Σ_e j_e ℓ_e · E₀ = V d̂ · E₀`, `V` the source's volume: its
+//!   electric dipole moment is that of the continuum current. A region that is symmetric
+//!   about the point (the inner polyhedron of a [`crate::mesh::generate::ball_mesh`], radius
+//!   its first shell) also has the continuum's zero magnetic dipole and quadrupole moments,
+//!   which a single tet, whose centroid is off the point by a quarter of its size, has not.
 //! - Probe: the uniform field of the hexahedron containing the point (the barycentric
 //!   dual cell of the vertex with the largest barycentric coordinate):
 //!   `E = Σ_i U_(h_i) w^i`, `w^i` the dual basis of the 3 half-edge vectors.
@@ -57,22 +64,59 @@ impl Source {
         })
     }
 
-    /// The source's current pattern `g = Meps⁻¹ j` (for unit Δt).
+    /// The source's current pattern `g = Meps⁻¹ j` (for unit Δt): a uniform current in the
+    /// tet containing `point`.
     pub fn new(mesh: &Mesh, topo: &Topology, dga: &Dga, point: V3, dir: V3) -> Result<Source> {
+        Source::region(mesh, topo, dga, point, dir, 0.0)
+    }
+
+    /// A uniform current in every tet whose four vertices lie within `radius` (m, relative
+    /// tolerance 1e-9) of `point`, and always in the tet containing it (`radius = 0`: that
+    /// tet alone, [`Source::new`]).
+    pub fn region(
+        mesh: &Mesh,
+        topo: &Topology,
+        dga: &Dga,
+        point: V3,
+        dir: V3,
+        radius: f64,
+    ) -> Result<Source> {
+        if !(radius >= 0.0 && radius.is_finite()) {
+            return Err(Error::config(
+                "source_radius",
+                format!("{radius}"),
+                "must be a finite length >= 0 (m)",
+            ));
+        }
         let Source { dir, tet, .. } = Source::located(mesh, point, dir)?;
-        let g = TetGeom::new(mesh, tet);
+        let reach = radius * (1.0 + 1e-9);
+        let mut tets = vec![tet];
+        if radius > 0.0 {
+            tets.extend((0..mesh.n_tets()).filter(|&n| {
+                n != tet
+                    && mesh
+                        .tet_x(n)
+                        .iter()
+                        .all(|x| norm(crate::util::sub(*x, point)) <= reach)
+            }));
+        }
         let mut j = vec![0.0; dga.n_half()];
         let mut edges = Vec::new();
-        for l in 0..6 {
-            let e = topo.tet_edges[tet][l] as usize;
-            if !dga.free_edge[e] {
-                continue;
+        for &n in &tets {
+            let g = TetGeom::new(mesh, n);
+            for l in 0..6 {
+                let e = topo.tet_edges[n][l] as usize;
+                if !dga.free_edge[e] {
+                    continue;
+                }
+                let je = dot(dir, g.dual_face_area(l));
+                j[2 * e] += je;
+                j[2 * e + 1] += je;
+                edges.push(e as u32);
             }
-            let je = dot(dir, g.dual_face_area(l));
-            j[2 * e] = je;
-            j[2 * e + 1] = je;
-            edges.push(e as u32);
         }
+        edges.sort_unstable();
+        edges.dedup();
         if edges.is_empty() {
             return Err(Error::config(
                 "source point",
@@ -159,5 +203,87 @@ impl Probe {
             }
         }
         e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::generate::box_mesh;
+    use crate::problem::Media;
+    use crate::util::{Rng, sub};
+
+    /// `Σ_e j_e ℓ_e · E₀ = V d̂ · E₀` (module docs) for balls of tets inside random jittered
+    /// boxes: the region's current is the continuum's uniform current over its tets, and
+    /// `radius = 0` is the one-tet source of [`Source::new`], bit for bit.
+    #[test]
+    fn a_region_source_does_the_work_of_its_volume() {
+        let mut rng = Rng::new(41);
+        for case in 0..3 {
+            let n = [5 + case, 6, 4 + 2 * case];
+            let l = [1.0, 0.8, 0.6];
+            let mut m = box_mesh(n, l);
+            for p in m.nodes.iter_mut() {
+                if (0..3).all(|c| p[c] > 1e-9 && p[c] < l[c] - 1e-9) {
+                    for c in 0..3 {
+                        p[c] += 0.25 * (l[c] / n[c] as f64) * rng.sym();
+                    }
+                }
+            }
+            let topo = Topology::build(&m).unwrap();
+            let dga = Dga::assemble(&m, &topo, &Media::vacuum(m.n_tets())).unwrap();
+            let point = [
+                0.5 + 0.1 * rng.sym(),
+                0.4 + 0.1 * rng.sym(),
+                0.3 + 0.05 * rng.sym(),
+            ];
+            let dir = [rng.sym(), rng.sym(), rng.sym()];
+            let e0 = [rng.sym(), rng.sym(), rng.sym()];
+            // 0.17 to 0.22 m, about one to two cells: the ball stays clear of the walls
+            let radius = 0.17 + 0.05 * rng.uniform();
+            let s = Source::region(&m, &topo, &dga, point, dir, radius).unwrap();
+            let inside: Vec<usize> = (0..m.n_tets())
+                .filter(|&t| {
+                    t == s.tet
+                        || m.tet_x(t)
+                            .iter()
+                            .all(|x| norm(sub(*x, point)) <= radius * (1.0 + 1e-9))
+                })
+                .collect();
+            assert!(inside.len() >= 4, "case {case}: {} tets", inside.len());
+            let v: f64 = inside.iter().map(|&t| m.tet_volume(t)).sum();
+            // both half-edges of an edge carry j_e
+            let work: f64 = s
+                .current
+                .iter()
+                .map(|&(h, j)| {
+                    let [a, b] = topo.edges[h as usize / 2];
+                    0.5 * j * dot(sub(m.nodes[b as usize], m.nodes[a as usize]), e0)
+                })
+                .sum();
+            let want = v * dot(s.dir, e0);
+            assert!(
+                (work - want).abs() <= 1e-12 * v * norm(e0),
+                "case {case}: work {work}, V d·E0 {want}"
+            );
+            let one = Source::new(&m, &topo, &dga, point, dir).unwrap();
+            let zero = Source::region(&m, &topo, &dga, point, dir, 0.0).unwrap();
+            assert_eq!(one.current, zero.current);
+            assert_eq!(one.pattern, zero.pattern);
+            assert!(s.current.len() > one.current.len());
+        }
+    }
+
+    #[test]
+    fn a_bad_radius_is_refused_by_name() {
+        let m = box_mesh([3, 3, 3], [1.0, 1.0, 1.0]);
+        let topo = Topology::build(&m).unwrap();
+        let dga = Dga::assemble(&m, &topo, &Media::vacuum(m.n_tets())).unwrap();
+        for r in [-0.1, f64::NAN, f64::INFINITY] {
+            let e = Source::region(&m, &topo, &dga, [0.5, 0.4, 0.45], [0.0, 0.0, 1.0], r)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("source_radius"), "{e}");
+        }
     }
 }

@@ -426,6 +426,9 @@ pub struct Problem {
     pub source: Option<V3>,
     /// Direction of the source current (any non-zero length).
     pub source_dir: V3,
+    /// Radius (m) of the ball of tets the source current fills (every tet with all four
+    /// vertices within it of the source point); 0: the tet containing the point.
+    pub source_radius: f64,
     /// Probe points (m); empty: seeded points inside the mesh.
     pub probes: Vec<V3>,
 }

@@ -113,7 +113,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     let dir = plan.problem.source_dir;
     let (source, probes) = match &disc {
         Discretisation::Dga(d) => (
-            Source::new(&mesh, &topo, d, sp, dir)?,
+            Source::region(&mesh, &topo, d, sp, dir, plan.problem.source_radius)?,
             probe_points
                 .iter()
                 .map(|&p| Probe::new(&mesh, &topo, p))

@@ -4,7 +4,7 @@
 //!
 //! Layout: top-level keys are the `dgatd resonator` flags' long names with `-` → `_`
 //! (`mesh`, `box`, `ball`, `refine`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
-//! `device`, `source`, `source_dir`, `probe` (an array of points), `f_peak`, `fmax`,
+//! `device`, `source`, `source_dir`, `source_radius`, `probe` (an array of points), `f_peak`, `fmax`,
 //! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
 //! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`), then the tables
 //! `[materials.NAME]` (`eps_r`, `mu_r`, `sigma` S/m, `tan_delta` at `f_tan_delta` Hz, `sigma_m`
@@ -139,6 +139,10 @@ fn is_default_energy_checks(n: &u64) -> bool {
     *n == DEFAULT_ENERGY_CHECKS
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 /// Every parameter of a resonator run. `None` means "derived": from the mesh, or the
 /// documented default.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -186,6 +190,10 @@ pub struct Config {
     /// Source current direction.
     #[serde(default = "default_dir")]
     pub source_dir: V3,
+    /// Radius (m) of the ball of tets around the source point that the source current
+    /// fills (0: the tet containing the point). Written to `run.toml` only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub source_radius: f64,
     /// Probe points (m).
     #[serde(default)]
     pub probe: Vec<V3>,
@@ -264,6 +272,7 @@ impl Default for Config {
             device: None,
             source: None,
             source_dir: default_dir(),
+            source_radius: 0.0,
             probe: vec![],
             f_peak: None,
             fmax: None,

@@ -282,6 +282,13 @@ impl Plan {
                 "--method dg does not support conducting materials (sigma, tan_delta, sigma_m, absorbing)",
             ));
         }
+        if cfg.source_radius > 0.0 {
+            return Err(Error::config(
+                "source_radius",
+                format!("{}", cfg.source_radius),
+                "--method dg drives the tet containing the source point only; leave source_radius at 0",
+            ));
+        }
         Ok(())
     }
 
@@ -307,6 +314,17 @@ impl Plan {
             boundaries: cfg.boundaries.clone(),
             source: cfg.source.map(|p| finite_point("source", p)).transpose()?,
             source_dir: d,
+            source_radius: {
+                let r = cfg.source_radius;
+                if !(r >= 0.0 && r.is_finite()) {
+                    return Err(Error::config(
+                        "source_radius",
+                        format!("{r}"),
+                        "must be a finite length >= 0 (m)",
+                    ));
+                }
+                r
+            },
             probes: cfg
                 .probe
                 .iter()
