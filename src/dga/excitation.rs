@@ -81,13 +81,7 @@ impl Source {
         dir: V3,
         radius: f64,
     ) -> Result<Source> {
-        if !(radius >= 0.0 && radius.is_finite()) {
-            return Err(Error::config(
-                "source_radius",
-                format!("{radius}"),
-                "must be a finite length >= 0 (m)",
-            ));
-        }
+        check_radius(radius)?;
         let Source { dir, tet, .. } = Source::located(mesh, point, dir)?;
         let reach = radius * (1.0 + 1e-9);
         let mut tets = vec![tet];
@@ -149,6 +143,19 @@ impl Source {
             pattern,
             current,
         })
+    }
+}
+
+/// The `source_radius` of a configuration or of [`Source::region`]: a finite length >= 0.
+pub fn check_radius(radius: f64) -> Result<()> {
+    if radius >= 0.0 && radius.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::config(
+            "source_radius",
+            format!("{radius}"),
+            "must be a finite length >= 0 (m)",
+        ))
     }
 }
 

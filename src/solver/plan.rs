@@ -315,15 +315,8 @@ impl Plan {
             source: cfg.source.map(|p| finite_point("source", p)).transpose()?,
             source_dir: d,
             source_radius: {
-                let r = cfg.source_radius;
-                if !(r >= 0.0 && r.is_finite()) {
-                    return Err(Error::config(
-                        "source_radius",
-                        format!("{r}"),
-                        "must be a finite length >= 0 (m)",
-                    ));
-                }
-                r
+                crate::dga::excitation::check_radius(cfg.source_radius)?;
+                cfg.source_radius
             },
             probes: cfg
                 .probe
