@@ -506,3 +506,30 @@ fn partitioned_run_with_pmc_walls_equals_single_process_run() {
     };
     check(&c, &[2, 5], 300);
 }
+
+/// What a partitioned run cannot do is refused on every rank, by name, before any
+/// collective step: here a source filling a ball of tets (`source_radius`).
+#[test]
+fn a_source_ball_is_refused_on_several_ranks() {
+    use dgatd::Plan;
+    use dgatd::solver::partitioned::run_partitioned;
+    use dgatd::solver::resonator::RunOptions;
+    let cfg = dgatd::Config {
+        box_mesh: Some("2,2,2".into()),
+        source_radius: 0.3,
+        steps: Some(10),
+        ..dgatd::Config::default()
+    };
+    let plan = Plan::new(&cfg, None).unwrap();
+    for r in LocalComm::run(2, |c| {
+        run_partitioned(&c, 0, &plan, &mut RunOptions::default(), &mut |_, _| {})
+            .err()
+            .map(|e| e.to_string())
+    }) {
+        let e = r.expect("refused");
+        assert!(
+            e.contains("source_radius") && e.contains("one process"),
+            "{e}"
+        );
+    }
+}

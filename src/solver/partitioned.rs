@@ -125,13 +125,6 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
     }
     let fixed = walls.fixed_edges(&topo);
     let (wave, sp, probe_points, scales) = build::placement(plan, &mesh, &media);
-    if plan.problem.source_radius > 0.0 {
-        return Err(Error::config(
-            "source_radius",
-            format!("{}", plan.problem.source_radius),
-            "partitioned runs drive the tet containing the source point only; leave source_radius at 0 or run on one process",
-        ));
-    }
     let source = Source::located(&mesh, sp, plan.problem.source_dir)?;
     let probes = probe_points
         .iter()
@@ -462,6 +455,13 @@ fn check_plan(plan: &Plan) -> Result<()> {
             "mode-shapes",
             plan.mode_shapes,
             "mode shapes need one process (run without mpirun, or --mode-shapes 0)",
+        ));
+    }
+    if plan.problem.source_radius > 0.0 {
+        return Err(Error::config(
+            "source_radius",
+            plan.problem.source_radius,
+            "partitioned runs drive the tet containing the source point only; leave source_radius at 0 or run on one process",
         ));
     }
     Ok(())
