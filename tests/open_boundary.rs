@@ -267,6 +267,16 @@ fn dielectric_sphere_resonances_match_mie_theory() {
     sphere_against_mie(20.0, 9e-8, 3.9e8, 9e8, [(0.03, 0.15), (0.06, 0.15)]);
 }
 
+/// The resonator pipeline on the configuration `text` (named `path` in errors).
+fn run_toml(path: &str, text: String) -> dgatd::ResonatorResult {
+    let cfg = dgatd::Config::parse(&dgatd::solver::config::Origin {
+        path: path.into(),
+        text,
+    })
+    .unwrap();
+    dgatd::run(&cfg, &mut |_, _| {}).unwrap()
+}
+
 /// The resonator pipeline on the 3-shell ball (sphere of radius 0.1 m and permittivity
 /// `eps`, the first-order condition at 0.45 m; the y dipole and four probes of
 /// `examples/mie_sphere.rs`) with the record `time_s`, pulse `f_peak` and band `fmax`; then
@@ -286,12 +296,7 @@ fn sphere_against_mie(
          f_peak = {f_peak:e}\nfmax = {fmax:e}\nbackend = \"cpu\"\n\
          [materials.sphere]\neps_r = {eps}\n[boundaries.outer]\nkind = \"abc\"\n"
     );
-    let cfg = dgatd::Config::parse(&dgatd::solver::config::Origin {
-        path: "sphere.toml".into(),
-        text,
-    })
-    .unwrap();
-    let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
+    let r = run_toml("sphere.toml", text);
     let lines = r.lines_with_q();
     for (pol, (f_tol, q_tol)) in [MiePol::Te, MiePol::Tm].into_iter().zip(tol) {
         let m = resonance(pol, 1, 1, eps, 0.1).unwrap();
@@ -377,12 +382,7 @@ fn a_centred_ball_source_leaves_the_magnetic_modes_out() {
              f_peak = 5.48e8\nfmax = 1.295e9\nbackend = \"cpu\"\n\
              [materials.sphere]\neps_r = 10\n[boundaries.outer]\nkind = \"abc\"\n"
         );
-        let cfg = dgatd::Config::parse(&dgatd::solver::config::Origin {
-            path: "ball_source.toml".into(),
-            text,
-        })
-        .unwrap();
-        let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
+        let r = run_toml("ball_source.toml", text);
         let lines = r.lines_with_q();
         eprintln!("source_radius {radius}: {lines:?}");
         // TM₁₁ is there either way (measured −6.15%, Q −2.1% on this coarse mesh)
