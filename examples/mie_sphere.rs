@@ -43,9 +43,16 @@ struct Args {
     /// Radial step of the air and the layer, in units of the sphere's (`@F` of the ball key).
     #[arg(long, default_value_t = 1.0)]
     step: f64,
-    /// Record length in decay times (1/e of the amplitude) of the slower mode.
+    /// Record length after the pulse, in decay times (1/e of the amplitude) of the slower
+    /// of the modes the source excites (both with `--excite both`, TM₁₁ alone with `tm` and
+    /// `tm-ball`). With an open boundary a longer record adds only the absorber's echo, which
+    /// can hide a broad line (README of `results/open`, "The layer's echo and the record
+    /// length").
     #[arg(long, default_value_t = 4.0)]
     decays: f64,
+    /// Record length (s), instead of the one `--decays` sets.
+    #[arg(long)]
+    time: Option<f64>,
     /// Which modes the source excites: `both` (a y-directed dipole off the centre, the
     /// default) or `tm` (a z-directed dipole 2 mm from the centre: by symmetry it couples to
     /// the electric-dipole (TM, l = 1) modes and, to O(k d), to nothing else, so the TM line
@@ -113,8 +120,10 @@ fn main() -> Res<()> {
             resonance(MiePol::Te, 1, 1, eps, A).ok_or("no TE root")?,
             resonance(MiePol::Tm, 1, 1, eps, A).ok_or("no TM root")?,
         ];
+        // the decay time of the slower excited mode: a TM-only source leaves TE₁₁ out
         let tau = modes
             .iter()
+            .filter(|m| args.excite == Excite::Both || m.pol == MiePol::Tm)
             .map(|m| m.q / (std::f64::consts::PI * m.f_hz))
             .fold(0.0, f64::max);
         let f_peak = args.f_peak.unwrap_or(0.5 * (modes[0].f_hz + modes[1].f_hz));
@@ -158,7 +167,7 @@ fn main() -> Res<()> {
                  [materials.sphere]\neps_r = {eps}\n{tail}",
                 args.backend,
                 args.precision,
-                time = 3.0 / f_peak + args.decays * tau,
+                time = args.time.unwrap_or(3.0 / f_peak + args.decays * tau),
                 fmax = 2.0 * modes[1].f_hz,
             );
             let cfg = Config::parse(&Origin {
