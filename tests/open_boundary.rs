@@ -470,6 +470,25 @@ fn a_record_that_ends_before_the_echo_does_not_see_the_boundary() {
     eprintln!("records differ by {before:.2e} before 5 ns, {after:.2e} after");
     assert!(before < 1e-13, "{before}");
     assert!(after < 1e-3, "{after}");
+    // The run says when the echo can first be back (`solver::echo`): the pulse's peak at
+    // 1.74 ns, plus 1.03 m out from the source and about 0.88 m back to the outermost probe:
+    // about 8.1 ns, where the records above have begun to part (1e-7 at 7.2 ns, 3e-5 at
+    // 8.2 ns). This 9.5 ns record runs past it: a note says so, and `run.toml` keeps it.
+    let echo = open.echo.expect("an echo estimate for the open problem");
+    eprintln!("{echo:?}");
+    assert!(echo.t_s > 7.8e-9 && echo.t_s < 8.4e-9, "{echo:?}");
+    assert!(closed.echo.is_none(), "a closed cavity has no echo");
+    assert!(
+        open.notices.iter().any(|n| n.contains("earliest echo")),
+        "{:?}",
+        open.notices
+    );
+    assert!(!closed.notices.iter().any(|n| n.contains("echo")));
+    let dir = std::env::temp_dir().join(format!("dgatd_echo_{}", std::process::id()));
+    dgatd::report::write_resonator(&dir, &open).unwrap();
+    let toml = std::fs::read_to_string(dir.join("run.toml")).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(toml.contains(&format!("echo_s = {}", echo.t_s)), "{toml}");
 }
 
 fn skewed_box(n: [usize; 3], seed: u64) -> dgatd::mesh::Mesh {

@@ -334,6 +334,9 @@ pub fn run_toml(r: &ResonatorResult) -> Result<String> {
         analysis_start_step: usize,
         setup_wall_s: f64,
         run_wall_s: f64,
+        /// The earliest echo of an open boundary at the probes (`solver::echo`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        echo_s: Option<f64>,
     }
     #[derive(serde::Serialize)]
     struct SourceInfo {
@@ -369,6 +372,7 @@ pub fn run_toml(r: &ResonatorResult) -> Result<String> {
             analysis_start_step: r.analysis.start,
             setup_wall_s: r.setup_s,
             run_wall_s: r.record.wall_s,
+            echo_s: r.echo.map(|e| e.t_s),
         },
         source: SourceInfo {
             point: r.source.point,
@@ -598,8 +602,14 @@ pub fn unresolved_lines(r: &ResonatorResult) -> Vec<String> {
                     if u.cancelling == 1 { "" } else { "s" }
                 ));
             }
+            // past an open boundary's echo a longer record adds the echo, not resolution
+            let past_echo = r
+                .echo
+                .filter(|e| r.record.steps as f64 * r.dt_s > e.t_s)
+                .map(|e| format!(" With the open boundary, though, the record already runs past its earliest echo ({:.4} ns): a longer one adds more of the echo, and a broad line is fitted best from one that ends before it.", e.t_s * 1e9))
+                .unwrap_or_default();
             format!(
-                "lines may be missing in {:.4}-{:.4} MHz: {}; the record ({} steps) is too short for the density of lines there, a longer one (`--steps`, `--time`) resolves them",
+                "lines may be missing in {:.4}-{:.4} MHz: {}; the record ({} steps) is too short for the density of lines there, a longer one (`--steps`, `--time`) resolves them.{past_echo}",
                 u.f_lo_hz / 1e6,
                 u.f_hi_hz / 1e6,
                 why.join("; "),

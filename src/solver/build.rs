@@ -69,6 +69,8 @@ pub struct Built {
     pub fmax_hz: f64,
     /// One-line notices for the user (backend choice, unchecked time step).
     pub notices: Vec<String>,
+    /// The earliest echo of the absorbing surfaces at the probes (None: closed problem).
+    pub echo: Option<super::echo::Echo>,
 }
 
 impl Built {
@@ -121,6 +123,8 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         ),
         Discretisation::Dg(_) => (Source::located(&mesh, sp, dir)?, vec![]),
     };
+    let surface = super::echo::absorbing_vertices(&mesh, &topo, &walls, &plan.problem);
+    let echo = super::echo::earliest(&mesh, &surface, &media, sp, &probe_points, &wave);
     let on_host = device.is_none();
     let sel = Selection {
         plan,
@@ -179,6 +183,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         steps,
         fmax_hz,
         notices,
+        echo,
     };
     Ok((built, stepper))
 }

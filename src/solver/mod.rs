@@ -2,7 +2,8 @@
 //! ([`plan`]) → build (mesh, operators, stepper: [`build`]) → run ([`run`]) → analyse
 //! ([`analyse`]) → results ([`resonator`]), with checkpoints ([`checkpoint`]) and mode
 //! shapes ([`modeshape`]) and their wall-loss Q ([`wallq`]); refinement ladders with
-//! extrapolated frequencies ([`converge`]).
+//! extrapolated frequencies ([`converge`]); the earliest echo of an open boundary at the
+//! probes ([`echo`]).
 //!
 //! Time is in metres of light travel inside the library (c = 1); `dt_s = dt / C0`.
 
@@ -12,6 +13,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod converge;
 pub mod defaults;
+pub mod echo;
 pub mod modeshape;
 #[cfg(feature = "partition")]
 pub mod partitioned;

@@ -840,6 +840,8 @@ fn result_of(
     }
     ResonatorResult {
         probe_csv: o.probe_csv,
+        // absorbing boundaries and layers are refused in partitioned runs (global_setup)
+        echo: None,
         config: plan.config.clone(),
         dofs: 4 * part.global.n_tets + part.global.n_free_half,
         method: plan.method,

@@ -38,8 +38,12 @@ pub struct ResonatorResult {
     pub fmax_hz: f64,
     pub setup_s: f64,
     pub backend: String,
-    /// One-line notices (backend choice, unchecked time step).
+    /// One-line notices (backend choice, unchecked time step, a record that runs past the
+    /// echo of an open boundary).
     pub notices: Vec<String>,
+    /// The earliest echo of an open boundary at the probes ([`super::echo`]); None for a
+    /// closed problem (and for partitioned runs, which have no absorbing boundaries).
+    pub echo: Option<super::echo::Echo>,
     /// Complex field of the strongest resonances (with `mode_shapes > 0`).
     pub mode_shapes: Vec<super::modeshape::ModeShape>,
     /// Wall-loss Q of each peak (in the order of [`Self::peaks`]) with `conductor` walls,
@@ -329,6 +333,13 @@ fn result(
     backend: String,
 ) -> ResonatorResult {
     let (model_bytes, model_flops) = b.disc.step_model(plan.precision);
+    let dt_s = b.dt_s();
+    let mut notices = b.notices;
+    notices.extend(
+        b.echo
+            .as_ref()
+            .and_then(|e| super::echo::notice(e, record.steps as f64 * dt_s)),
+    );
     ResonatorResult {
         probe_csv,
         config: plan.config.clone(),
@@ -344,7 +355,7 @@ fn result(
                 2 * b.walls.fixed_edges(&b.topo).iter().filter(|&&f| !f).count()
             }
         },
-        dt_s: b.dt_s(),
+        dt_s,
         rho: b.rho,
         mesh_hash: b.mesh_hash,
         source: b.source,
@@ -355,7 +366,8 @@ fn result(
         fmax_hz: b.fmax_hz,
         setup_s,
         backend,
-        notices: b.notices,
+        notices,
+        echo: b.echo,
         mesh: b.mesh,
         q_wall: vec![],
         extrapolated: vec![],
