@@ -250,3 +250,34 @@ __kernel void assemble_meps(const uint V, __global const double* restrict nodes,
     for (int r = 0; r < d; r++)
         for (int c = 0; c < r; c++) B[r * d + c] = B[c * d + r];
 }
+
+// The values of the CSR matrix  Δt Meps⁻¹ C̃  (src/dga/operators.rs, CsrLayout): the COO
+// terms ±Meps⁻¹_v[i][j] of each row grouped by column, each group summed (the duplicate
+// summation). One work-item per block row p (half-edge h[p], local index i of vertex
+// row_vertex[p]); its k-th entry sums the terms ent[seg[s]..seg[s+1]], s = seg_base[v] + k,
+// each (j << 1) | negative, in the host's order. Each term is an entry or its negation
+// (exact), so the sums equal the host's for the same blocks.
+__kernel void csr_values(const uint R, __global const uint* restrict row_vertex,
+                         __global const ulong* restrict ptr, __global const uint* restrict h,
+                         __global const ulong* restrict off, __global const double* restrict inv,
+                         __global const ulong* restrict seg_base,
+                         __global const ulong* restrict seg, __global const uint* restrict ent,
+                         __global const ulong* restrict indptr, const double dt,
+                         __global double* restrict data) {
+    const uint p = get_global_id(0);
+    if (p >= R) return;
+    const uint v = row_vertex[p];
+    const ulong p0 = ptr[v];
+    const ulong d = ptr[v + 1] - p0;
+    __global const double* b = inv + off[v] + (p - p0) * d;
+    ulong out = indptr[h[p]];
+    for (ulong s = seg_base[v]; s < seg_base[v + 1]; ++s, ++out) {
+        double sum = 0.0;
+        for (ulong e = seg[s]; e < seg[s + 1]; ++e) {
+            const uint x = ent[e];
+            const double bij = b[x >> 1];
+            sum += (x & 1u) ? -bij : bij;
+        }
+        data[out] = dt * sum;
+    }
+}

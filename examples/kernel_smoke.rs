@@ -70,11 +70,12 @@ const SOURCES: [(&str, &str); 5] = [
 
 /// The kernels of `cl/assemble.cl` and `cl/pack.cl` (double precision only: not launched on
 /// a device without fp64).
-const ASSEMBLY_KERNELS: [&str; 4] = [
+const ASSEMBLY_KERNELS: [&str; 5] = [
     "assemble_mmu",
     "assemble_meps",
     "pack_primal_sym",
     "pack_blocks_tri",
+    "csr_values",
 ];
 
 /// Every `__kernel` name declared in the sources, in source order.
@@ -242,7 +243,8 @@ pub fn run(spec: Option<&str>, precisions: &[&str]) -> Result<Smoke> {
 }
 
 /// The masses and their inverses assembled on the device (`cl/assemble.cl`, full assembly:
-/// both kernels, the block kernel with and without the inversion) against the host's, on a
+/// both kernels, the block kernel with and without the inversion), and the CSR form's values
+/// (`csr_values`), against the host's, on a
 /// jittered 72-tet box with random media; tolerance 1e-11 of each block's largest entry
 /// (different 3x3 and Cholesky inverses, `tests/device_assembly.rs`).
 fn assembly(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
@@ -273,7 +275,22 @@ fn assembly(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
             &host.meps_inv.data,
         ),
     ];
-    for (what, a, b) in pairs {
+    // the CSR form's values from the device's inverse blocks (`csr_values`)
+    let k = dgatd::backend::device_assembly::AssemblyKernels::build(dev)?;
+    let free: Vec<bool> = t.boundary_edge.iter().map(|&b| !b).collect();
+    let (csr, _) = dgatd::backend::device_assembly::csr(dev, &k, &m, &t, &mat, &free, 0.05)?;
+    s.covered(&ASSEMBLY_KERNELS[4..]);
+    let want = dgatd::dga::operators::build_csr(&host, 0.05);
+    let csr_pair: (&str, &[f64], &[f64]) = (
+        "CSR values",
+        if csr.indices() == want.indices() && csr.indptr() == want.indptr() {
+            csr.data()
+        } else {
+            &[]
+        },
+        want.data(),
+    );
+    for (what, a, b) in pairs.into_iter().chain([csr_pair]) {
         let e = if a.len() == b.len() {
             a.iter()
                 .zip(b)

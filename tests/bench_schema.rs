@@ -194,7 +194,9 @@ fn bench_csv_round_trip_and_report() {
     }
     // preprocess: the whole host preprocessing and its masses, and with an fp64 OpenCL
     // device (PoCL has one) the masses assembled on the device, with and without transfers
-    for v in ["host", "host_masses"] {
+    // (and the CSR form's matrix, on the host and on the device: these meshes are below the
+    // CSR variant's size limit)
+    for v in ["host", "host_masses", "host_csr"] {
         assert!(
             preprocess.contains(v),
             "no preprocess/{v} row: {preprocess:?}"
@@ -202,7 +204,12 @@ fn bench_csv_round_trip_and_report() {
     }
     let fp64 = dgatd::backend::opencl::list_devices().is_ok_and(|d| d.iter().any(|x| x.fp64));
     if fp64 {
-        for v in ["device", "device_kernels"] {
+        for v in [
+            "device",
+            "device_kernels",
+            "device_csr",
+            "device_csr_kernels",
+        ] {
             assert!(
                 preprocess.contains(v),
                 "no preprocess/{v} row: {preprocess:?}"

@@ -127,6 +127,61 @@ fn device_masses_equal_the_host_masses_on_the_coarse_cylinder() {
     compare("cylinder_coarse", &m, &mat, false);
 }
 
+/// The CSR form's matrix `Δt Meps⁻¹ C̃` with its values computed on the device
+/// (`device_assembly::csr`: the duplicate COO terms of each row summed by `csr_values`)
+/// against the host's `build_csr`: the same structure exactly, and the values within the
+/// round-off of the inverse blocks. Each value sums `±Meps⁻¹` entries of one block row, so its
+/// error is bounded by the row's entries' (1e-11 of the block's largest, above) times the
+/// number of terms; relative to the row's largest value the bound is 1e-10 (measured:
+/// printed). Random jittered boxes with random media, and the coarse cylinder (d ≈ 30).
+#[test]
+fn device_csr_values_equal_the_host_csr() {
+    let Some(dev) = cl_device() else { return };
+    let k = device_assembly::AssemblyKernels::build(&dev).unwrap();
+    let mut r = Rng::new(0xc5a_11ce);
+    let mut cases: Vec<(String, Mesh, Media)> = (0..2)
+        .map(|case| {
+            let n = [
+                2 + (r.uniform() * 4.0) as usize,
+                2 + (r.uniform() * 4.0) as usize,
+                2 + (r.uniform() * 4.0) as usize,
+            ];
+            let amp = 0.1 + 0.2 * r.uniform();
+            let m = jittered_box(n, 2000 + case, amp);
+            let mat = random_media(m.n_tets(), 91 + case);
+            (format!("box {n:?} jitter {amp:.2}"), m, mat)
+        })
+        .collect();
+    let cyl = cylinder("cylinder_coarse.msh");
+    let vac = Media::vacuum(cyl.n_tets());
+    cases.push(("cylinder_coarse".into(), cyl, vac));
+    for (label, m, mat) in cases {
+        let t = Topology::build(&m).unwrap();
+        let host = Dga::assemble_with(&m, &t, &mat, &t.boundary_edge, true).unwrap();
+        let dt = 0.37 * r.uniform() + 0.01;
+        let want = dgatd::dga::operators::build_csr(&host, dt);
+        let free: Vec<bool> = t.boundary_edge.iter().map(|&b| !b).collect();
+        let (got, times) = device_assembly::csr(&dev, &k, &m, &t, &mat, &free, dt).unwrap();
+        assert_eq!(got.shape(), want.shape(), "{label}");
+        assert_eq!(
+            got.indptr().raw_storage(),
+            want.indptr().raw_storage(),
+            "{label}"
+        );
+        assert_eq!(got.indices(), want.indices(), "{label}");
+        assert!(want.nnz() > 0);
+        let ip = want.indptr().raw_storage().to_vec();
+        let e = worst_rel(got.data(), want.data(), ip.windows(2).map(|w| (w[0], w[1])));
+        println!(
+            "{label}: {} tets, {} nonzeros: CSR values {e:.2e} ({:.3} s)",
+            m.n_tets(),
+            want.nnz(),
+            times.total_s
+        );
+        assert!(e < 1e-10, "{label}: CSR values differ by {e:e}");
+    }
+}
+
 /// A flat tet (one node moved onto the plane of its three neighbours) is refused with the
 /// same kind of error as on the host, naming the tet, not a panic or NaN operators.
 #[test]

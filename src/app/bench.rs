@@ -146,6 +146,81 @@ fn device_assembly_rows(
         .collect())
 }
 
+/// `Δt` of the CSR matrices the `preprocess` rows build (any value: it only scales them).
+const CSR_DT: f64 = 1e-3;
+
+/// `preprocess` rows of the CSR form's matrix `Δt Meps⁻¹ C̃` assembled on `dev`
+/// ([`device_assembly::csr`]): variant `device_csr` (the masses and inverses, the host's
+/// structure, the values on the device and their download: what replaces `host_masses` plus
+/// `host_csr`) and `device_csr_kernels` (the three kernels alone), over `min(reps, 3)` runs
+/// after one that builds the program and is checked against `want` (the host's
+/// `build_csr`): the same structure, and values within 1e-10 of each row's largest, or an
+/// error, not a row.
+#[allow(clippy::too_many_arguments)]
+fn device_csr_rows(
+    dev: &Arc<ClDevice>,
+    mesh: &dgatd::mesh::Mesh,
+    topo: &Topology,
+    mat: &Media,
+    dga: &Dga,
+    want: &sprs::CsMat<f64>,
+    cfg: &BenchConfig,
+    base: &Row,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>> {
+    let k = device_assembly::AssemblyKernels::build(dev)?;
+    let reps = cfg.reps.clamp(1, 3);
+    let (mut total, mut kern) = (Vec::new(), Vec::new());
+    for rep in 0..=reps {
+        let (m, t) = device_assembly::csr(dev, &k, mesh, topo, mat, &dga.free_edge, CSR_DT)?;
+        if rep == 0 {
+            let same = m.indptr() == want.indptr() && m.indices() == want.indices();
+            let ip = want.indptr().raw_storage().to_vec();
+            let e = if same {
+                (0..want.rows())
+                    .into_par_iter()
+                    .map(|r| {
+                        rel_to_largest::<f64>(
+                            &m.data()[ip[r]..ip[r + 1]],
+                            &want.data()[ip[r]..ip[r + 1]],
+                        )
+                    })
+                    .reduce(|| 0.0, f64::max)
+            } else {
+                f64::INFINITY
+            };
+            log(&format!(
+                "{} tets on {}: device CSR against the host's: {} nonzeros, values {e:.1e}",
+                dga.n_tets,
+                dev.info.name,
+                want.nnz()
+            ));
+            if !(e <= 1e-10) {
+                return Err(Error::config(
+                    "bench",
+                    "device CSR",
+                    format!(
+                        "the CSR matrix assembled on {} differs from the host's (structure equal: {same}, values {e:e})",
+                        dev.info.name
+                    ),
+                ));
+            }
+            continue;
+        }
+        log(&format!(
+            "{} tets on {}: device CSR {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3}, download {:.3})",
+            dga.n_tets, dev.info.name, t.total_s, t.layout_s, t.upload_s, t.kernels_s, t.download_s
+        ));
+        total.push(t.total_s);
+        kern.push(t.kernels_s);
+    }
+    let dofs = (dga.n_tets, dga.counts().dofs());
+    Ok([("device_csr", total), ("device_csr_kernels", kern)]
+        .into_iter()
+        .map(|(v, times)| Row::preprocess(base, v, dofs, times))
+        .collect())
+}
+
 /// `preprocess` rows of the operators assembled on `dev` and left there, packed into the
 /// stepper's layouts in precision `T` ([`device_assembly::resident`]): variant
 /// `device_resident` (layout on the host, uploads, assembly and packing kernels; nothing is
@@ -912,6 +987,26 @@ pub fn run(
             (dga.n_tets, dga.counts().dofs()),
             vec![masses_s],
         ))?;
+        // The CSR form's matrix on the host from its masses (`host_csr`), where the CSR
+        // variant runs at all: the reference of the `device_csr` rows.
+        let csr_host = if dga.n_tets <= cfg.csr_max_tets {
+            let mut times = Vec::new();
+            let mut m = None;
+            for _ in 0..cfg.reps.clamp(1, 3) {
+                let t = Instant::now();
+                m = Some(dgatd::dga::operators::build_csr(&dga, CSR_DT));
+                times.push(t.elapsed().as_secs_f64());
+            }
+            report(&Row::preprocess(
+                &base,
+                "host_csr",
+                (dga.n_tets, dga.counts().dofs()),
+                times,
+            ))?;
+            m
+        } else {
+            None
+        };
         for d in devices.iter().filter(|d| d.info.fp64) {
             let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, "f64");
             let rows = device_assembly_rows(d, &mesh, &topo, &vacuum, &dga, cfg, &base, log);
@@ -921,6 +1016,15 @@ pub fn run(
                 log,
                 &format!("device assembly of {} tets on {}", dga.n_tets, d.info.name),
             )?;
+            if let Some(want) = &csr_host {
+                let rows = device_csr_rows(d, &mesh, &topo, &vacuum, &dga, want, cfg, &base, log);
+                emit(
+                    rows,
+                    report,
+                    log,
+                    &format!("device CSR of {} tets on {}", dga.n_tets, d.info.name),
+                )?;
+            }
             for p in &cfg.precisions {
                 let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
                 let rows = if p == "f64" {

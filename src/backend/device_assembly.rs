@@ -10,6 +10,9 @@
 //! tet the four hexahedral Gram inverses `μ |tet|/4 (GᵀG)⁻¹` summed into `Mmu_n` and its
 //! Cholesky inverse; for every vertex the hexahedral `ε |tet|/4 (GᵀG)⁻¹` of its tets summed
 //! into the `d × d` block, factored and inverted in place (one work-item per tet or vertex).
+//! For the CSR form, [`csr`] computes the values of `Δt Meps⁻¹ C̃` on the device from the
+//! inverse blocks left there (the COO terms of each row grouped by column and summed); its
+//! structure is built on the host ([`crate::dga::operators::csr_layout`]).
 //! The sums run in the host's order (tets ascending, then the 3 × 3 entries); the 3 × 3
 //! inverses use the adjugate and the block inverses an explicit Cholesky where the host
 //! uses nalgebra's, so the two agree to round-off (`tests/device_assembly.rs`), not bit for
@@ -18,13 +21,15 @@
 pub use super::opencl::ResidentOperators;
 use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch};
 use crate::Real;
-use crate::dga::{Dga, Masses, VertexBlocks, block_layout, vertex_tets};
+use crate::dga::operators::csr_layout;
+use crate::dga::{Dga, Masses, VertexBlocks, block_layout, dual_circulations, vertex_tets};
 use crate::mesh::{Mesh, Topology};
 use crate::problem::Media;
 use crate::{Error, Result};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
+use sprs::CsMat;
 use std::time::Instant;
 
 /// `n` copies of `x`, written by all threads: a fresh `vec![x; n]` of zeros is mapped lazily,
@@ -65,6 +70,7 @@ fn kernel(program: &opencl3::program::Program, name: &str) -> Result<Kernel> {
 pub struct AssemblyKernels {
     mmu: Kernel,
     meps: Kernel,
+    csr: Kernel,
 }
 
 impl AssemblyKernels {
@@ -85,6 +91,7 @@ impl AssemblyKernels {
         Ok(AssemblyKernels {
             mmu: k("assemble_mmu")?,
             meps: k("assemble_meps")?,
+            csr: k("csr_values")?,
         })
     }
 }
@@ -202,6 +209,89 @@ pub fn assemble_with(
     ))
 }
 
+/// The CSR form's matrix `Δt Meps⁻¹ C̃` ([`crate::dga::operators::build_csr`], `dt` in metres
+/// of light travel) of `mesh` over the `free_edge` half-edges, assembled on `dev`: the masses
+/// and inverses by the assembly kernels, then every value by `csr_values` from the inverse
+/// blocks still on the device, summing each row's duplicate COO terms per column in the
+/// host's order. Only the values come back. The structure ([`CsrLayout`]: the dual
+/// circulations, each row's columns and the grouping of its terms) is integer work on the
+/// host, like the block layout, and counts in `layout_s`. The values equal the host's to
+/// the round-off of the inverse blocks (the sums themselves are the host's, term for term).
+pub fn csr(
+    dev: &ClDevice,
+    k: &AssemblyKernels,
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    free_edge: &[bool],
+    dt: f64,
+) -> Result<(CsMat<f64>, AssemblyTimes)> {
+    let t0 = Instant::now();
+    let a = assemble(dev, k, mesh, topo, mat, free_edge, true)?;
+    let t1 = Instant::now();
+    let (circ_ptr, circ) = dual_circulations(mesh, topo);
+    let l = csr_layout(
+        &a.layout,
+        &circ_ptr,
+        &circ,
+        2 * topo.n_edges(),
+        4 * mesh.n_tets(),
+    );
+    let rows = a.layout.h.len();
+    let row_vertex: Vec<u32> = (0..a.layout.n_vertices())
+        .into_par_iter()
+        .flat_map_iter(|v| std::iter::repeat_n(v as u32, a.layout.dim(v)))
+        .collect();
+    let indptr: Vec<u64> = l.indptr.par_iter().map(|&x| x as u64).collect();
+    let t2 = Instant::now();
+    let rv_b = dev.upload(&row_vertex, "CSR row vertices")?;
+    let sb_b = dev.upload(&l.seg_base, "CSR segment bases")?;
+    let seg_b = dev.upload(&l.seg, "CSR segments")?;
+    let ent_b = dev.upload(&l.ent, "CSR terms")?;
+    let ip_b = dev.upload(&indptr, "CSR row pointers")?;
+    let data_b = dev.alloc::<f64>(l.indices.len().max(1), "CSR values")?;
+    dev.finish()?;
+    let t3 = Instant::now();
+    let e = launch::<f64>(
+        dev,
+        &k.csr,
+        rows,
+        LOCAL,
+        &[
+            Arg::U32(rows as u32),
+            Arg::BufU32(&rv_b),
+            Arg::BufU64(&a.ptr),
+            Arg::BufU32(&a.h),
+            Arg::BufU64(&a.off),
+            Arg::Buf(&a.meps_inv),
+            Arg::BufU64(&sb_b),
+            Arg::BufU64(&seg_b),
+            Arg::BufU32(&ent_b),
+            Arg::BufU64(&ip_b),
+            Arg::Real(dt),
+            Arg::Buf(&data_b),
+        ],
+    )?;
+    let csr_s = event_seconds(&e)?;
+    let t4 = Instant::now();
+    let mut data = touched(l.indices.len(), 0.0f64);
+    if !data.is_empty() {
+        dev.read_into(&data_b, &mut data, "CSR values")?;
+    }
+    let download_s = t4.elapsed().as_secs_f64();
+    let m = l.matrix(data);
+    Ok((
+        m,
+        AssemblyTimes {
+            layout_s: a.times.layout_s + (t2 - t1).as_secs_f64(),
+            upload_s: a.times.upload_s + (t3 - t2).as_secs_f64(),
+            kernels_s: a.times.kernels_s + csr_s,
+            download_s,
+            total_s: t0.elapsed().as_secs_f64(),
+        },
+    ))
+}
+
 /// The masses assembled on the device, still there: `Mmu⁻¹` (`[t][10]`, f64), the full
 /// `Meps⁻¹` blocks (f64, in `layout`), and with a full assembly `Mmu` and `Meps` too;
 /// `layout` is the block layout with no values.
@@ -211,8 +301,9 @@ struct OnDevice {
     meps_inv: Buffer<f64>,
     meps: Option<Buffer<f64>>,
     layout: VertexBlocks,
-    /// The layout's `ptr` and `off` as uploaded for the block kernel.
+    /// The layout's `ptr`, `h` and `off` as uploaded for the block kernel.
     ptr: Buffer<u64>,
+    h: Buffer<u32>,
     off: Buffer<u64>,
     nblk: usize,
     times: AssemblyTimes,
@@ -393,6 +484,7 @@ fn assemble(
         meps: blk,
         layout,
         ptr: ptr_b,
+        h: h_b,
         off: off_b,
         nblk,
         times: AssemblyTimes {

@@ -844,7 +844,7 @@ fn invert_in_place(m: &mut VertexBlocks, mesh: &Mesh) -> Result<()> {
 /// Per edge, the signed F slots of its dual-face circulation (design note §7), from the
 /// geometric right-hand rule. Counting sort over tets (ascending tet order per edge); the
 /// orientation test is evaluated in the fill pass, so no per-tet temporary is stored.
-fn dual_circulations(mesh: &Mesh, topo: &Topology) -> (Vec<u32>, Vec<u32>) {
+pub(crate) fn dual_circulations(mesh: &Mesh, topo: &Topology) -> (Vec<u32>, Vec<u32>) {
     let ne = topo.n_edges();
     let mut ptr = vec![0u32; ne + 1];
     for te in &topo.tet_edges {

@@ -731,8 +731,140 @@ impl<T: Real> Operators<T> {
     }
 }
 
-/// Rows of one vertex: (half-edge slot, [(column, value)]).
-type VertexRows = Vec<(u32, Vec<(u32, f64)>)>;
+/// The structure of `Δt B C̃` ([`build_csr_with`]) and the recipe of its values, the integer
+/// part of the sparse assembly (shared by the host and `backend::device_assembly`, so both
+/// sum the same terms in the same order).
+///
+/// Row `h` (a half-edge of vertex `v`, local index `i` in `v`'s block `B_v`) has one entry
+/// per dual DoF that a dual circulation of `v`'s edges touches, the columns `indices[indptr[h]..]`
+/// ascending. Its `k`-th value is `Δt Σ ± B_v[i][j]` over the terms of segment
+/// `seg_base[v] + k`: `ent[seg[s]..seg[s + 1]]`, each `(j << 1) | negative`, in the order
+/// of `B`'s columns `j` and then of the circulation. That is the COO form with its duplicate
+/// `(h, column)` pairs grouped: summing each group is the duplicate summation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CsrLayout {
+    pub indptr: Vec<usize>,
+    pub indices: Vec<u32>,
+    /// `n_vertices + 1` segment offsets, and `n_segments + 1` term offsets.
+    pub seg_base: Vec<u64>,
+    pub seg: Vec<u64>,
+    pub ent: Vec<u32>,
+    /// Columns (`n_dual`).
+    pub ncols: usize,
+}
+
+/// The [`CsrLayout`] of blocks in `layout` (only `ptr` and `h` are read) with the dual
+/// circulations `circ_ptr`, `circ` (as in [`Dga`]): `nrows` half-edges, `ncols` dual DoFs.
+pub fn csr_layout(
+    layout: &VertexBlocks,
+    circ_ptr: &[u32],
+    circ: &[u32],
+    nrows: usize,
+    ncols: usize,
+) -> CsrLayout {
+    let nv = layout.n_vertices();
+    // per vertex: its sorted columns and, per column, its terms
+    let per: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = (0..nv)
+        .into_par_iter()
+        .map(|v| {
+            // (column, term): stable sort keeps the order of j, then of the circulation
+            let mut ent: Vec<(u32, u32)> = Vec::new();
+            for (j, &h) in layout.halves(v).iter().enumerate() {
+                let e = (h >> 1) as usize;
+                for &x in &circ[circ_ptr[e] as usize..circ_ptr[e + 1] as usize] {
+                    ent.push((x >> 1, ((j as u32) << 1) | (x & 1)));
+                }
+            }
+            ent.sort_by_key(|a| a.0);
+            let mut cols: Vec<u32> = Vec::new();
+            let mut len: Vec<u32> = Vec::new();
+            for &(c, _) in &ent {
+                if cols.last() == Some(&c) {
+                    *len.last_mut().unwrap_or(&mut 0) += 1;
+                } else {
+                    cols.push(c);
+                    len.push(1);
+                }
+            }
+            (cols, len, ent.into_iter().map(|a| a.1).collect())
+        })
+        .collect();
+    let mut row_len = vec![0usize; nrows];
+    for (v, (cols, _, _)) in per.iter().enumerate() {
+        for &h in layout.halves(v) {
+            row_len[h as usize] = cols.len();
+        }
+    }
+    let mut indptr = Vec::with_capacity(nrows + 1);
+    indptr.push(0usize);
+    for l in &row_len {
+        indptr.push(indptr.last().copied().unwrap_or(0) + l);
+    }
+    let mut indices = vec![0u32; *indptr.last().unwrap_or(&0)];
+    let (mut seg_base, mut seg, mut ent) = (vec![0u64], vec![0u64], Vec::new());
+    for (v, (cols, len, terms)) in per.into_iter().enumerate() {
+        for &h in layout.halves(v) {
+            let s = indptr[h as usize];
+            indices[s..s + cols.len()].copy_from_slice(&cols);
+        }
+        for l in len {
+            seg.push(seg.last().copied().unwrap_or(0) + l as u64);
+        }
+        seg_base.push((seg.len() - 1) as u64);
+        ent.extend(terms);
+    }
+    CsrLayout {
+        indptr,
+        indices,
+        seg_base,
+        seg,
+        ent,
+        ncols,
+    }
+}
+
+impl CsrLayout {
+    /// The values of `Δt B C̃` for the blocks `inv` (in the layout this was built from).
+    pub fn values(&self, inv: &VertexBlocks, dt: f64) -> Vec<f64> {
+        let mut data = vec![0.0; self.indices.len()];
+        let rows: Vec<(usize, Vec<f64>)> = (0..inv.n_vertices())
+            .into_par_iter()
+            .flat_map_iter(|v| {
+                let (b, d) = (inv.block(v), inv.dim(v));
+                let segs = self.seg_base[v] as usize..self.seg_base[v + 1] as usize;
+                inv.halves(v).iter().enumerate().map(move |(i, &h)| {
+                    let row = segs
+                        .clone()
+                        .map(|s| {
+                            let mut sum = 0.0;
+                            for &x in &self.ent[self.seg[s] as usize..self.seg[s + 1] as usize] {
+                                let bij = b[i * d + (x >> 1) as usize];
+                                sum += if x & 1 == 1 { -bij } else { bij };
+                            }
+                            dt * sum
+                        })
+                        .collect();
+                    (h as usize, row)
+                })
+            })
+            .collect();
+        for (h, row) in rows {
+            data[self.indptr[h]..self.indptr[h] + row.len()].copy_from_slice(&row);
+        }
+        data
+    }
+
+    /// The matrix with values `data` (from [`Self::values`] or a device).
+    pub fn matrix(&self, data: Vec<f64>) -> CsMat<f64> {
+        let indices = self.indices.iter().map(|&c| c as usize).collect();
+        CsMat::new(
+            (self.indptr.len() - 1, self.ncols),
+            self.indptr.clone(),
+            indices,
+            data,
+        )
+    }
+}
 
 /// The seed's global matrix `Δt Meps⁻¹ C̃` (2E x 4T), built per vertex in parallel.
 pub fn build_csr(dga: &Dga, dt: f64) -> CsMat<f64> {
@@ -742,64 +874,7 @@ pub fn build_csr(dga: &Dga, dt: f64) -> CsMat<f64> {
 /// `Δt B C̃` for per-vertex blocks `inv` in the layout of `Meps⁻¹` (`Meps⁻¹`, or with the
 /// lossy vertices' `Ã_v⁻¹`).
 pub fn build_csr_with(dga: &Dga, inv: &VertexBlocks, dt: f64) -> CsMat<f64> {
-    let nv = dga.meps.n_vertices();
-    let rows: Vec<VertexRows> = (0..nv)
-        .into_par_iter()
-        .map(|v| {
-            let hs = inv.halves(v);
-            let b = inv.block(v);
-            let d = hs.len();
-            // (column, local edge j, sign)
-            let mut ent: Vec<(u32, usize, f64)> = Vec::new();
-            for (j, &h) in hs.iter().enumerate() {
-                let e = (h >> 1) as usize;
-                for &x in &dga.circ[dga.circ_ptr[e] as usize..dga.circ_ptr[e + 1] as usize] {
-                    ent.push((x >> 1, j, if x & 1 == 1 { -1.0 } else { 1.0 }));
-                }
-            }
-            ent.sort_by_key(|a| a.0);
-            let mut cols: Vec<u32> = ent.iter().map(|a| a.0).collect();
-            cols.dedup();
-            (0..d)
-                .map(|i| {
-                    let mut row = Vec::with_capacity(cols.len());
-                    let mut k = 0;
-                    for &c in &cols {
-                        let mut s = 0.0;
-                        while k < ent.len() && ent[k].0 == c {
-                            s += b[i * d + ent[k].1] * ent[k].2;
-                            k += 1;
-                        }
-                        row.push((c, dt * s));
-                    }
-                    (hs[i], row)
-                })
-                .collect()
-        })
-        .collect();
-    let nrows = dga.n_half();
-    let mut len = vec![0usize; nrows];
-    for vr in &rows {
-        for (h, r) in vr {
-            len[*h as usize] = r.len();
-        }
-    }
-    let mut indptr = Vec::with_capacity(nrows + 1);
-    indptr.push(0usize);
-    for l in &len {
-        indptr.push(indptr.last().copied().unwrap_or(0) + l);
-    }
-    let nnz = *indptr.last().unwrap_or(&0);
-    let mut indices = vec![0usize; nnz];
-    let mut data = vec![0.0; nnz];
-    for vr in rows {
-        for (h, r) in vr {
-            let s = indptr[h as usize];
-            for (k, (c, x)) in r.into_iter().enumerate() {
-                indices[s + k] = c as usize;
-                data[s + k] = x;
-            }
-        }
-    }
-    CsMat::new((nrows, dga.n_dual()), indptr, indices, data)
+    let l = csr_layout(inv, &dga.circ_ptr, &dga.circ, dga.n_half(), dga.n_dual());
+    let data = l.values(inv, dt);
+    l.matrix(data)
 }
