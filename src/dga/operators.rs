@@ -763,7 +763,7 @@ pub fn csr_layout(
     ncols: usize,
 ) -> CsrLayout {
     let nv = layout.n_vertices();
-    // per vertex: its sorted columns and, per column, its terms
+    // per vertex: its sorted columns, the number of terms of each, and the terms
     let per: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = (0..nv)
         .into_par_iter()
         .map(|v| {
@@ -789,30 +789,40 @@ pub fn csr_layout(
             (cols, len, ent.into_iter().map(|a| a.1).collect())
         })
         .collect();
-    let mut row_len = vec![0usize; nrows];
-    for (v, (cols, _, _)) in per.iter().enumerate() {
-        for &h in layout.halves(v) {
-            row_len[h as usize] = cols.len();
-        }
-    }
+    let owner = row_owners(layout, nrows);
     let mut indptr = Vec::with_capacity(nrows + 1);
     indptr.push(0usize);
-    for l in &row_len {
+    for o in &owner {
+        let l = o.map(|(v, _)| per[v as usize].0.len()).unwrap_or(0);
         indptr.push(indptr.last().copied().unwrap_or(0) + l);
     }
     let mut indices = vec![0u32; *indptr.last().unwrap_or(&0)];
-    let (mut seg_base, mut seg, mut ent) = (vec![0u64], vec![0u64], Vec::new());
-    for (v, (cols, len, terms)) in per.into_iter().enumerate() {
-        for &h in layout.halves(v) {
-            let s = indptr[h as usize];
-            indices[s..s + cols.len()].copy_from_slice(&cols);
-        }
-        for l in len {
-            seg.push(seg.last().copied().unwrap_or(0) + l as u64);
-        }
-        seg_base.push((seg.len() - 1) as u64);
-        ent.extend(terms);
+    row_slices(&mut indices, &indptr)
+        .into_par_iter()
+        .zip(&owner)
+        .for_each(|(row, o)| {
+            if let Some((v, _)) = o {
+                row.copy_from_slice(&per[*v as usize].0);
+            }
+        });
+    let mut seg_base = Vec::with_capacity(nv + 1);
+    seg_base.push(0u64);
+    for p in &per {
+        seg_base.push(seg_base.last().copied().unwrap_or(0) + p.0.len() as u64);
     }
+    let lens: Vec<u32> = per
+        .par_iter()
+        .flat_map_iter(|p| p.1.iter().copied())
+        .collect();
+    let mut seg = Vec::with_capacity(lens.len() + 1);
+    seg.push(0u64);
+    for l in lens {
+        seg.push(seg.last().copied().unwrap_or(0) + l as u64);
+    }
+    let ent = per
+        .par_iter()
+        .flat_map_iter(|p| p.2.iter().copied())
+        .collect();
     CsrLayout {
         indptr,
         indices,
@@ -823,43 +833,62 @@ pub fn csr_layout(
     }
 }
 
+/// `(vertex, local index)` of each of `nrows` half-edge rows in the blocks of `layout`
+/// (None for a row in no block).
+fn row_owners(layout: &VertexBlocks, nrows: usize) -> Vec<Option<(u32, u32)>> {
+    let mut owner = vec![None; nrows];
+    for v in 0..layout.n_vertices() {
+        for (i, &h) in layout.halves(v).iter().enumerate() {
+            owner[h as usize] = Some((v as u32, i as u32));
+        }
+    }
+    owner
+}
+
+/// `buf` cut into the rows of `indptr`, for filling the rows in parallel.
+fn row_slices<'a, T>(buf: &'a mut [T], indptr: &[usize]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(indptr.len().saturating_sub(1));
+    let mut rest = buf;
+    for w in indptr.windows(2) {
+        let (row, tail) = rest.split_at_mut(w[1] - w[0]);
+        out.push(row);
+        rest = tail;
+    }
+    out
+}
+
 impl CsrLayout {
     /// The values of `Δt B C̃` for the blocks `inv` (in the layout this was built from).
     pub fn values(&self, inv: &VertexBlocks, dt: f64) -> Vec<f64> {
         let mut data = vec![0.0; self.indices.len()];
-        let rows: Vec<(usize, Vec<f64>)> = (0..inv.n_vertices())
+        let owner = row_owners(inv, self.indptr.len() - 1);
+        row_slices(&mut data, &self.indptr)
             .into_par_iter()
-            .flat_map_iter(|v| {
+            .zip(&owner)
+            .for_each(|(row, o)| {
+                let Some((v, i)) = *o else { return };
+                let (v, i) = (v as usize, i as usize);
                 let (b, d) = (inv.block(v), inv.dim(v));
                 let segs = self.seg_base[v] as usize..self.seg_base[v + 1] as usize;
-                inv.halves(v).iter().enumerate().map(move |(i, &h)| {
-                    let row = segs
-                        .clone()
-                        .map(|s| {
-                            let mut sum = 0.0;
-                            for &x in &self.ent[self.seg[s] as usize..self.seg[s + 1] as usize] {
-                                let bij = b[i * d + (x >> 1) as usize];
-                                sum += if x & 1 == 1 { -bij } else { bij };
-                            }
-                            dt * sum
-                        })
-                        .collect();
-                    (h as usize, row)
-                })
-            })
-            .collect();
-        for (h, row) in rows {
-            data[self.indptr[h]..self.indptr[h] + row.len()].copy_from_slice(&row);
-        }
+                for (x, s) in row.iter_mut().zip(segs) {
+                    let mut sum = 0.0;
+                    for &t in &self.ent[self.seg[s] as usize..self.seg[s + 1] as usize] {
+                        let bij = b[i * d + (t >> 1) as usize];
+                        sum += if t & 1 == 1 { -bij } else { bij };
+                    }
+                    *x = dt * sum;
+                }
+            });
         data
     }
 
     /// The matrix with values `data` (from [`Self::values`] or a device).
-    pub fn matrix(&self, data: Vec<f64>) -> CsMat<f64> {
-        let indices = self.indices.iter().map(|&c| c as usize).collect();
+    pub fn matrix(self, data: Vec<f64>) -> CsMat<f64> {
+        // hundreds of millions of indices at a few million tets: widen them in parallel
+        let indices = self.indices.par_iter().map(|&c| c as usize).collect();
         CsMat::new(
             (self.indptr.len() - 1, self.ncols),
-            self.indptr.clone(),
+            self.indptr,
             indices,
             data,
         )
