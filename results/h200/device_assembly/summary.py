@@ -62,10 +62,37 @@ for run in sorted(glob.glob("run_*")):
         for (t, p) in sorted(per_r):
             med = [statistics.median(c) for c in zip(*per_r[(t, p)])]
             out.append(f"| {t} | {p} | " + " | ".join(f"{v:.3f}" for v in med) + " |")
+    if any("device_csr" in x for x in rows.values()):
+        out += ["", "The CSR form's matrix `Δt Meps⁻¹ C̃` (`host_csr`: `build_csr` from the host's masses; "
+                "`device_csr`: masses, inverses and values on the device, structure on the host, values downloaded):", "",
+                "| tets | host masses s | host_csr s | host masses + host_csr s | device_csr s | device_csr kernels s | host / device_csr | device_csr s per 10M tets |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for t in sorted(rows):
+            x = rows[t]
+            if "device_csr" not in x:
+                continue
+            host = x["host_masses"] + x["host_csr"]
+            out.append(
+                f"| {t} | {x['host_masses']:.3f} | {x['host_csr']:.3f} | {host:.3f} | {x['device_csr']:.3f} | "
+                f"{x['device_csr_kernels']:.4f} | {host / x['device_csr']:.2f} | {x['device_csr'] / t * 1e7:.2f} |")
+        pat_c = re.compile(r"^(\d+) tets on .*: device CSR ([\d.]+) s \(layout ([\d.]+), upload ([\d.]+), kernels ([\d.]+), download ([\d.]+)\)")
+        per_c = {}
+        for f in sorted(glob.glob(f"{run}/*.log")):
+            for line in open(f):
+                m = pat_c.match(line)
+                if m:
+                    per_c.setdefault(int(m.group(1)), []).append([float(m.group(i)) for i in (3, 4, 5, 6, 2)])
+        out += ["", "Breakdown of the `device_csr` rows (medians of the timed runs, from the logs), s; "
+                "the rest of the total is the index widening into the returned matrix and the allocations:", "",
+                "| tets | layout (host: block layout and CSR structure) | upload | kernels | download | total |",
+                "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for t in sorted(per_c):
+            med = [statistics.median(c) for c in zip(*per_c[t])]
+            out.append(f"| {t} | " + " | ".join(f"{v:.3f}" for v in med) + " |")
     checks = []
     for f in sorted(glob.glob(f"{run}/*.log")):
         for line in open(f):
-            if "device masses against the host's" in line or "operators against the host's" in line:
+            if "device masses against the host's" in line or "operators against the host's" in line or "device CSR against the host's" in line:
                 checks.append(line.strip())
     out += ["", "Checks against the host's operators (largest difference / largest entry, per tet or vertex):", ""]
     out += [f"- {c}" for c in checks]
