@@ -55,6 +55,20 @@ fn random_media(t: usize, seed: u64) -> Media {
     )
 }
 
+/// A box of 2–5 cells per side (from `r`), jittered by 0.1–0.3 of a cell (mesh seed
+/// `mesh_seed`), with random media (seed `media_seed`), and its label.
+fn random_case(r: &mut Rng, mesh_seed: u64, media_seed: u64) -> (String, Mesh, Media) {
+    let n = [
+        2 + (r.uniform() * 4.0) as usize,
+        2 + (r.uniform() * 4.0) as usize,
+        2 + (r.uniform() * 4.0) as usize,
+    ];
+    let amp = 0.1 + 0.2 * r.uniform();
+    let m = jittered_box(n, mesh_seed, amp);
+    let mat = random_media(m.n_tets(), media_seed);
+    (format!("box {n:?} jitter {amp:.2}"), m, mat)
+}
+
 const TOL: f64 = 1e-11;
 
 fn compare(label: &str, m: &Mesh, mat: &Media, lean: bool) {
@@ -102,20 +116,8 @@ fn compare(label: &str, m: &Mesh, mat: &Media, lean: bool) {
 fn device_masses_equal_the_host_masses_on_random_meshes() {
     let mut r = Rng::new(0x5eed_a55e);
     for case in 0..3 {
-        let n = [
-            2 + (r.uniform() * 4.0) as usize,
-            2 + (r.uniform() * 4.0) as usize,
-            2 + (r.uniform() * 4.0) as usize,
-        ];
-        let amp = 0.1 + 0.2 * r.uniform();
-        let m = jittered_box(n, 1000 + case, amp);
-        let mat = random_media(m.n_tets(), 77 + case);
-        compare(
-            &format!("box {n:?} jitter {amp:.2}"),
-            &m,
-            &mat,
-            case % 2 == 0,
-        );
+        let (label, m, mat) = random_case(&mut r, 1000 + case, 77 + case);
+        compare(&label, &m, &mat, case % 2 == 0);
     }
 }
 
@@ -140,17 +142,7 @@ fn device_csr_values_equal_the_host_csr() {
     let k = device_assembly::AssemblyKernels::build(&dev).unwrap();
     let mut r = Rng::new(0xc5a_11ce);
     let mut cases: Vec<(String, Mesh, Media)> = (0..2)
-        .map(|case| {
-            let n = [
-                2 + (r.uniform() * 4.0) as usize,
-                2 + (r.uniform() * 4.0) as usize,
-                2 + (r.uniform() * 4.0) as usize,
-            ];
-            let amp = 0.1 + 0.2 * r.uniform();
-            let m = jittered_box(n, 2000 + case, amp);
-            let mat = random_media(m.n_tets(), 91 + case);
-            (format!("box {n:?} jitter {amp:.2}"), m, mat)
-        })
+        .map(|case| random_case(&mut r, 2000 + case, 91 + case))
         .collect();
     let cyl = cylinder("cylinder_coarse.msh");
     let vac = Media::vacuum(cyl.n_tets());

@@ -98,11 +98,16 @@ fn device_assembly_rows(
         return Ok(Vec::new());
     }
     let k = device_assembly::AssemblyKernels::build(dev)?;
-    let reps = cfg.reps.clamp(1, 3);
-    let (mut total, mut kern) = (Vec::new(), Vec::new());
-    for rep in 0..=reps {
-        let (m, t) = device_assembly::masses(dev, &k, mesh, topo, mat, &dga.free_edge, true)?;
-        if rep == 0 {
+    timed_assembly(
+        ["device", "device_kernels"],
+        "device assembly",
+        dev,
+        dga,
+        cfg,
+        base,
+        log,
+        || device_assembly::masses(dev, &k, mesh, topo, mat, &dga.free_edge, true),
+        |m, log| {
             // largest difference relative to the largest host entry, per tet or vertex
             let rel = rel_to_largest::<f64>;
             let e_mmu = (m.mmu_inv.par_iter().zip(&dga.mmu_inv))
@@ -120,28 +125,51 @@ fn device_assembly_rows(
                 "{} tets on {}: device masses against the host's: Mmu⁻¹ {e_mmu:.1e}, Meps⁻¹ {e_meps:.1e}",
                 dga.n_tets, dev.info.name
             ));
-            if !(e_mmu <= 1e-10 && e_meps <= 1e-10) {
-                return Err(Error::config(
-                    "bench",
-                    "device assembly",
-                    format!(
-                        "the operators assembled on {} differ from the host's (Mmu⁻¹ {e_mmu:e}, Meps⁻¹ {e_meps:e})",
-                        dev.info.name
-                    ),
-                ));
-            }
+            (e_mmu <= 1e-10 && e_meps <= 1e-10).then_some(()).ok_or_else(|| {
+                format!(
+                    "the operators assembled on {} differ from the host's (Mmu⁻¹ {e_mmu:e}, Meps⁻¹ {e_meps:e})",
+                    dev.info.name
+                )
+            })
+        },
+    )
+}
+
+/// Runs a device assembly (`assemble`) `min(reps, 3) + 1` times: the first builds the
+/// program and is checked by `check` (its message, an error naming the bench, when it
+/// fails: no row), the others are timed and logged as `"… {what} … s (layout …)"`. Rows
+/// `variants[0]` (the whole call) and `variants[1]` (its kernels).
+#[allow(clippy::too_many_arguments)]
+fn timed_assembly<M>(
+    variants: [&str; 2],
+    what: &str,
+    dev: &ClDevice,
+    dga: &Dga,
+    cfg: &BenchConfig,
+    base: &Row,
+    log: &mut dyn FnMut(&str),
+    mut assemble: impl FnMut() -> dgatd::Result<(M, device_assembly::AssemblyTimes)>,
+    mut check: impl FnMut(&M, &mut dyn FnMut(&str)) -> std::result::Result<(), String>,
+) -> Result<Vec<Row>> {
+    let reps = cfg.reps.clamp(1, 3);
+    let (mut total, mut kern) = (Vec::new(), Vec::new());
+    for rep in 0..=reps {
+        let (m, t) = assemble()?;
+        if rep == 0 {
+            check(&m, log).map_err(|e| Error::config("bench", what, e))?;
             continue;
         }
         log(&format!(
-            "{} tets on {}: device assembly {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3}, download {:.3})",
+            "{} tets on {}: {what} {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3}, download {:.3})",
             dga.n_tets, dev.info.name, t.total_s, t.layout_s, t.upload_s, t.kernels_s, t.download_s
         ));
         total.push(t.total_s);
         kern.push(t.kernels_s);
     }
     let dofs = (dga.n_tets, dga.counts().dofs());
-    Ok([("device", total), ("device_kernels", kern)]
+    Ok(variants
         .into_iter()
+        .zip([total, kern])
         .map(|(v, times)| Row::preprocess(base, v, dofs, times))
         .collect())
 }
@@ -169,21 +197,24 @@ fn device_csr_rows(
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<Row>> {
     let k = device_assembly::AssemblyKernels::build(dev)?;
-    let reps = cfg.reps.clamp(1, 3);
-    let (mut total, mut kern) = (Vec::new(), Vec::new());
-    for rep in 0..=reps {
-        let (m, t) = device_assembly::csr(dev, &k, mesh, topo, mat, &dga.free_edge, CSR_DT)?;
-        if rep == 0 {
+    timed_assembly(
+        ["device_csr", "device_csr_kernels"],
+        "device CSR",
+        dev,
+        dga,
+        cfg,
+        base,
+        log,
+        || device_assembly::csr(dev, &k, mesh, topo, mat, &dga.free_edge, CSR_DT),
+        |m, log| {
             let same = m.indptr() == want.indptr() && m.indices() == want.indices();
             let ip = want.indptr().raw_storage().to_vec();
             let e = if same {
                 (0..want.rows())
                     .into_par_iter()
                     .map(|r| {
-                        rel_to_largest::<f64>(
-                            &m.data()[ip[r]..ip[r + 1]],
-                            &want.data()[ip[r]..ip[r + 1]],
-                        )
+                        let rows = ip[r]..ip[r + 1];
+                        rel_to_largest::<f64>(&m.data()[rows.clone()], &want.data()[rows])
                     })
                     .reduce(|| 0.0, f64::max)
             } else {
@@ -195,30 +226,14 @@ fn device_csr_rows(
                 dev.info.name,
                 want.nnz()
             ));
-            if !(e <= 1e-10) {
-                return Err(Error::config(
-                    "bench",
-                    "device CSR",
-                    format!(
-                        "the CSR matrix assembled on {} differs from the host's (structure equal: {same}, values {e:e})",
-                        dev.info.name
-                    ),
-                ));
-            }
-            continue;
-        }
-        log(&format!(
-            "{} tets on {}: device CSR {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3}, download {:.3})",
-            dga.n_tets, dev.info.name, t.total_s, t.layout_s, t.upload_s, t.kernels_s, t.download_s
-        ));
-        total.push(t.total_s);
-        kern.push(t.kernels_s);
-    }
-    let dofs = (dga.n_tets, dga.counts().dofs());
-    Ok([("device_csr", total), ("device_csr_kernels", kern)]
-        .into_iter()
-        .map(|(v, times)| Row::preprocess(base, v, dofs, times))
-        .collect())
+            (e <= 1e-10).then_some(()).ok_or_else(|| {
+                format!(
+                    "the CSR matrix assembled on {} differs from the host's (structure equal: {same}, values {e:e})",
+                    dev.info.name
+                )
+            })
+        },
+    )
 }
 
 /// `preprocess` rows of the operators assembled on `dev` and left there, packed into the
