@@ -117,16 +117,30 @@ pub fn earliest(
 }
 
 /// The note for a record of `record_s` seconds that runs past `echo` (None when it ends
-/// before it).
-pub fn notice(echo: &Echo, record_s: f64) -> Option<String> {
-    (record_s > echo.t_s).then(|| {
+/// before it). The analysis starts when the source pulse has ended (`pulse_end_s`): an echo
+/// back before then reaches every analysed sample, and the note says so instead of
+/// proposing a record too short to analyse.
+pub fn notice(echo: &Echo, record_s: f64, pulse_end_s: f64) -> Option<String> {
+    if record_s <= echo.t_s {
+        return None;
+    }
+    let what = format!(
+        "the earliest echo of the absorbing boundary, about {:.4} ns (the pulse's peak at {:.4} ns plus {:.4} m, source to boundary to the nearest probe, at {:.4e} m/s)",
+        echo.t_s * 1e9,
+        (echo.t_s - echo.path_m / echo.speed_m_per_s) * 1e9,
+        echo.path_m,
+        echo.speed_m_per_s,
+    );
+    Some(if echo.t_s <= pulse_end_s {
         format!(
-            "the record ({:.4} ns) runs past the earliest echo of the absorbing boundary, about {:.4} ns (the pulse's peak at {:.4} ns plus {:.4} m, source to boundary to the nearest probe, at {:.4e} m/s); after it the record holds the boundary's reflection too, and a line that has decayed by then (low Q) is fitted best from a record that ends before it (`time = {:.4e}`)",
+            "{what} returns before the source pulse ends ({:.4} ns), where the analysis starts: every analysed sample holds the boundary's reflection as well as the resonator; for a broad (low-Q) line, move the boundary farther out (each {:.3} m adds 1 ns of clean record) or shorten the pulse (a higher `f_peak`)",
+            pulse_end_s * 1e9,
+            0.5e-9 * echo.speed_m_per_s,
+        )
+    } else {
+        format!(
+            "the record ({:.4} ns) runs past {what}; after it the record holds the boundary's reflection too, and a line that has decayed by then (low Q) is fitted best from a record that ends before it (`time = {:.4e}`)",
             record_s * 1e9,
-            echo.t_s * 1e9,
-            (echo.t_s - echo.path_m / echo.speed_m_per_s) * 1e9,
-            echo.path_m,
-            echo.speed_m_per_s,
             echo.t_s,
         )
     })
@@ -194,9 +208,16 @@ mod tests {
         assert_eq!(s.len(), 25);
         let e = earliest(&mesh, &s, &media, src, &[probe], &wave).unwrap();
         assert!((e.path_m - (0.33 + 0.11)).abs() < 1e-12, "{e:?}");
-        // the note appears only for a record that runs past the echo
-        assert!(notice(&e, 0.99 * e.t_s).is_none());
-        let n = notice(&e, 1.01 * e.t_s).unwrap();
+        // the note appears only for a record that runs past the echo, and proposes a shorter
+        // record only when the echo comes after the pulse
+        let pulse_end = 0.5 * e.t_s;
+        assert!(notice(&e, 0.99 * e.t_s, pulse_end).is_none());
+        let n = notice(&e, 1.01 * e.t_s, pulse_end).unwrap();
         assert!(n.contains("earliest echo") && n.contains("time = "), "{n}");
+        let n = notice(&e, 1.01 * e.t_s, 1.001 * e.t_s).unwrap();
+        assert!(
+            n.contains("before the source pulse ends") && !n.contains("time = "),
+            "{n}"
+        );
     }
 }

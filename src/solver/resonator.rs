@@ -335,11 +335,9 @@ fn result(
     let (model_bytes, model_flops) = b.disc.step_model(plan.precision);
     let dt_s = b.dt_s();
     let mut notices = b.notices;
-    notices.extend(
-        b.echo
-            .as_ref()
-            .and_then(|e| super::echo::notice(e, record.steps as f64 * dt_s)),
-    );
+    notices.extend(b.echo.as_ref().and_then(|e| {
+        super::echo::notice(e, record.steps as f64 * dt_s, b.wave.end() / crate::C0)
+    }));
     ResonatorResult {
         probe_csv,
         config: plan.config.clone(),
