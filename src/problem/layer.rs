@@ -23,6 +23,26 @@ use crate::util::{V3, norm, sub};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
+/// The inner surface of the tets `in_layer`: the vertices they share with the other tets,
+/// ascending.
+pub fn inner_surface(mesh: &Mesh, in_layer: &[bool]) -> Vec<usize> {
+    let mut inside = vec![false; mesh.n_vertices()];
+    let mut outside = vec![false; mesh.n_vertices()];
+    for (n, tv) in mesh.tets.iter().enumerate() {
+        let side = if in_layer[n] {
+            &mut inside
+        } else {
+            &mut outside
+        };
+        for &v in tv {
+            side[v as usize] = true;
+        }
+    }
+    (0..mesh.n_vertices())
+        .filter(|&v| inside[v] && outside[v])
+        .collect()
+}
+
 /// The graded conductivity of the layer tets (`in_layer`), library units `σ η₀` (1/m),
 /// with `eps`, `mu` relative per tet; 0 outside the layer. `group` names the layer in
 /// errors.
@@ -35,19 +55,8 @@ pub fn graded_sigma(
     reflection: f64,
     group: &str,
 ) -> Result<Vec<f64>> {
-    let mut inside = vec![false; mesh.n_vertices()];
-    let mut outside = vec![false; mesh.n_vertices()];
-    for (n, tv) in mesh.tets.iter().enumerate() {
-        for &v in tv {
-            if in_layer[n] {
-                inside[v as usize] = true;
-            } else {
-                outside[v as usize] = true;
-            }
-        }
-    }
-    let surface: Vec<V3> = (0..mesh.n_vertices())
-        .filter(|&v| inside[v] && outside[v])
+    let surface: Vec<V3> = inner_surface(mesh, in_layer)
+        .into_iter()
         .map(|v| mesh.nodes[v])
         .collect();
     if surface.is_empty() {

@@ -666,15 +666,21 @@ impl Walls {
     /// The absorbing faces (indices into `topo.faces`) with their admittance
     /// `Y = sqrt(ε_r/μ_r)` of the tet behind each (vacuum impedance 1).
     pub fn absorbing(&self, topo: &Topology, media: &Media) -> (Vec<u32>, Vec<f64>) {
-        topo.boundary_faces
-            .iter()
-            .zip(&self.kind)
-            .filter(|(_, k)| **k == BoundaryKind::Abc)
-            .map(|(&(f, _), _)| {
+        self.abc_faces(topo)
+            .map(|f| {
                 let n = topo.face_tets[f as usize][0] as usize;
                 (f, (media.eps[n] / media.mu[n]).sqrt())
             })
             .unzip()
+    }
+
+    /// The `abc` faces (indices into `topo.faces`), in face order.
+    pub fn abc_faces<'a>(&'a self, topo: &'a Topology) -> impl Iterator<Item = u32> + 'a {
+        topo.boundary_faces
+            .iter()
+            .zip(&self.kind)
+            .filter(|(_, k)| **k == BoundaryKind::Abc)
+            .map(|(&(f, _), _)| f)
     }
 
     /// Whether every boundary face is PEC.

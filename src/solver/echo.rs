@@ -21,7 +21,7 @@
 
 use crate::C0;
 use crate::mesh::{Mesh, Topology};
-use crate::problem::{BoundaryKind, Media, Problem, Walls, Waveform};
+use crate::problem::{Media, Problem, Walls, Waveform};
 use crate::util::{V3, norm, sub};
 
 /// The earliest echo of the run's absorbing surfaces at its probes.
@@ -44,11 +44,9 @@ pub fn absorbing_vertices(
     problem: &Problem,
 ) -> Vec<usize> {
     let mut on = vec![false; mesh.n_vertices()];
-    for (&(f, _), k) in topo.boundary_faces.iter().zip(&walls.kind) {
-        if *k == BoundaryKind::Abc {
-            for &v in &topo.faces[f as usize] {
-                on[v as usize] = true;
-            }
+    for f in walls.abc_faces(topo) {
+        for &v in &topo.faces[f as usize] {
+            on[v as usize] = true;
         }
     }
     let tags: Vec<i32> = problem
@@ -58,22 +56,10 @@ pub fn absorbing_vertices(
         .filter_map(|(key, _)| mesh.volume_group(key))
         .collect();
     if !tags.is_empty() {
-        let (mut inside, mut outside) = (
-            vec![false; mesh.n_vertices()],
-            vec![false; mesh.n_vertices()],
-        );
-        for (tv, tag) in mesh.tets.iter().zip(&mesh.tet_phys) {
-            let side = if tags.contains(tag) {
-                &mut inside
-            } else {
-                &mut outside
-            };
-            for &v in tv {
-                side[v as usize] = true;
-            }
-        }
-        for v in 0..mesh.n_vertices() {
-            on[v] |= inside[v] && outside[v];
+        // all layers together: where two layer groups meet is no inner surface
+        let in_layer: Vec<bool> = mesh.tet_phys.iter().map(|t| tags.contains(t)).collect();
+        for v in crate::problem::layer::inner_surface(mesh, &in_layer) {
+            on[v] = true;
         }
     }
     (0..mesh.n_vertices()).filter(|&v| on[v]).collect()
@@ -150,7 +136,7 @@ pub fn notice(echo: &Echo, record_s: f64, pulse_end_s: f64) -> Option<String> {
 mod tests {
     use super::*;
     use crate::mesh::generate::box_mesh;
-    use crate::problem::Material;
+    use crate::problem::{BoundaryKind, Material};
 
     /// A box whose x = 0 wall is `abc`, or whose first x-cells form an absorbing layer: the
     /// echo path is the distance of source and probe from that plane (node planes are exact).
