@@ -13,6 +13,8 @@
 //   circ[circ_ptr[e] .. circ_ptr[e+1]]  (F index << 1) | negative, dual-face circulation of e
 //   block[hrow[h] .. + d]             row of dt*Meps_v^-1 for free half-edge h at vertex hvert[h]
 //   vh[vptr[v] .. vptr[v+1]]         free half-edges of vertex v (their edge is vh >> 1)
+//   US[g], ES[2e + s]                slot-major U and the slot of each half-edge (bench
+//                                    variant: primal_sym_sm, vertex_block_s_sm)
 
 #ifdef REAL_IS_DOUBLE
 #ifdef cl_khr_fp64
@@ -349,6 +351,55 @@ __kernel void vertex_block_s_idx(const uint NI, __global const uint* restrict id
     const size_t i = get_global_id(0);
     if (i >= NI) return;
     vertex_block_s_one(idx[i], slot_vertex, vptr, poff, vh, B, C, U);
+}
+
+// Slot-major U (issue 19, a bench variant): the free half-edges' DoFs stored in the factored
+// dual's slot order, US[g] = U[vh[g]] for slot g < NF, and US[NF] = 0 standing for every
+// half-edge that is not free (a PEC wall's, zero in a physical state). ES[2e + s] is the
+// slot of half-edge 2e + s, NF when it is not free. The primal gathers the two halves of
+// an edge through ES; the vertex-block update then reads and writes US[g] with consecutive
+// g (coalesced) instead of U[vh[g]] scattered by edge. Same products in the same order as
+// primal_sym and vertex_block_s.
+void primal_sym_sm_one(const size_t n, const uint T, __global const opreal* restrict M,
+                       __global const uint* restrict PE, __global const uint* restrict ES,
+                       __global const real* restrict US, __global real* restrict F) {
+    real s[6];
+    for (int c = 0; c < 6; c++) {
+        const uint x = PE[(size_t)c * T + n];
+        const uint2 es = vload2(x & EDGE_MASK, ES);
+        const real v = US[es.x] + US[es.y];
+        s[c] = (x & ~EDGE_MASK) ? v : -v;
+    }
+    const real c0 = s[3] - s[4] + s[5];
+    const real c1 = s[2] - s[1] - s[5];
+    const real c2 = s[0] - s[2] + s[4];
+    const real c3 = s[1] - s[0] - s[3];
+    real m[10];  // converted exactly from opreal
+    for (int k = 0; k < 10; k++) m[k] = M[(size_t)k * T + n];
+    F[n] -= m[0] * c0 + m[1] * c1 + m[2] * c2 + m[3] * c3;
+    F[(size_t)T + n] -= m[1] * c0 + m[4] * c1 + m[5] * c2 + m[6] * c3;
+    F[(size_t)2 * T + n] -= m[2] * c0 + m[5] * c1 + m[7] * c2 + m[8] * c3;
+    F[(size_t)3 * T + n] -= m[3] * c0 + m[6] * c1 + m[8] * c2 + m[9] * c3;
+}
+
+__kernel void primal_sym_sm(const uint T, __global const opreal* restrict M, __global const uint* restrict PE,
+                            __global const uint* restrict ES, __global const real* restrict US,
+                            __global real* restrict F) {
+    const size_t n = get_global_id(0);
+    if (n >= T) return;
+    primal_sym_sm_one(n, T, M, PE, ES, US, F);
+}
+
+__kernel void vertex_block_s_sm(const uint NF, __global const uint* restrict slot_vertex,
+                                __global const uint* restrict vptr, __global const ulong* restrict poff,
+                                __global const uint* restrict vh, __global const opreal* restrict B,
+                                __global const real* restrict C, __global real* restrict US) {
+    const size_t g = get_global_id(0);
+    if (g >= NF) return;
+    const uint v = slot_vertex[g];
+    const uint a = vptr[v];
+    const uint d = vptr[v + 1] - a;
+    US[g] += packed_row(B + poff[v], (uint)g - a, d, a, vh, C);
 }
 
 // vertex_block_s with the circulations staged in local memory: work-item g first loads its

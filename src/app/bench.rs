@@ -637,6 +637,51 @@ fn device_rows<T: Real>(
             prim_m + by.circulation + blk_m,
         );
     }
+    // slot-major U (the free half-edges' DoFs in the dual's slot order: the vertex-block
+    // update reads and writes them coalesced; the primal gathers each edge's halves through
+    // a slot table, 8 more bytes per edge), alone and, in f64, with mixed storage
+    let prim_sm = by.primal_sym + 8.0 * dga.n_edges as f64;
+    for mixed in [false, true] {
+        if mixed && T::NAME != "f64" {
+            continue;
+        }
+        let sm = s.slot_major(mixed)?;
+        s.to_slot_major(&sm)?;
+        let (prim, blk, tag) = if mixed {
+            let saved = std::mem::size_of::<T>() as f64 - 4.0;
+            (
+                prim_sm - 10.0 * dga.n_tets as f64 * saved,
+                by.vertex_block_sym - dga.counts().packed as f64 * saved,
+                "_mixed",
+            )
+        } else {
+            (prim_sm, by.vertex_block_sym, "")
+        };
+        push(
+            "primal",
+            &format!("tet_sym_slot{tag}"),
+            time_events(dev, w, n, || Ok(vec![s.primal_update_sm(&sm)?]))?,
+            prim,
+        );
+        push(
+            "dual_factored",
+            &format!("vertex_block_sym_slot{tag}"),
+            time_events(dev, w, n, || Ok(vec![s.vertex_blocks_sm(&sm)?]))?,
+            blk,
+        );
+        push(
+            "step",
+            &format!("tet_sym_slot{tag}+factored_sym_slot{tag}"),
+            time_events(dev, w, n, || {
+                Ok(vec![
+                    s.primal_update_sm(&sm)?,
+                    s.circulation()?,
+                    s.vertex_blocks_sm(&sm)?,
+                ])
+            })?,
+            prim + by.circulation + blk,
+        );
+    }
     // the packed triangle with its blocks or its circulations staged in local memory per
     // work-group (same layout and bytes)
     for (v, step) in [

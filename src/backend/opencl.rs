@@ -969,6 +969,23 @@ pub struct MixedOperators {
     pub dt: f64,
 }
 
+/// Slot-major `U` (issue 19, a bench variant): the free half-edges' DoFs stored in the
+/// factored dual's slot order (`US[g] = U[vh[g]]`, vertex by vertex), so that the
+/// vertex-block update reads and writes them coalesced; the primal update gathers each
+/// edge's two halves through `ES` (slot of every half-edge, `NF` for one that is not free,
+/// and `US[NF] = 0`). Built by [`ClStepper::slot_major`]; [`ClStepper::to_slot_major`] and
+/// [`ClStepper::from_slot_major`] move the stepper's `U` in and out (a half-edge that is not
+/// free is read as zero, as in any physical state: a PEC wall's). Same products in the same
+/// order as `primal_sym` and `vertex_block_s` (`tests/opencl.rs`).
+pub struct SlotMajor<T: Real> {
+    primal: Kernel,
+    block: Kernel,
+    es: Buffer<u32>,
+    us: Buffer<T>,
+    /// The operators stored in f32 ([`MixedOperators`]) when built for mixed storage.
+    mixed: Option<MixedOperators>,
+}
+
 /// Device buffers of the operators and the state.
 pub struct ClStepper<T: Real> {
     dev: Arc<ClDevice>,
@@ -2012,6 +2029,114 @@ impl<T: Real> ClStepper<T> {
                 Arg::BufF32(&m.b),
                 Arg::Buf(&self.c),
                 Arg::Buf(&self.u),
+            ],
+        )
+    }
+
+    /// Slot-major `U` for this stepper ([`SlotMajor`]), with the operators in f32 when
+    /// `mixed` ([`Self::mixed_operators`]): the default layouts (`primal_sym`, the packed
+    /// blocks) of a lossless, non-dispersive mesh; else an error naming what is missing.
+    pub fn slot_major(&self, mixed: bool) -> Result<SlotMajor<T>> {
+        let why = if self.dga.msig.is_some() || self.dga.mag.is_some() || self.dga.disp.is_some() {
+            Some("slot-major U covers lossless, non-dispersive media only")
+        } else if self.p_per_tet != 10 || self.block_layout != BlockLayout::Tri {
+            Some("slot-major U needs the default layouts resident (primal_sym, the packed blocks)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Error::config("variant", "slot-major", why));
+        }
+        let mixed = mixed.then(|| self.mixed_operators()).transpose()?;
+        let opts = format!(
+            "-D REAL={} {} {} -D CSR_LANES={CSR_LANES}",
+            if T::NAME == "f64" { "double" } else { "float" },
+            if T::NAME == "f64" {
+                "-D REAL_IS_DOUBLE=1"
+            } else {
+                ""
+            },
+            if mixed.is_some() {
+                "-D OPREAL=float"
+            } else {
+                ""
+            }
+        );
+        let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
+        let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
+        let nf = self.nfree as u32;
+        let mut es = vec![nf; self.nh];
+        for (g, &h) in self.dga.meps.h.iter().enumerate() {
+            es[h as usize] = g as u32;
+        }
+        Ok(SlotMajor {
+            primal: k("primal_sym_sm")?,
+            block: k("vertex_block_s_sm")?,
+            es: self.dev.upload(&es, "half-edge slots")?,
+            us: self
+                .dev
+                .upload(&vec![T::zero(); self.nfree + 1], "slot-major U")?,
+            mixed,
+        })
+    }
+
+    /// `US[g] = U[vh[g]]`: the stepper's `U` into `sm`.
+    pub fn to_slot_major(&self, sm: &SlotMajor<T>) -> Result<Event> {
+        self.move_slots(&self.k.gather, &self.u, &sm.us)
+    }
+
+    /// `U[vh[g]] = US[g]`: `sm` back into the stepper's `U` (its other half-edges unchanged).
+    pub fn from_slot_major(&self, sm: &SlotMajor<T>) -> Result<Event> {
+        self.move_slots(&self.k.scatter, &sm.us, &self.u)
+    }
+
+    fn move_slots(&self, k: &Kernel, src: &Buffer<T>, dst: &Buffer<T>) -> Result<Event> {
+        launch(
+            &self.dev,
+            k,
+            self.nfree,
+            LOCAL,
+            &[
+                Arg::U32(self.nfree as u32),
+                Arg::BufU32(&self.vh),
+                Arg::Buf(src),
+                Arg::Buf(dst),
+            ],
+        )
+    }
+
+    /// `F -= P U` with slot-major `U` (`primal_sym_sm`).
+    pub fn primal_update_sm(&self, sm: &SlotMajor<T>) -> Result<Event> {
+        let t = Arg::U32(self.t as u32);
+        let m = sm
+            .mixed
+            .as_ref()
+            .map_or(Arg::Buf(&self.p), |m| Arg::BufF32(&m.p));
+        let (pe, es) = (Arg::BufU32(&self.pe), Arg::BufU32(&sm.es));
+        let args = [t, m, pe, es, Arg::Buf(&sm.us), Arg::Buf(&self.f)];
+        launch(&self.dev, &sm.primal, self.t, LOCAL, &args)
+    }
+
+    /// `U += B c` with slot-major `U` (`vertex_block_s_sm`, after [`Self::circulation`]).
+    pub fn vertex_blocks_sm(&self, sm: &SlotMajor<T>) -> Result<Event> {
+        let b = sm
+            .mixed
+            .as_ref()
+            .map_or(Arg::Buf(&self.block), |m| Arg::BufF32(&m.b));
+        launch(
+            &self.dev,
+            &sm.block,
+            self.nfree,
+            LOCAL,
+            &[
+                Arg::U32(self.nfree as u32),
+                Arg::BufU32(&self.slot_vertex),
+                Arg::BufU32(&self.vptr),
+                Arg::BufU64(&self.poff),
+                Arg::BufU32(&self.vh),
+                b,
+                Arg::Buf(&self.c),
+                Arg::Buf(&sm.us),
             ],
         )
     }
