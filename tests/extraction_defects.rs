@@ -286,17 +286,23 @@ fn a_short_record_of_a_dense_spectrum_says_where_lines_may_be_missing() {
     for (r, u) in rows.iter().zip(listed) {
         let (lo, hi) = (r[0], r[1]);
         assert!(0.0 < lo && lo < hi && hi <= 3e9, "{r:?}");
-        // f_lo_hz, f_hi_hz, poles, amplitude, bins, cancelling: inconsistent poles at or
-        // above the floor, or lines whose amplitudes cancel
-        assert_eq!(r.len(), 6, "{r:?}");
+        // f_lo_hz, f_hi_hz, poles, amplitude, bins, cancelling, growing, saturated:
+        // inconsistent poles at or above the floor, lines whose amplitudes cancel, growing
+        // poles at or above the floor, or saturated windows
+        assert_eq!(r.len(), 8, "{r:?}");
         assert!(
-            (r[2] >= 1.0 && r[3] >= 1e-4 && r[4] > 1e-3) || r[5] >= 1.0,
+            (r[2] >= 1.0 && r[3] >= 1e-4 && r[4] > 1e-3)
+                || r[5] >= 1.0
+                || r[6] >= 1.0
+                || r[7] >= 1.0,
             "{r:?}"
         );
         // the CSV carries 13 significant digits, run.toml all of them
         assert!((u["f_lo_hz"].as_float().unwrap() - lo).abs() <= 1e-11 * lo);
         assert_eq!(u["poles"].as_integer().unwrap() as f64, r[2]);
         assert_eq!(u["cancelling"].as_integer().unwrap() as f64, r[5]);
+        assert_eq!(u["growing"].as_integer().unwrap() as f64, r[6]);
+        assert_eq!(u["saturated"].as_integer().unwrap() as f64, r[7]);
     }
     assert!(md.contains("Unresolved parts of the band"), "{md}");
     let (err, rows, toml, md) = run("box", &["--box", "1,1,1", "--steps", "6000"]);

@@ -175,6 +175,8 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
         "amplitude",
         "bins",
         "cancelling",
+        "growing",
+        "saturated",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -187,6 +189,8 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             g(u.amplitude),
             g(u.bins),
             u.cancelling.to_string(),
+            u.growing.to_string(),
+            u.saturated.to_string(),
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -600,6 +604,22 @@ pub fn unresolved_lines(r: &ResonatorResult) -> Vec<String> {
                     "{} reported line{} whose fitted amplitudes cancel against a neighbour's (a multiplet the record does not split: a member may be missing, and the amplitudes are not known)",
                     u.cancelling,
                     if u.cancelling == 1 { "" } else { "s" }
+                ));
+            }
+            if u.growing > 0 {
+                why.push(format!(
+                    "{} unreported pole{} at or above the amplitude floor that grow{} (no line of a passive run grows: the fit does not model the signal there)",
+                    u.growing,
+                    if u.growing == 1 { "" } else { "s" },
+                    if u.growing == 1 { "s" } else { "" }
+                ));
+            }
+            if u.saturated > 0 {
+                why.push(format!(
+                    "{} fitting window{} holding more lines than {} can fit (close lines come out merged: a member of a multiplet may be missing)",
+                    u.saturated,
+                    if u.saturated == 1 { "" } else { "s" },
+                    if u.saturated == 1 { "it" } else { "they" }
                 ));
             }
             // past an open boundary's echo a longer record adds the echo, not resolution

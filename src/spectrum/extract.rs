@@ -45,10 +45,10 @@
 //!   `amplitude_floor` times that of the strongest line passing the tests above
 //!   (default 1e-4: the stated floor).
 //!
-//! **Unresolved parts of the band.** Two signs that a record did not separate the lines
+//! **Unresolved parts of the band.** Four signs that a record did not separate the lines
 //! somewhere, and that a line may be missing there, are not dropped silently: the band within
-//! one Fourier bin `1/T` of each is returned as [`Unresolved`] (neighbouring intervals
-//! merged).
+//! one Fourier bin `1/T` of each (the whole keep band of a saturated window) is returned as
+//! [`Unresolved`] (neighbouring intervals merged).
 //! - A pole that fails only the consistency test while its amplitude is at or above the
 //!   floor is not reported. That is where a record too short for the local density of lines
 //!   leaves lines unfitted: on the sweep of `results/extraction/` (random boxes, cylinders
@@ -67,12 +67,21 @@
 //!   so they are not reported ([`Rejection::Cancelling`]); their neighbourhood is flagged.
 //!   Lines of resolved records stayed below 5 times the signal (close pairs a few hundredths
 //!   of a bin apart reach 4).
+//! - A pole at or above the floor that grows ([`Rejection::Growing`]): no line of a passive
+//!   run grows, so the fit does not model the signal there. In f32 records a line next to a
+//!   close neighbour came out so, and nothing else marked it.
+//! - A saturated window (its pencil order reached three quarters of its capacity even with
+//!   the largest window tried): the window holds more exponentials than the record can fit,
+//!   the lines above the band in the filter's transition included, and a multiplet whose
+//!   members lie a thousandth of a bin apart can come out as one clean pole at their
+//!   amplitude-weighted mean, which both fits agree on and nothing else reveals. Its whole
+//!   keep band is marked. This is conservative: such a window often resolves every line in
+//!   it (records of 1 000-2 000 steps, whose single window spans the band).
 //!
-//! Neither sign is exhaustive: on the `--larger` sweep of `results/extraction/` one missed
-//! line in 106 (f64) and four in 130 (f32) lay outside every interval: members a thousandth
-//! of a bin from their partner whose merged fit cancels by less than the threshold, and in
-//! f32 lines lost in round-off. The resonator job prints the intervals as a warning and
-//! writes them to `unresolved.csv`.
+//! With all four, no missed line lay outside every interval on the sweeps of
+//! `results/extraction/` (before the last two, one in 106 in f64 and four in 130 in f32 on
+//! the `--larger` sweep did). The resonator job prints the intervals as a warning and writes
+//! them to `unresolved.csv`.
 //!
 //! Bounded work: the record is cut into at most [`MAX_WINDOWS`] windows of at most about
 //! [`ND_MAX`] decimated samples; every SVD and Schur decomposition has an iteration limit
@@ -186,6 +195,14 @@ pub struct Unresolved {
     /// Unreported lines in it whose fitted amplitudes cancel ([`Rejection::Cancelling`]):
     /// the record did not separate them from a neighbour.
     pub cancelling: usize,
+    /// Unreported poles in it at or above the amplitude floor that grow
+    /// ([`Rejection::Growing`]): no line of a passive run grows, so the fit does not model
+    /// the signal there.
+    pub growing: usize,
+    /// Windows whose keep band it covers and whose pencils were saturated (filled to three
+    /// quarters of their capacity with the largest window tried): the record holds more
+    /// lines there than it can fit, and close lines come out merged.
+    pub saturated: usize,
 }
 
 /// The result of [`extract`].
@@ -277,6 +294,10 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
     let Some((plan, raw, saturated)) = result else {
         return Ok(empty);
     };
+    let saturated_bands: Vec<(f64, f64)> = (raw.iter().zip(&plan.windows))
+        .filter(|(r, _)| r.saturated)
+        .map(|(_, w)| (w.lo, w.hi))
+        .collect();
     let mut lines: Vec<Line> = raw.into_iter().flat_map(|r| r.lines).collect();
     lines.sort_by(|a, b| a.f.total_cmp(&b.f));
     // The keep bands of neighbouring windows overlap slightly so that no line falls between
@@ -338,7 +359,14 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
         .filter(|(_, r)| *r == Rejection::Cancelling)
         .map(|(p, _)| p.f_hz)
         .collect();
-    out.unresolved = unresolved(&out.rejected, &cancelling, s, record_s, top);
+    out.unresolved = unresolved(
+        &out.rejected,
+        &cancelling,
+        &saturated_bands,
+        s,
+        record_s,
+        top,
+    );
     // n_signals: components seeing the line above the floor.
     for p in out.peaks.iter_mut() {
         p.n_signals = p
@@ -350,57 +378,89 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
     Ok(out)
 }
 
-/// The [`Unresolved`] intervals of the inconsistent poles at or above `floor x top` (`top`:
-/// the strongest reported line; with none, the strongest inconsistent pole).
+/// The [`Unresolved`] intervals: one bin either side of the inconsistent and the growing
+/// poles at or above `floor x top` (`top`: the strongest reported line; with none, the
+/// strongest such pole) and of the `cancelling` lines, and the keep bands
+/// `saturated_bands` of the saturated windows, merged where they touch.
 fn unresolved(
     rejected: &[(Peak, Rejection)],
     cancelling: &[f64],
+    saturated_bands: &[(f64, f64)],
     s: &Settings,
     record_s: f64,
     top: f64,
 ) -> Vec<Unresolved> {
     let bin = 1.0 / record_s;
-    // (f, amplitude relative to top, fit disagreement in bins, inconsistent poles, cancelling lines)
-    let mut marks: Vec<(f64, f64, f64, usize, usize)> = rejected
+    let mark = |lo: f64, hi: f64| Unresolved {
+        f_lo_hz: lo.max(s.fmin_hz),
+        f_hi_hz: hi.min(s.fmax_hz),
+        poles: 0,
+        amplitude: 0.0,
+        bins: 0.0,
+        cancelling: 0,
+        growing: 0,
+        saturated: 0,
+    };
+    // (amplitude, mark): the poles that the floor applies to
+    let mut poles: Vec<(f64, Unresolved)> = rejected
         .iter()
-        .filter(|(_, r)| *r == Rejection::Inconsistent)
-        // the error estimate is |Δs| / (2π f): back to bins of the record
-        .map(|(p, _)| {
-            let bins = p.error.unwrap_or(f64::INFINITY) * p.f_hz * record_s;
-            (p.f_hz, p.amplitude, bins, 1, 0)
+        .filter_map(|(p, r)| {
+            let mut u = mark(p.f_hz - bin, p.f_hz + bin);
+            match r {
+                Rejection::Inconsistent => {
+                    u.poles = 1;
+                    // the error estimate is |Δs| / (2π f): back to bins of the record
+                    u.bins = p.error.unwrap_or(f64::INFINITY) * p.f_hz * record_s;
+                }
+                Rejection::Growing => u.growing = 1,
+                _ => return None,
+            }
+            Some((p.amplitude, u))
         })
         .collect();
     let top = if top > 0.0 {
         top
     } else {
-        marks.iter().map(|p| p.1).fold(0.0, f64::max)
+        poles.iter().map(|p| p.0).fold(0.0, f64::max)
     };
-    if !(top > 0.0) {
-        return vec![];
+    if top > 0.0 {
+        poles.retain(|p| p.0 >= s.amplitude_floor * top);
+    } else {
+        poles.clear();
     }
-    marks.retain(|p| p.1 >= s.amplitude_floor * top);
-    marks.iter_mut().for_each(|p| p.1 /= top);
-    marks.extend(cancelling.iter().map(|&f| (f, 0.0, 0.0, 0, 1)));
-    marks.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut out: Vec<Unresolved> = Vec::new();
-    for (f, amplitude, bins, poles, lines) in marks {
-        let (lo, hi) = ((f - bin).max(s.fmin_hz), (f + bin).min(s.fmax_hz));
-        match out.last_mut() {
-            Some(u) if lo <= u.f_hi_hz => {
-                u.f_hi_hz = u.f_hi_hz.max(hi);
-                u.poles += poles;
-                u.cancelling += lines;
-                u.amplitude = u.amplitude.max(amplitude);
-                u.bins = u.bins.max(bins);
+    let mut marks: Vec<Unresolved> = poles
+        .into_iter()
+        .map(|(a, mut u)| {
+            // an inconsistent pole's amplitude is reported, relative to the strongest line
+            if u.poles > 0 {
+                u.amplitude = a / top;
             }
-            _ => out.push(Unresolved {
-                f_lo_hz: lo,
-                f_hi_hz: hi,
-                poles,
-                amplitude,
-                bins,
-                cancelling: lines,
-            }),
+            u
+        })
+        .collect();
+    marks.extend(cancelling.iter().map(|&f| Unresolved {
+        cancelling: 1,
+        ..mark(f - bin, f + bin)
+    }));
+    marks.extend(saturated_bands.iter().map(|&(lo, hi)| Unresolved {
+        saturated: 1,
+        ..mark(lo, hi)
+    }));
+    marks.retain(|u| u.f_lo_hz < u.f_hi_hz);
+    marks.sort_by(|a, b| a.f_lo_hz.total_cmp(&b.f_lo_hz));
+    let mut out: Vec<Unresolved> = Vec::new();
+    for m in marks {
+        match out.last_mut() {
+            Some(u) if m.f_lo_hz <= u.f_hi_hz => {
+                u.f_hi_hz = u.f_hi_hz.max(m.f_hi_hz);
+                u.poles += m.poles;
+                u.cancelling += m.cancelling;
+                u.growing += m.growing;
+                u.saturated += m.saturated;
+                u.amplitude = u.amplitude.max(m.amplitude);
+                u.bins = u.bins.max(m.bins);
+            }
+            _ => out.push(m),
         }
     }
     out
@@ -992,8 +1052,64 @@ mod tests {
             .collect();
         assert_eq!(grow.len(), 1, "{:?}", e.rejected);
         assert!((grow[0].0.decay_per_s.unwrap() + 3e5).abs() < 1.0);
+        // no line of a passive run grows: its band (one bin either side) is marked
+        let bin = 1.0 / e.record_s;
+        assert_eq!(e.unresolved.len(), 1, "{:?}", e.unresolved);
+        let u = e.unresolved[0];
+        assert_eq!(
+            (u.growing, u.poles, u.cancelling, u.saturated),
+            (1, 0, 0, 0)
+        );
+        assert!((u.f_lo_hz - (200e6 - bin)).abs() < 1e-3 * bin, "{u:?}");
+        assert!((u.f_hi_hz - (200e6 + bin)).abs() < 1e-3 * bin, "{u:?}");
+        // below the floor it marks nothing
+        let weak = [(150e6, 1.0, 0.0, 0.0), (200e6, 3e-5, 0.0, -3e5)];
+        let sig_weak = vec![synth(&weak, &[1.0, 1.0], DT, 3000, 1e-12, 2)];
+        assert!(extract(&sig_weak, DT, &s).unwrap().unresolved.is_empty());
         s.drop_growing = false;
         assert_eq!(extract(&sig, DT, &s).unwrap().peaks.len(), 2);
+    }
+
+    /// The marks of `unresolved`: a saturated window's whole keep band (clipped to the band),
+    /// one bin either side of a growing pole at or above the floor, merged where they touch;
+    /// a growing pole below the floor and a low-Q line mark nothing.
+    #[test]
+    fn saturated_windows_and_growing_poles_mark_their_bands() {
+        let s = Settings::band(100e6, 400e6);
+        let record_s = 1e-7; // bins of 10 MHz
+        let pole = |f: f64, a: f64| Peak {
+            f_hz: f,
+            amplitude: a,
+            prominence: None,
+            decay_per_s: None,
+            q: None,
+            phase: None,
+            error: None,
+            n_signals: 1,
+            amplitudes: vec![a],
+            phases: vec![0.0],
+        };
+        let rejected = vec![
+            (pole(150e6, 0.5), Rejection::Growing),
+            (pole(158e6, 1e-6), Rejection::Growing),
+            (pole(300e6, 0.5), Rejection::LowQ),
+            (pole(395e6, 0.2), Rejection::Growing),
+        ];
+        let bands = [(50e6, 120e6), (125e6, 145e6)];
+        let u = unresolved(&rejected, &[], &bands, &s, record_s, 1.0);
+        let got: Vec<_> = u
+            .iter()
+            .map(|u| (u.f_lo_hz, u.f_hi_hz, u.growing, u.saturated, u.poles))
+            .collect();
+        // [100, 120) clipped; [125, 145) merges with 150 ± 10; 395 ± 10 clipped at 400
+        assert_eq!(
+            got,
+            vec![
+                (100e6, 120e6, 0, 1, 0),
+                (125e6, 160e6, 1, 1, 0),
+                (385e6, 400e6, 1, 0, 0)
+            ]
+        );
     }
 
     #[test]
