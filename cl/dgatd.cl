@@ -54,16 +54,10 @@ void primal_one(const size_t n, const uint T, __global const real* restrict P,
 // oriented edge sums, the outward face circulations are (Dga FACE_SIGN, checked there
 // against the incidence): c0 = s'3 - s'4 + s'5, c1 = s'2 - s'1 - s'5, c2 = s'0 - s'2 + s'4,
 // c3 = s'1 - s'0 - s'3. 10 values per tet instead of 24.
-void primal_sym_one(const size_t n, const uint T, __global const opreal* restrict M,
-                    __global const uint* restrict PE, __global const real* restrict U,
-                    __global real* restrict F) {
-    real s[6];
-    for (int c = 0; c < 6; c++) {
-        const uint x = PE[(size_t)c * T + n];
-        const size_t e = x & EDGE_MASK;
-        const real v = U[2 * e] + U[2 * e + 1];
-        s[c] = (x & ~EDGE_MASK) ? v : -v;
-    }
+// F -= M (C s) for tet n, given its oriented edge sums s (the shared tail of primal_sym_one
+// and primal_sym_sm_one).
+void primal_sym_apply(const size_t n, const uint T, __global const opreal* restrict M, const real* s,
+                      __global real* restrict F) {
     const real c0 = s[3] - s[4] + s[5];
     const real c1 = s[2] - s[1] - s[5];
     const real c2 = s[0] - s[2] + s[4];
@@ -74,6 +68,19 @@ void primal_sym_one(const size_t n, const uint T, __global const opreal* restric
     F[(size_t)T + n] -= m[1] * c0 + m[4] * c1 + m[5] * c2 + m[6] * c3;
     F[(size_t)2 * T + n] -= m[2] * c0 + m[5] * c1 + m[7] * c2 + m[8] * c3;
     F[(size_t)3 * T + n] -= m[3] * c0 + m[6] * c1 + m[8] * c2 + m[9] * c3;
+}
+
+void primal_sym_one(const size_t n, const uint T, __global const opreal* restrict M,
+                    __global const uint* restrict PE, __global const real* restrict U,
+                    __global real* restrict F) {
+    real s[6];
+    for (int c = 0; c < 6; c++) {
+        const uint x = PE[(size_t)c * T + n];
+        const size_t e = x & EDGE_MASK;
+        const real v = U[2 * e] + U[2 * e + 1];
+        s[c] = (x & ~EDGE_MASK) ? v : -v;
+    }
+    primal_sym_apply(n, T, M, s, F);
 }
 
 __kernel void primal_sym(const uint T, __global const opreal* restrict M, __global const uint* restrict PE,
@@ -370,16 +377,7 @@ void primal_sym_sm_one(const size_t n, const uint T, __global const opreal* rest
         const real v = US[es.x] + US[es.y];
         s[c] = (x & ~EDGE_MASK) ? v : -v;
     }
-    const real c0 = s[3] - s[4] + s[5];
-    const real c1 = s[2] - s[1] - s[5];
-    const real c2 = s[0] - s[2] + s[4];
-    const real c3 = s[1] - s[0] - s[3];
-    real m[10];  // converted exactly from opreal
-    for (int k = 0; k < 10; k++) m[k] = M[(size_t)k * T + n];
-    F[n] -= m[0] * c0 + m[1] * c1 + m[2] * c2 + m[3] * c3;
-    F[(size_t)T + n] -= m[1] * c0 + m[4] * c1 + m[5] * c2 + m[6] * c3;
-    F[(size_t)2 * T + n] -= m[2] * c0 + m[5] * c1 + m[7] * c2 + m[8] * c3;
-    F[(size_t)3 * T + n] -= m[3] * c0 + m[6] * c1 + m[8] * c2 + m[9] * c3;
+    primal_sym_apply(n, T, M, s, F);
 }
 
 __kernel void primal_sym_sm(const uint T, __global const opreal* restrict M, __global const uint* restrict PE,
