@@ -605,82 +605,81 @@ fn device_rows<T: Real>(
         step_times(dev, w, n, &s)?,
         by.primal_sym + by.circulation + by.vertex_block_sym,
     );
-    // mixed storage (f64 fields, the same operators stored in f32): a bench variant, not
-    // a default (it does not match the f64 reference to round-off)
-    if T::NAME == "f64" {
-        let m = s.mixed_operators()?;
+    // Bench variants of the default layouts, each as primal, dual and step rows named
+    // `tet_sym{x}`, `vertex_block_sym{x}`, `tet_sym{x}+factored_sym{x}`:
+    // - `_mixed` (f64 only): mixed storage, the same operators stored in f32 with f64 fields
+    //   (not a default: it does not match the f64 reference to round-off);
+    // - `_slot`, `_slot_mixed`: slot-major U, the free half-edges' DoFs in the dual's slot
+    //   order (the vertex-block update reads and writes them coalesced; the primal gathers
+    //   each edge's halves through a slot table, 8 more bytes per edge).
+    {
         let saved = std::mem::size_of::<T>() as f64 - 4.0;
-        let prim_m = by.primal_sym - 10.0 * dga.n_tets as f64 * saved;
-        let blk_m = by.vertex_block_sym - dga.counts().packed as f64 * saved;
-        push(
-            "primal",
-            "tet_sym_mixed",
-            time_events(dev, w, n, || Ok(vec![s.primal_update_mixed(&m)?]))?,
-            prim_m,
+        let (prim_saved, blk_saved) = (
+            10.0 * dga.n_tets as f64 * saved,
+            dga.counts().packed as f64 * saved,
         );
-        push(
-            "dual_factored",
-            "vertex_block_sym_mixed",
-            time_events(dev, w, n, || Ok(vec![s.vertex_blocks_mixed(&m)?]))?,
-            blk_m,
-        );
-        push(
-            "step",
-            "tet_sym_mixed+factored_sym_mixed",
-            time_events(dev, w, n, || {
-                Ok(vec![
-                    s.primal_update_mixed(&m)?,
-                    s.circulation()?,
-                    s.vertex_blocks_mixed(&m)?,
-                ])
-            })?,
-            prim_m + by.circulation + blk_m,
-        );
-    }
-    // slot-major U (the free half-edges' DoFs in the dual's slot order: the vertex-block
-    // update reads and writes them coalesced; the primal gathers each edge's halves through
-    // a slot table, 8 more bytes per edge), alone and, in f64, with mixed storage
-    let prim_sm = by.primal_sym + 8.0 * dga.n_edges as f64;
-    for mixed in [false, true] {
-        if mixed && T::NAME != "f64" {
-            continue;
-        }
-        let sm = s.slot_major(mixed)?;
-        s.to_slot_major(&sm)?;
-        let (prim, blk, tag) = if mixed {
-            let saved = std::mem::size_of::<T>() as f64 - 4.0;
-            (
-                prim_sm - 10.0 * dga.n_tets as f64 * saved,
-                by.vertex_block_sym - dga.counts().packed as f64 * saved,
-                "_mixed",
-            )
-        } else {
-            (prim_sm, by.vertex_block_sym, "")
+        let slot_table = 8.0 * dga.n_edges as f64;
+        let mut rows3 = |x: &str,
+                         primal: &dyn Fn() -> Result<opencl3::event::Event>,
+                         block: &dyn Fn() -> Result<opencl3::event::Event>,
+                         (bp, bb): (f64, f64)|
+         -> Result<()> {
+            let primal_v = format!("tet_sym{x}");
+            push(
+                "primal",
+                &primal_v,
+                time_events(dev, w, n, || Ok(vec![primal()?]))?,
+                bp,
+            );
+            push(
+                "dual_factored",
+                &format!("vertex_block_sym{x}"),
+                time_events(dev, w, n, || Ok(vec![block()?]))?,
+                bb,
+            );
+            push(
+                "step",
+                &format!("{primal_v}+factored_sym{x}"),
+                time_events(dev, w, n, || {
+                    Ok(vec![primal()?, s.circulation()?, block()?])
+                })?,
+                bp + by.circulation + bb,
+            );
+            Ok(())
         };
-        push(
-            "primal",
-            &format!("tet_sym_slot{tag}"),
-            time_events(dev, w, n, || Ok(vec![s.primal_update_sm(&sm)?]))?,
-            prim,
-        );
-        push(
-            "dual_factored",
-            &format!("vertex_block_sym_slot{tag}"),
-            time_events(dev, w, n, || Ok(vec![s.vertex_blocks_sm(&sm)?]))?,
-            blk,
-        );
-        push(
-            "step",
-            &format!("tet_sym_slot{tag}+factored_sym_slot{tag}"),
-            time_events(dev, w, n, || {
-                Ok(vec![
-                    s.primal_update_sm(&sm)?,
-                    s.circulation()?,
-                    s.vertex_blocks_sm(&sm)?,
-                ])
-            })?,
-            prim + by.circulation + blk,
-        );
+        if T::NAME == "f64" {
+            let m = s.mixed_operators()?;
+            rows3(
+                "_mixed",
+                &|| s.primal_update_mixed(&m),
+                &|| s.vertex_blocks_mixed(&m),
+                (by.primal_sym - prim_saved, by.vertex_block_sym - blk_saved),
+            )?;
+        }
+        for mixed in [false, true] {
+            if mixed && T::NAME != "f64" {
+                continue;
+            }
+            let sm = s.slot_major(mixed)?;
+            s.to_slot_major(&sm)?;
+            let (x, bytes) = if mixed {
+                (
+                    "_slot_mixed",
+                    (
+                        by.primal_sym + slot_table - prim_saved,
+                        by.vertex_block_sym - blk_saved,
+                    ),
+                )
+            } else {
+                ("_slot", (by.primal_sym + slot_table, by.vertex_block_sym))
+            };
+            rows3(
+                x,
+                &|| s.primal_update_sm(&sm),
+                &|| s.vertex_blocks_sm(&sm),
+                bytes,
+            )?;
+        }
     }
     // the packed triangle with its blocks or its circulations staged in local memory per
     // work-group (same layout and bytes)

@@ -574,16 +574,7 @@ impl ClDevice {
                 ),
             ));
         }
-        let opts = format!(
-            "-D REAL={} {} -D CSR_LANES={CSR_LANES}",
-            if T::NAME == "f64" { "double" } else { "float" },
-            if T::NAME == "f64" {
-                "-D REAL_IS_DOUBLE=1"
-            } else {
-                ""
-            }
-        );
-        let program = self.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
+        let program = self.build_source(SOURCE, "cl/dgatd.cl", &dgatd_options::<T>(false))?;
         let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
         Ok(Kernels {
             primal_tet: k("primal_tet")?,
@@ -676,6 +667,22 @@ pub struct Kernels {
     pub(crate) vertex_block_d_idx: Kernel,
     pub fma_peak: Kernel,
     _program: Program,
+}
+
+/// The build options of `cl/dgatd.cl` for precision `T`; `f32_operators`: the operators of
+/// `primal_sym` and the packed block kernels stored in float (mixed storage, `-D OPREAL=float`).
+fn dgatd_options<T: Real>(f32_operators: bool) -> String {
+    let real = if T::NAME == "f64" {
+        "-D REAL=double -D REAL_IS_DOUBLE=1"
+    } else {
+        "-D REAL=float"
+    };
+    let op = if f32_operators {
+        " -D OPREAL=float"
+    } else {
+        ""
+    };
+    format!("{real}{op} -D CSR_LANES={CSR_LANES}")
 }
 
 fn round_up(n: usize, m: usize) -> usize {
@@ -1966,9 +1973,9 @@ impl<T: Real> ClStepper<T> {
         if let Some(why) = why {
             return Err(Error::config("variant", "mixed", why));
         }
-        let opts =
-            format!("-D REAL=double -D REAL_IS_DOUBLE=1 -D OPREAL=float -D CSR_LANES={CSR_LANES}");
-        let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
+        let program = self
+            .dev
+            .build_source(SOURCE, "cl/dgatd.cl", &dgatd_options::<T>(true))?;
         let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
         let dt = self.dt;
         let (d, t) = (&self.dga, self.t);
@@ -2020,16 +2027,7 @@ impl<T: Real> ClStepper<T> {
             &m.block,
             self.nfree,
             LOCAL,
-            &[
-                Arg::U32(self.nfree as u32),
-                Arg::BufU32(&self.slot_vertex),
-                Arg::BufU32(&self.vptr),
-                Arg::BufU64(&self.poff),
-                Arg::BufU32(&self.vh),
-                Arg::BufF32(&m.b),
-                Arg::Buf(&self.c),
-                Arg::Buf(&self.u),
-            ],
+            &self.vertex_major_args(&self.poff, Arg::BufF32(&m.b), &self.u),
         )
     }
 
@@ -2048,20 +2046,7 @@ impl<T: Real> ClStepper<T> {
             return Err(Error::config("variant", "slot-major", why));
         }
         let mixed = mixed.then(|| self.mixed_operators()).transpose()?;
-        let opts = format!(
-            "-D REAL={} {} {} -D CSR_LANES={CSR_LANES}",
-            if T::NAME == "f64" { "double" } else { "float" },
-            if T::NAME == "f64" {
-                "-D REAL_IS_DOUBLE=1"
-            } else {
-                ""
-            },
-            if mixed.is_some() {
-                "-D OPREAL=float"
-            } else {
-                ""
-            }
-        );
+        let opts = dgatd_options::<T>(mixed.is_some());
         let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
         let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
         let nf = self.nfree as u32;
@@ -2128,16 +2113,7 @@ impl<T: Real> ClStepper<T> {
             &sm.block,
             self.nfree,
             LOCAL,
-            &[
-                Arg::U32(self.nfree as u32),
-                Arg::BufU32(&self.slot_vertex),
-                Arg::BufU32(&self.vptr),
-                Arg::BufU64(&self.poff),
-                Arg::BufU32(&self.vh),
-                b,
-                Arg::Buf(&self.c),
-                Arg::Buf(&sm.us),
-            ],
+            &self.vertex_major_args(&self.poff, b, &sm.us),
         )
     }
 
@@ -2226,19 +2202,11 @@ impl<T: Real> ClStepper<T> {
             | BlockVariant::Diag
             | BlockVariant::PackedLocal
             | BlockVariant::PackedSharedC => {
-                let args: Vec<Arg<T>> = [
-                    Arg::U32(self.nfree as u32),
-                    Arg::BufU32(&self.slot_vertex),
-                    Arg::BufU32(&self.vptr),
-                    Arg::BufU64(self.block_offsets()),
-                    Arg::BufU32(&self.vh),
-                    Arg::Buf(&self.block),
-                    Arg::Buf(&self.c),
-                    Arg::Buf(u),
-                ]
-                .into_iter()
-                .chain(extra)
-                .collect();
+                let args: Vec<Arg<T>> = self
+                    .vertex_major_args(self.block_offsets(), Arg::Buf(&self.block), u)
+                    .into_iter()
+                    .chain(extra)
+                    .collect();
                 launch(&self.dev, kernel, self.nfree, LOCAL, &args)
             }
             BlockVariant::HalfEdge => launch(
@@ -2258,6 +2226,26 @@ impl<T: Real> ClStepper<T> {
                 ],
             ),
         }
+    }
+
+    /// The arguments the vertex-major block kernels share: slots, vertex pointers, the
+    /// blocks (`offsets`, `block`), circulations and the `U` they update.
+    fn vertex_major_args<'a>(
+        &'a self,
+        offsets: &'a Buffer<u64>,
+        block: Arg<'a, T>,
+        u: &'a Buffer<T>,
+    ) -> [Arg<'a, T>; 8] {
+        [
+            Arg::U32(self.nfree as u32),
+            Arg::BufU32(&self.slot_vertex),
+            Arg::BufU32(&self.vptr),
+            Arg::BufU64(offsets),
+            Arg::BufU32(&self.vh),
+            block,
+            Arg::Buf(&self.c),
+            Arg::Buf(u),
+        ]
     }
 
     /// The offsets of the resident block layout (full or packed).
