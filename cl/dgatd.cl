@@ -13,8 +13,9 @@
 //   circ[circ_ptr[e] .. circ_ptr[e+1]]  (F index << 1) | negative, dual-face circulation of e
 //   block[hrow[h] .. + d]             row of dt*Meps_v^-1 for free half-edge h at vertex hvert[h]
 //   vh[vptr[v] .. vptr[v+1]]         free half-edges of vertex v (their edge is vh >> 1)
-//   US[g], ES[2e + s]                slot-major U and the slot of each half-edge (bench
-//                                    variant: primal_sym_sm, vertex_block_s_sm)
+//   US[g], ES[2e + s]                slot-major U and the slot of each half-edge
+//                                    (primal_sym_sm, vertex_block_s_sm: the stepper's U
+//                                    where it applies, ClStepper::set_u_layout)
 
 #ifdef REAL_IS_DOUBLE
 #ifdef cl_khr_fp64
@@ -360,7 +361,7 @@ __kernel void vertex_block_s_idx(const uint NI, __global const uint* restrict id
     vertex_block_s_one(idx[i], slot_vertex, vptr, poff, vh, B, C, U);
 }
 
-// Slot-major U (issue 19, a bench variant): the free half-edges' DoFs stored in the factored
+// Slot-major U (issue 19; the main job's layout where it applies): the free half-edges' DoFs stored in the factored
 // dual's slot order, US[g] = U[vh[g]] for slot g < NF, and US[NF] = 0 standing for every
 // half-edge that is not free (a PEC wall's, zero in a physical state). ES[2e + s] is the
 // slot of half-edge 2e + s, NF when it is not free. The primal gathers the two halves of

@@ -231,6 +231,152 @@ fn slot_major_u_steps_like_the_default_layout() {
     }
 }
 
+/// The stepper's own slot-major `U` (`ULayout::SlotMajor`, the main job's default where it
+/// applies) against the half-edge layout over a whole sourced run: the probe records, the
+/// state, the energy and the mode-shape transforms agree to round-off (the same products in
+/// the same order: bit for bit on PoCL; the bound is 16 ulp of the record), on a jittered
+/// box with random media and on the bundled coarse cylinder. Then what leaves its scope
+/// returns the stepper to the half-edge layout with the state intact: another dual
+/// variant, and a state with a nonzero value on a PEC half-edge; the CSR dual is refused.
+fn slot_major_layout_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
+    use dgatd::backend::opencl::ULayout;
+    use dgatd::util::C64;
+    let cases = [
+        (
+            jittered_box([5, 3, 4], 47, 0.25),
+            Some(13),
+            [0.41, 0.37, 0.29],
+            vec![[0.2, 0.6, 0.4], [0.8, 0.2, 0.15]],
+        ),
+        (
+            cylinder("cylinder_coarse.msh"),
+            None,
+            [0.6, 0.3, 0.24],
+            vec![[-0.3, 0.5, 0.2], [0.4, -0.5, 0.3]],
+        ),
+    ];
+    for (mesh, media, at, probe_at) in cases {
+        let (m, t, d, _) = setup(mesh, media);
+        let d = Arc::new(d);
+        let (dt, _) = solver::time_step(&d, 0.95).unwrap();
+        let w =
+            Waveform::gaussian_derivative(2.99792458e8 / (2.0 * std::f64::consts::PI * 8.0 * dt));
+        let probes: Vec<Probe> = probe_at
+            .iter()
+            .map(|&p| Probe::new(&m, &t, p).unwrap())
+            .collect();
+        let mk = |layout: ULayout| {
+            let src = Source::new(&m, &t, &d, at, [0.3, -0.5, 0.8]).unwrap();
+            let mut g = ClStepper::<T>::new(
+                dev.clone(),
+                d.clone(),
+                DualForm::Factored,
+                Some(&src),
+                &probes,
+            )
+            .unwrap();
+            g.set_time_step(dt, Some(w)).unwrap();
+            assert_eq!(g.slot_major_refusal(), None);
+            g.set_u_layout(layout).unwrap();
+            assert_eq!(g.u_layout(), layout);
+            g
+        };
+        let (mut a, mut b) = (mk(ULayout::HalfEdge), mk(ULayout::SlotMajor));
+        assert!(b.name().ends_with("(slot-major U)") && !a.name().contains("slot"));
+        let (mut ra, mut rb) = (Vec::new(), Vec::new());
+        for g in [&mut a, &mut b] {
+            g.dft_start(2).unwrap();
+        }
+        let (steps, chunk) = (400, 50);
+        for k in (0..steps).step_by(chunk) {
+            a.advance(k, chunk, &mut ra).unwrap();
+            b.advance(k, chunk, &mut rb).unwrap();
+            let ph = |x: f64| vec![C64::new(x.cos(), x.sin()), C64::new(0.5, -x)];
+            for g in [&mut a, &mut b] {
+                g.dft_add(&ph(k as f64 * 0.01), &ph(k as f64 * 0.02))
+                    .unwrap();
+            }
+        }
+        let peak = ra.iter().fold(0.0f64, |x, y| x.max(y.abs()));
+        assert!(peak > 0.0, "the source reached no probe");
+        let tol = 16.0 * T::EPS;
+        let e = rel_err(&rb, &ra);
+        let (sa, sb) = (a.state().unwrap(), b.state().unwrap());
+        let es = rel_err(
+            &[sb.0.clone(), sb.1].concat(),
+            &[sa.0.clone(), sa.1].concat(),
+        );
+        let (ea, eb) = (a.energy().unwrap(), b.energy().unwrap());
+        let planes = |g: &ClStepper<T>| -> Vec<f64> {
+            let (x, y) = g.dft_take(1).unwrap();
+            x.iter().chain(&y).flat_map(|z| [z.re, z.im]).collect()
+        };
+        let ed = rel_err(&planes(&b), &planes(&a));
+        eprintln!(
+            "slot-major layout {} ({} tets, {steps} steps): records {e:.2e}, state {es:.2e}, energy {:.2e}, transforms {ed:.2e}{}",
+            T::NAME,
+            d.n_tets,
+            (eb - ea).abs() / ea,
+            if ra == rb {
+                " (records bit for bit)"
+            } else {
+                ""
+            }
+        );
+        assert!(e <= tol && es <= tol && ed <= tol, "{e:e} {es:e} {ed:e}");
+        assert!((eb - ea).abs() <= tol * ea, "energy {eb} vs {ea}");
+        // a state given back reads back, in either layout
+        let (u0, f0) = random_state(&d, 5);
+        b.set_state(&u0, &f0).unwrap();
+        assert_eq!(b.u_layout(), ULayout::SlotMajor);
+        let (u1, f1) = b.state().unwrap();
+        assert!(u1 == u0.iter().map(|&x| T::of(x).f64()).collect::<Vec<_>>());
+        assert!(f1 == f0.iter().map(|&x| T::of(x).f64()).collect::<Vec<_>>());
+        // a nonzero PEC value: back to the half-edge layout, the value kept
+        let wall = (0..d.n_half())
+            .find(|h| !d.meps.h.contains(&(*h as u32)))
+            .expect("a PEC half-edge");
+        let mut u2 = u0.clone();
+        u2[wall] = 0.5;
+        b.set_state(&u2, &f0).unwrap();
+        assert_eq!(b.u_layout(), ULayout::HalfEdge);
+        assert_eq!(b.state().unwrap().0[wall], 0.5);
+        assert!(b.set_u_layout(ULayout::SlotMajor).is_err());
+        // another variant: back to the half-edge layout with the state
+        b.set_state(&u0, &f0).unwrap();
+        b.set_u_layout(ULayout::SlotMajor).unwrap();
+        b.advance(0, 3, &mut Vec::new()).unwrap();
+        let before = b.state().unwrap();
+        let v = Variants {
+            block: BlockVariant::Vertex,
+            ..Variants::default()
+        };
+        b.set_variants(v).unwrap();
+        assert_eq!(b.u_layout(), ULayout::HalfEdge);
+        assert!(b.state().unwrap() == before);
+        assert!(b.set_u_layout(ULayout::SlotMajor).is_err());
+    }
+    // the CSR dual is refused
+    let (_m, _t, d, _) = setup(jittered_box([3, 3, 2], 3, 0.2), None);
+    let mut c = ClStepper::<T>::new(dev.clone(), Arc::new(d), DualForm::Csr, None, &[]).unwrap();
+    let err = c.set_u_layout(ULayout::SlotMajor).unwrap_err().to_string();
+    assert!(err.contains("factored dual"), "{err}");
+}
+
+#[test]
+fn the_slot_major_layout_runs_like_the_half_edge_layout() {
+    let Some(dev) = cl_device() else { return };
+    slot_major_layout_agrees::<f32>(&dev);
+    if dev.info.fp64 {
+        slot_major_layout_agrees::<f64>(&dev);
+    } else {
+        eprintln!(
+            "*** SKIPPED f64 slot-major layout: {} has no fp64 ***",
+            dev.info.name
+        );
+    }
+}
+
 #[test]
 fn device_power_iteration_matches_the_host() {
     let Some(dev) = cl_device() else { return };

@@ -976,7 +976,8 @@ pub struct MixedOperators {
     pub dt: f64,
 }
 
-/// Slot-major `U` (issue 19, a bench variant): the free half-edges' DoFs stored in the
+/// Slot-major `U` (issue 19; the stepper's own layout through [`ClStepper::set_u_layout`],
+/// and bench variants with explicit moves): the free half-edges' DoFs stored in the
 /// factored dual's slot order (`US[g] = U[vh[g]]`, vertex by vertex), so that the
 /// vertex-block update reads and writes them coalesced; the primal update gathers each
 /// edge's two halves through `ES` (slot of every half-edge, `NF` for one that is not free,
@@ -991,6 +992,37 @@ pub struct SlotMajor<T: Real> {
     us: Buffer<T>,
     /// The operators stored in f32 ([`MixedOperators`]) when built for mixed storage.
     mixed: Option<MixedOperators>,
+}
+
+/// The stepper's storage of `U` on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ULayout {
+    /// `U[2e + s]`, by half-edge: every kernel and variant, losses, dispersion, partitions.
+    HalfEdge,
+    /// Slot-major ([`SlotMajor`]): the free half-edges' DoFs in the factored dual's slot
+    /// order, so the vertex-block update reads and writes them coalesced. For the default
+    /// kernels (`primal_sym_sm`, `vertex_block_s_sm`) of a lossless, non-dispersive mesh
+    /// with the factored dual, a source on free half-edges and every non-free half-edge
+    /// zero; the same products in the same order as the half-edge layout (bit for bit on
+    /// PoCL). The main job's default where it applies ([`ClStepper::slot_major_refusal`]).
+    SlotMajor,
+}
+
+impl ULayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            ULayout::HalfEdge => "half-edge",
+            ULayout::SlotMajor => "slot-major",
+        }
+    }
+}
+
+/// The stepper's slot-major state ([`ULayout::SlotMajor`]): the kernels and `US`, and the
+/// source's and probes' half-edges mapped to their slots.
+struct SlotState<T: Real> {
+    sm: SlotMajor<T>,
+    src_idx: Buffer<u32>,
+    probe_slots: Buffer<u32>,
 }
 
 /// Device buffers of the operators and the state.
@@ -1052,6 +1084,14 @@ pub struct ClStepper<T: Real> {
     /// The source (its current, for a pattern with the run's blocks at lossy or
     /// dispersive vertices).
     source: Option<Source>,
+    /// Slot-major `U` while [`ULayout::SlotMajor`] is the layout: then `US` holds the free
+    /// half-edges' values and `u` only the others (zero), its free entries stale until
+    /// [`ClStepper::sync_u`].
+    slots: Option<SlotState<T>>,
+    /// Whether every half-edge that is not free holds zero in `U` (as in any physical state:
+    /// the kernels never write there), as set by [`ClStepper::zero_state`] and
+    /// [`Stepper::set_state`]; slot-major `U` stores no such values.
+    nonfree_zero: bool,
 }
 
 /// Dispersion on the device ([`crate::dga::operators::DispOps`]): the correction rows and
@@ -1418,6 +1458,8 @@ impl<T: Real> ClStepper<T> {
             mag: None,
             disp: None,
             source: source.cloned(),
+            slots: None,
+            nonfree_zero: true,
             k,
             stage_cap: (STAGE_BYTES / std::mem::size_of::<T>()) as u32,
             dev,
@@ -1479,7 +1521,7 @@ impl<T: Real> ClStepper<T> {
                 self.put_blocks(&dga.meps_inv.data, |x| T::of(dt * x))?;
             }
         }
-        Ok(())
+        self.keep_layout_in_scope()
     }
 
     /// The dual form of the time step.
@@ -1497,7 +1539,7 @@ impl<T: Real> ClStepper<T> {
             ));
         }
         self.dual = d;
-        Ok(())
+        self.keep_layout_in_scope()
     }
 
     /// Nonzeros of the device CSR matrix (0 without it).
@@ -1517,6 +1559,10 @@ impl<T: Real> ClStepper<T> {
 
     pub fn zero_state(&mut self) -> Result<()> {
         self.dev.fill_zero(&mut self.u, self.nh)?;
+        self.nonfree_zero = true;
+        if let Some(st) = self.slots.as_mut() {
+            self.dev.fill_zero(&mut st.sm.us, self.nfree + 1)?;
+        }
         self.dev.fill_zero(&mut self.f, 4 * self.t)?;
         self.dev.fill_zero(&mut self.c, self.ne)
     }
@@ -1954,7 +2000,15 @@ impl<T: Real> ClStepper<T> {
     /// `F -= P U` with the chosen variant.
     pub fn primal_update(&self) -> Result<Event> {
         self.mag_loss()?;
-        self.launch_primal(&self.u, &self.f)
+        self.primal_in_layout()
+    }
+
+    /// `F -= P U` on the stepper's own `U` in its layout ([`ULayout`]).
+    fn primal_in_layout(&self) -> Result<Event> {
+        match &self.slots {
+            Some(st) => self.primal_update_sm(&st.sm),
+            None => self.launch_primal(&self.u, &self.f),
+        }
     }
 
     /// The operators of this stepper (its Δt) in mixed storage ([`MixedOperators`]): an
@@ -2049,11 +2103,7 @@ impl<T: Real> ClStepper<T> {
         let opts = dgatd_options::<T>(mixed.is_some());
         let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
         let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
-        let nf = self.nfree as u32;
-        let mut es = vec![nf; self.nh];
-        for (g, &h) in self.dga.meps.h.iter().enumerate() {
-            es[h as usize] = g as u32;
-        }
+        let es = self.half_edge_slots();
         Ok(SlotMajor {
             primal: k("primal_sym_sm")?,
             block: k("vertex_block_s_sm")?,
@@ -2063,6 +2113,118 @@ impl<T: Real> ClStepper<T> {
                 .upload(&vec![T::zero(); self.nfree + 1], "slot-major U")?,
             mixed,
         })
+    }
+
+    /// The slot of each half-edge (`NF`, the number of free half-edges, for one that is not
+    /// free).
+    fn half_edge_slots(&self) -> Vec<u32> {
+        let mut es = vec![self.nfree as u32; self.nh];
+        for (g, &h) in self.dga.meps.h.iter().enumerate() {
+            es[h as usize] = g as u32;
+        }
+        es
+    }
+
+    /// The layout `U` is stored in on the device.
+    pub fn u_layout(&self) -> ULayout {
+        match self.slots {
+            Some(_) => ULayout::SlotMajor,
+            None => ULayout::HalfEdge,
+        }
+    }
+
+    /// Why [`ULayout::SlotMajor`] cannot hold this stepper's `U` now; None when it can.
+    pub fn slot_major_refusal(&self) -> Option<&'static str> {
+        if self.dga.msig.is_some() || self.dga.mag.is_some() || self.dga.disp.is_some() {
+            Some("slot-major U covers lossless, non-dispersive media only")
+        } else if self.dual != DualForm::Factored {
+            Some("slot-major U steps with the factored dual only")
+        } else if self.variants != Variants::default()
+            || self.p_per_tet != 10
+            || self.block_layout != BlockLayout::Tri
+        {
+            Some("slot-major U steps with the default kernels only (primal_sym, vertex_block_sym)")
+        } else if !self.nonfree_zero {
+            Some("a half-edge that is not free (a PEC wall's) holds a nonzero value")
+        } else {
+            let es = self.half_edge_slots();
+            let nf = self.nfree as u32;
+            let on_wall = self
+                .source
+                .as_ref()
+                .is_some_and(|s| s.pattern.iter().any(|&(h, _)| es[h as usize] == nf));
+            on_wall.then_some("the source drives a half-edge that is not free")
+        }
+    }
+
+    /// Stores `U` in `layout`, moving the state (same values). Slot-major is refused, with
+    /// the reason ([`Self::slot_major_refusal`]), where it does not apply; a later change
+    /// that it does not cover (another dual, variant, or a state with a nonzero value on a
+    /// half-edge that is not free) returns the stepper to the half-edge layout. Partitioned
+    /// ranks (index-subset launches, halo buffers) keep the half-edge layout.
+    pub fn set_u_layout(&mut self, layout: ULayout) -> Result<()> {
+        match (layout, self.slots.is_some()) {
+            (ULayout::HalfEdge, true) => {
+                self.sync_u()?;
+                self.slots = None;
+                self.dev.finish()?;
+            }
+            (ULayout::SlotMajor, false) => {
+                if let Some(why) = self.slot_major_refusal() {
+                    return Err(Error::config("u layout", layout.name(), why));
+                }
+                let sm = self.slot_major(false)?;
+                let es = self.half_edge_slots();
+                let at = |h: &[u32]| -> Vec<u32> { h.iter().map(|&h| es[h as usize]).collect() };
+                let src: Vec<u32> = self
+                    .source
+                    .as_ref()
+                    .map(|s| s.pattern.iter().map(|&(h, _)| es[h as usize]).collect())
+                    .unwrap_or_default();
+                debug_assert_eq!(src.len(), self.nsrc);
+                let probes = at(&self
+                    .dev
+                    .read(&self.probe_slots, 3 * self.np, "probe slots")?);
+                self.to_slot_major(&sm)?;
+                self.slots = Some(SlotState {
+                    src_idx: self.dev.upload(&src, "source slots")?,
+                    probe_slots: self.dev.upload(&probes, "probe slots")?,
+                    sm,
+                });
+                self.dev.finish()?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Brings the free entries of the half-edge `U` up to date from slot-major `US` (nothing
+    /// in the half-edge layout).
+    fn sync_u(&self) -> Result<()> {
+        if let Some(st) = &self.slots {
+            self.from_slot_major(&st.sm)?;
+        }
+        Ok(())
+    }
+
+    /// Refuses `what` while `U` is slot-major (partitioned ranks' launches).
+    fn half_edge_only(&self, what: &str) -> Result<()> {
+        match self.slots {
+            Some(_) => Err(Error::config(
+                "u layout",
+                ULayout::SlotMajor.name(),
+                format!("{what} needs the half-edge layout (set_u_layout)"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Returns to the half-edge layout when a change leaves slot-major `U` out of its scope.
+    fn keep_layout_in_scope(&mut self) -> Result<()> {
+        if self.slots.is_some() && self.slot_major_refusal().is_some() {
+            self.set_u_layout(ULayout::HalfEdge)?;
+        }
+        Ok(())
     }
 
     /// `US[g] = U[vh[g]]`: the stepper's `U` into `sm`.
@@ -2179,7 +2341,10 @@ impl<T: Real> ClStepper<T> {
 
     /// Second half of the factored dual update: per-vertex blocks.
     pub fn vertex_blocks(&self) -> Result<Event> {
-        self.launch_vertex_blocks(&self.u)
+        match &self.slots {
+            Some(st) => self.vertex_blocks_sm(&st.sm),
+            None => self.launch_vertex_blocks(&self.u),
+        }
     }
 
     /// `u += B c` with the configured mapping (c: the stepper's circulation buffer).
@@ -2326,7 +2491,7 @@ impl<T: Real> ClStepper<T> {
     pub fn step_events(&self, k: usize) -> Result<Vec<Event>> {
         // (the magnetic loss's event first: the bench times from the first start)
         let mut ev: Vec<Event> = self.mag_loss()?.into_iter().collect();
-        ev.push(self.launch_primal(&self.u, &self.f)?);
+        ev.push(self.primal_in_layout()?);
         ev.extend(self.loss_update()?);
         ev.extend(self.disp_correct()?);
         match self.fused() {
@@ -2336,24 +2501,11 @@ impl<T: Real> ClStepper<T> {
             }
             None => ev.extend(self.dual_update()?),
         }
-        if let (Some(w), true) = (self.wave, self.nsrc > 0) {
-            let t = (k as f64 + 0.5) * self.dt;
-            ev.push(launch(
-                &self.dev,
-                &self.k.source,
-                self.nsrc,
-                LOCAL.min(64),
-                &[
-                    Arg::U32(self.nsrc as u32),
-                    Arg::BufU32(&self.src_idx),
-                    Arg::Buf(&self.src_g),
-                    Arg::Buf(&self.u),
-                    Arg::Real(T::of(t)),
-                    Arg::Real(T::of(w.t0)),
-                    Arg::Real(T::of(w.tau)),
-                ],
-            )?);
-        }
+        let (idx, u) = match &self.slots {
+            Some(st) => (&st.src_idx, &st.sm.us),
+            None => (&self.src_idx, &self.u),
+        };
+        ev.extend(self.source_into(idx, &self.src_g, self.nsrc, u, k, Lane::Main, &[])?);
         ev.extend(self.disp_poles()?);
         Ok(ev)
     }
@@ -2492,6 +2644,7 @@ impl<T: Real> ClStepper<T> {
 
     /// `(U, F_old, F_new)` in host layouts, with `F_new = F_old - P U` computed on the device.
     pub fn state_with_next(&mut self) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
+        self.sync_u()?;
         let u = self.dev.read(&self.u, self.nh, "U")?;
         let f = self.dev.read(&self.f, 4 * self.t, "F")?;
         self.primal_update()?;
@@ -2593,6 +2746,7 @@ impl<T: Real> ClStepper<T> {
 
     /// `F -= P U` on the tets of `s`.
     pub fn primal_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
+        self.half_edge_only("a primal update on a subset")?;
         let t = self.t as u32;
         let (p, pe, u, f) = (&self.p, &self.pe, &self.u, &self.f);
         let sym = self.variants.primal == PrimalVariant::Sym;
@@ -2658,6 +2812,7 @@ impl<T: Real> ClStepper<T> {
 
     /// `U += B c` on the free half-edge slots of `s` (positions in `vh`, vertex-major).
     pub fn vertex_blocks_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
+        self.half_edge_only("a vertex-block update on a subset")?;
         let tail = [
             Arg::BufU32(&self.slot_vertex),
             Arg::BufU32(&self.vptr),
@@ -2688,6 +2843,23 @@ impl<T: Real> ClStepper<T> {
         lane: Lane,
         wait: &[&Event],
     ) -> Result<Option<Event>> {
+        self.half_edge_only("a source on a subset")?;
+        self.source_into(idx, g, n, &self.u, k, lane, wait)
+    }
+
+    /// The source kernel adding `g w(t)` at `idx` into `u` (half-edges or slots), at
+    /// `t = (k + 1/2) Δt`; nothing without a waveform or entries.
+    #[allow(clippy::too_many_arguments)]
+    fn source_into(
+        &self,
+        idx: &Buffer<u32>,
+        g: &Buffer<T>,
+        n: usize,
+        u: &Buffer<T>,
+        k: usize,
+        lane: Lane,
+        wait: &[&Event],
+    ) -> Result<Option<Event>> {
         let Some(w) = self.wave.filter(|_| n > 0) else {
             return Ok(None);
         };
@@ -2702,7 +2874,7 @@ impl<T: Real> ClStepper<T> {
                 Arg::U32(n as u32),
                 Arg::BufU32(idx),
                 Arg::Buf(g),
-                Arg::Buf(&self.u),
+                Arg::Buf(u),
                 Arg::Real(T::of(t)),
                 Arg::Real(T::of(w.t0)),
                 Arg::Real(T::of(w.tau)),
@@ -2745,6 +2917,7 @@ impl<T: Real> ClStepper<T> {
         lane: Lane,
         wait: &[&Event],
     ) -> Result<Event> {
+        self.half_edge_only("halo packing")?;
         let Some(i) = &s.idx else {
             return Err(Error::config(
                 "halo list",
@@ -2774,6 +2947,10 @@ impl<T: Real> ClStepper<T> {
         if self.np == 0 {
             return Ok(None);
         }
+        let (slots, u) = match &self.slots {
+            Some(st) => (&st.probe_slots, &st.sm.us),
+            None => (&self.probe_slots, &self.u),
+        };
         launch_on(
             &self.dev,
             Lane::Main,
@@ -2783,9 +2960,9 @@ impl<T: Real> ClStepper<T> {
             &[
                 Arg::U32(self.np as u32),
                 Arg::U32(j as u32),
-                Arg::BufU32(&self.probe_slots),
+                Arg::BufU32(slots),
                 Arg::Buf(&self.probe_w),
-                Arg::Buf(&self.u),
+                Arg::Buf(u),
                 Arg::Buf(&self.samples),
             ],
             wait,
@@ -2851,7 +3028,14 @@ impl<T: Real> DeviceSampling<T> for ClStepper<T> {
 
 impl<T: Real> Stepper for ClStepper<T> {
     fn name(&self) -> String {
-        format!("opencl {} / {}", self.dev.info.platform, self.dev.info.name)
+        let layout = match self.u_layout() {
+            ULayout::HalfEdge => "",
+            ULayout::SlotMajor => " (slot-major U)",
+        };
+        format!(
+            "opencl {} / {}{layout}",
+            self.dev.info.platform, self.dev.info.name
+        )
     }
 
     fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
@@ -2872,6 +3056,7 @@ impl<T: Real> Stepper for ClStepper<T> {
     }
 
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        self.sync_u()?;
         let u = self.dev.read(&self.u, self.nh, "U")?;
         let fd = self.dev.read(&self.f, 4 * self.t, "F")?;
         let mut f = vec![0.0; 4 * self.t];
@@ -2898,7 +3083,16 @@ impl<T: Real> Stepper for ClStepper<T> {
                 fd[k * self.t + n] = T::of(f[4 * n + k]);
             }
         }
+        let es = self.half_edge_slots();
+        let nf = self.nfree as u32;
+        self.nonfree_zero = u.iter().zip(&es).all(|(&x, &g)| g != nf || x == 0.0);
+        if !self.nonfree_zero {
+            self.slots = None; // (its values are replaced below)
+        }
         self.dev.write(&mut self.u, &ut, "U")?;
+        if let Some(st) = &self.slots {
+            self.to_slot_major(&st.sm)?;
+        }
         self.dev.write(&mut self.f, &fd, "F")
     }
 
@@ -2959,6 +3153,7 @@ impl<T: Real> Stepper for ClStepper<T> {
             |p: &[C64]| -> Vec<T> { p.iter().flat_map(|z| [T::of(z.re), T::of(z.im)]).collect() };
         self.dev.write(&mut d.pu, &pairs(pu), "phase factors")?;
         self.dev.write(&mut d.pf, &pairs(pf), "phase factors")?;
+        self.sync_u()?;
         let d = self.dft.as_ref().expect("set above");
         for (n, p, x, acc) in [
             (self.nh, &d.pu, &self.u, &d.acc_u),

@@ -8,7 +8,7 @@ use super::plan::{BackendSpec, MeshSpec, Plan};
 use super::timestep::{RHO_MARGIN, spectral_radius};
 use crate::backend::Stepper;
 use crate::backend::cpu::CpuStepper;
-use crate::backend::opencl::{self, ClDevice, ClStepper, DeviceInfo};
+use crate::backend::opencl::{self, ClDevice, ClStepper, DeviceInfo, ULayout};
 use crate::cost;
 use crate::dg::DgOperator;
 use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED, time_step_for};
@@ -469,6 +469,10 @@ impl Selection<'_> {
             }
         };
         s.set_time_step(dt, Some(self.wave))?;
+        // slot-major U where it applies: the fastest exact step (results/h200/slot_major/)
+        if s.slot_major_refusal().is_none() {
+            s.set_u_layout(ULayout::SlotMajor)?;
+        }
         Ok((Box::new(s), dt, rho))
     }
 
