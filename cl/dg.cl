@@ -144,18 +144,6 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     const uint lid = get_local_id(0);
     const uint k0 = get_group_id(0) * KB;
     const uint nk = min((uint)KB, K - k0);
-#ifdef DG_PREFETCH
-    // (tuning) the residual of this work-item's node loaded before the staging, so its
-    // latency overlaps the staging loads
-    REAL rp[6];
-    {
-        const uint e = lid / NP, i = lid - e * NP;
-        if (e < nk) {
-            #pragma unroll
-            for (int c = 0; c < 6; c++) rp[c] = res[((size_t)(k0 + e) * 6 + c) * NP + i];
-        }
-    }
-#endif
     __global const REAL* qg = q + (size_t)k0 * 6 * NP;
     for (uint t = lid; t < nk * 6 * NP; t += WG) sq[t] = qg[t];
     __global const REAL* fg = flux + (size_t)k0 * 6 * NF;
@@ -165,59 +153,6 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     if (e >= nk) return;
     const uint k = k0 + e;
     __local const REAL* qk = sq + e * 6 * NP;
-#ifdef DG_SPLIT
-    // (tuning) the derivatives in two passes of 9 sums (H's, then E's), to hold fewer
-    // registers; each sum in the same order as below
-    REAL ch0 = 0, ch1 = 0, ch2 = 0, ce0 = 0, ce1 = 0, ce2 = 0;
-    {
-    __global const REAL* G = geo + 9 * k;
-    #pragma unroll 1
-    for (int pass = 0; pass < 2; pass++) {
-        const int c0 = pass == 0 ? 3 : 0;
-        REAL d[3][3];
-        #pragma unroll
-        for (int c = 0; c < 3; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
-#if NP % 2 == 0
-        for (int j = 0; j < NP; j += 2) {
-            const REAL wr0 = dT[j * NP + i], ws0 = dT[(NP + j) * NP + i],
-                       wt0 = dT[(2 * NP + j) * NP + i];
-            const REAL wr1 = dT[(j + 1) * NP + i], ws1 = dT[(NP + j + 1) * NP + i],
-                       wt1 = dT[(2 * NP + j + 1) * NP + i];
-            #pragma unroll
-            for (int c = 0; c < 3; c++) {
-                const REAL2 u = vload2(0, qk + (c0 + c) * NP + j);
-                d[0][c] += wr0 * u.x;
-                d[1][c] += ws0 * u.x;
-                d[2][c] += wt0 * u.x;
-                d[0][c] += wr1 * u.y;
-                d[1][c] += ws1 * u.y;
-                d[2][c] += wt1 * u.y;
-            }
-        }
-#else
-        for (int j = 0; j < NP; j++) {
-            const REAL wr = dT[j * NP + i], ws = dT[(NP + j) * NP + i],
-                       wt = dT[(2 * NP + j) * NP + i];
-            #pragma unroll
-            for (int c = 0; c < 3; c++) {
-                const REAL u = qk[(c0 + c) * NP + j];
-                d[0][c] += wr * u;
-                d[1][c] += ws * u;
-                d[2][c] += wt * u;
-            }
-        }
-#endif
-        REAL p[3][3];
-        #pragma unroll
-        for (int x = 0; x < 3; x++)
-            #pragma unroll
-            for (int c = 0; c < 3; c++)
-                p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
-        const REAL x0 = p[1][2] - p[2][1], x1 = p[2][0] - p[0][2], x2 = p[0][1] - p[1][0];
-        if (pass == 0) { ch0 = x0; ch1 = x1; ch2 = x2; } else { ce0 = x0; ce1 = x1; ce2 = x2; }
-    }
-    }
-#else
     REAL d[3][6];
     #pragma unroll
     for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
@@ -259,7 +194,6 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
         #pragma unroll
         for (int c = 0; c < 6; c++)
             p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
-#endif
     REAL l[6];
     #pragma unroll
     for (int c = 0; c < 6; c++) l[c] = 0;
@@ -275,15 +209,6 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
         }
     }
     const REAL ie = inv_eps[k], im = inv_mu[k];
-#ifdef DG_SPLIT
-    REAL r[6];
-    r[0] = ie * (ch0 + l[0]);
-    r[1] = ie * (ch1 + l[1]);
-    r[2] = ie * (ch2 + l[2]);
-    r[3] = im * (-ce0 - l[3]);
-    r[4] = im * (-ce1 - l[4]);
-    r[5] = im * (-ce2 - l[5]);
-#else
     REAL r[6];
     r[0] = ie * (p[1][5] - p[2][4] + l[0]);
     r[1] = ie * (p[2][3] - p[0][5] + l[1]);
@@ -291,16 +216,11 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     r[3] = im * (-(p[1][2] - p[2][1]) - l[3]);
     r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
     r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
-#endif
     if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
     #pragma unroll
     for (int c = 0; c < 6; c++) {
         const size_t o = ((size_t)k * 6 + c) * NP + i;
-#ifdef DG_PREFETCH
-        const REAL rs = a * rp[c] + dt * r[c];
-#else
         const REAL rs = a * res[o] + dt * r[c];
-#endif
         res[o] = rs;
         q_out[o] = qk[c * NP + i] + b * rs;
     }
