@@ -637,43 +637,61 @@ fn mixed<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smoke) -
 }
 
 /// Slot-major `U` (`primal_sym_sm`, `vertex_block_s_sm`, moved in and out by `gather` and
-/// `scatter`): 3 steps from a random state against the default step of the same stepper;
-/// the same products in the same order, so equal to round-off (16 unit round-offs;
-/// `tests/opencl.rs` finds the same bits on PoCL).
+/// `scatter`; and `primal_sym_st`, the primal through a per-tet slot table): 3 steps from a
+/// random state against the default step of the same stepper; the same products in the
+/// same order, so equal to round-off (16 unit round-offs; `tests/opencl.rs` finds the same
+/// bits on PoCL).
 fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smoke) -> Result<()> {
     g.set_dual(DualForm::Factored)?;
     g.set_variants(Variants::default())?;
-    let sm = g.slot_major(false)?;
-    let mut run = |slot: bool| -> Result<Vec<f64>> {
+    let mut sm = g.slot_major(false)?;
+    g.slot_table(&mut sm)?;
+    // 0: the default layout; 1: slot-major; 2: slot-major through the per-tet slot table
+    let mut run = |form: u8| -> Result<Vec<f64>> {
         g.set_state(u0, f0)?;
-        if slot {
+        if form > 0 {
             g.to_slot_major(&sm)?;
         }
         for _ in 0..3 {
-            if slot {
-                g.primal_update_sm(&sm)?;
-                g.circulation()?;
-                g.vertex_blocks_sm(&sm)?;
-            } else {
-                g.primal_update()?;
-                g.circulation()?;
-                g.vertex_blocks()?;
-            }
+            match form {
+                0 => g.primal_update()?,
+                1 => g.primal_update_sm(&sm)?,
+                _ => g.primal_update_st(&sm)?,
+            };
+            g.circulation()?;
+            match form {
+                0 => g.vertex_blocks()?,
+                _ => g.vertex_blocks_sm(&sm)?,
+            };
         }
-        if slot {
+        if form > 0 {
             g.from_slot_major(&sm)?;
         }
         let (u, f) = g.state()?;
         Ok([u, f].concat())
     };
-    let (a, b) = (run(true)?, run(false)?);
-    s.covered(&["primal_sym_sm", "vertex_block_s_sm", "gather", "scatter"]);
+    let (a, b, c) = (run(1)?, run(0)?, run(2)?);
+    s.covered(&[
+        "primal_sym_sm",
+        "primal_sym_st",
+        "vertex_block_s_sm",
+        "gather",
+        "scatter",
+    ]);
     s.check(
         format!(
             "{} slot-major U 3 steps vs the default layout: state",
             T::NAME
         ),
         rel_err(&a, &b),
+        16.0 * T::EPS,
+    );
+    s.check(
+        format!(
+            "{} slot-major U through the per-tet slot table, 3 steps vs the default layout: state",
+            T::NAME
+        ),
+        rel_err(&c, &b),
         16.0 * T::EPS,
     );
     Ok(())

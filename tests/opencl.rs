@@ -205,6 +205,21 @@ fn slot_major_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
         }
         s.from_slot_major(&sm).unwrap();
         let (ub, fb) = s.state().unwrap();
+        // the primal through the per-tet slot table (a bench variant)
+        let mut sm = sm;
+        s.slot_table(&mut sm).unwrap();
+        s.set_state(&u0, &f0).unwrap();
+        s.to_slot_major(&sm).unwrap();
+        for _ in 0..5 {
+            s.primal_update_st(&sm).unwrap();
+            s.circulation().unwrap();
+            s.vertex_blocks_sm(&sm).unwrap();
+        }
+        s.from_slot_major(&sm).unwrap();
+        let st = [s.state().unwrap().0, s.state().unwrap().1].concat();
+        let et = rel_err(&st, &[ua.clone(), fa.clone()].concat());
+        eprintln!("  through the per-tet slot table: {et:.2e}");
+        assert!(et <= 16.0 * T::EPS, "slot table {}: {et:e}", T::NAME);
         let (a, b) = ([ua, fa].concat(), [ub, fb].concat());
         let e = rel_err(&b, &a);
         eprintln!(

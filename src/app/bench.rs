@@ -619,6 +619,7 @@ fn device_rows<T: Real>(
             dga.counts().packed as f64 * saved,
         );
         let slot_table = 8.0 * dga.n_edges as f64;
+        let mut table_rows: Vec<(&str, String, Vec<f64>, f64)> = Vec::new();
         let mut rows3 = |x: &str,
                          primal: &dyn Fn() -> Result<opencl3::event::Event>,
                          block: &dyn Fn() -> Result<opencl3::event::Event>,
@@ -679,6 +680,33 @@ fn device_rows<T: Real>(
                 &|| s.vertex_blocks_sm(&sm),
                 bytes,
             )?;
+            // the primal through a per-tet slot table (48 bytes per tet instead of the 24
+            // of the edge ids and the 8 per edge of the half-edge slots), the same dual
+            let mut sm = sm;
+            s.slot_table(&mut sm)?;
+            let bp = bytes.0 + 24.0 * dga.n_tets as f64 - slot_table;
+            let primal_v = format!("tet_sym{x}_tet");
+            table_rows.push((
+                "primal",
+                primal_v.clone(),
+                time_events(dev, w, n, || Ok(vec![s.primal_update_st(&sm)?]))?,
+                bp,
+            ));
+            table_rows.push((
+                "step",
+                format!("{primal_v}+factored_sym{x}"),
+                time_events(dev, w, n, || {
+                    Ok(vec![
+                        s.primal_update_st(&sm)?,
+                        s.circulation()?,
+                        s.vertex_blocks_sm(&sm)?,
+                    ])
+                })?,
+                bp + by.circulation + bytes.1,
+            ));
+        }
+        for (kernel, variant, v, bytes) in table_rows {
+            push(kernel, &variant, v, bytes);
         }
     }
     // the packed triangle with its blocks or its circulations staged in local memory per

@@ -989,6 +989,9 @@ pub struct SlotMajor<T: Real> {
     primal: Kernel,
     block: Kernel,
     es: Buffer<u32>,
+    /// `primal_sym_st` and its per-tet slot table ([`ClStepper::slot_table`]; a bench
+    /// variant).
+    table: Option<(Kernel, Buffer<u32>)>,
     us: Buffer<T>,
     /// The operators stored in f32 ([`MixedOperators`]) when built for mixed storage.
     mixed: Option<MixedOperators>,
@@ -2108,6 +2111,7 @@ impl<T: Real> ClStepper<T> {
             primal: k("primal_sym_sm")?,
             block: k("vertex_block_s_sm")?,
             es: self.dev.upload(&es, "half-edge slots")?,
+            table: None,
             us: self
                 .dev
                 .upload(&vec![T::zero(); self.nfree + 1], "slot-major U")?,
@@ -2250,6 +2254,57 @@ impl<T: Real> ClStepper<T> {
                 Arg::Buf(dst),
             ],
         )
+    }
+
+    /// Adds to `sm` the per-tet slot table of `primal_sym_st` (a bench variant: each tet's
+    /// six edges as pairs of slots, the orientation in bit 31 of the first; 48 bytes per tet
+    /// instead of the 24 of the edge ids and the gathers of the half-edge slots).
+    pub fn slot_table(&self, sm: &mut SlotMajor<T>) -> Result<()> {
+        if self.nfree > EDGE_MASK as usize {
+            return Err(Error::config(
+                "variant",
+                "slot table",
+                "more free half-edges than bit 31 leaves slot indices for",
+            ));
+        }
+        let opts = dgatd_options::<T>(sm.mixed.is_some());
+        let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
+        let kernel = Kernel::create(&program, "primal_sym_st").map_err(cl_err("primal_sym_st"))?;
+        let es = self.half_edge_slots();
+        let (t, dga) = (self.t, &self.dga);
+        let ts = self.dev.upload_with(12 * t, "per-tet slot table", |i| {
+            let (cn, s) = (i / 2, i % 2);
+            let (c, n) = (cn / t, cn % t);
+            let e = dga.tet_edges[n][c] as usize;
+            let orient = ((dga.tet_orient[n] >> c) & 1) as u32;
+            es[2 * e + s] | if s == 0 { orient << 31 } else { 0 }
+        })?;
+        sm.table = Some((kernel, ts));
+        Ok(())
+    }
+
+    /// `F -= P U` with slot-major `U` through the per-tet slot table (`primal_sym_st`, after
+    /// [`Self::slot_table`]).
+    pub fn primal_update_st(&self, sm: &SlotMajor<T>) -> Result<Event> {
+        let Some((kernel, ts)) = &sm.table else {
+            return Err(Error::config(
+                "variant",
+                "slot table",
+                "ClStepper::slot_table was not called",
+            ));
+        };
+        let m = sm
+            .mixed
+            .as_ref()
+            .map_or(Arg::Buf(&self.p), |m| Arg::BufF32(&m.p));
+        let args = [
+            Arg::U32(self.t as u32),
+            m,
+            Arg::BufU32(ts),
+            Arg::Buf(&sm.us),
+            Arg::Buf(&self.f),
+        ];
+        launch(&self.dev, kernel, self.t, LOCAL, &args)
     }
 
     /// `F -= P U` with slot-major `U` (`primal_sym_sm`).
