@@ -1,0 +1,410 @@
+// Nodal DG for Maxwell (see src/dg/mod.rs for the equations and the storage layout).
+// Built with -D REAL=double|float, -D NP=<nodes per tet>, -D NFP=<nodes per face>.
+// q[(k*6 + c)*NP + i]: c = Ex, Ey, Ez, Hx, Hy, Hz; flux[(k*6 + c)*4*NFP + f*NFP + m].
+#ifdef REAL_IS_DOUBLE
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#else
+#error "REAL=double needs cl_khr_fp64, which this device does not report"
+#endif
+#endif
+
+#define NF (4 * NFP)
+#define VCAT_(t, n) t##n
+#define VCAT(t, n) VCAT_(t, n)
+#define REAL2 VCAT(REAL, 2)
+
+// Quotient and remainder are written q = a / b, r = a - q * b (not a % b): clang turns an
+// a / b, a % b pair into that form itself but wraps a and b in LLVM's `freeze`, which
+// Oclgrind 21.10's uninitialised-value checker cannot interpret (it aborts the work-item).
+
+// One work-item per face point: the scaled flux differences n x (H* - H-) (c = 0..2) and
+// n x (E* - E-) (c = 3..5).
+__kernel void dg_flux(const uint K, __global const REAL* q, __global const uint* vmap_p,
+                      __global const uint* fmask, __global const REAL* normal,
+                      __global const REAL* fscale, __global const REAL* z, const REAL alpha,
+                      __global REAL* flux) {
+    const uint g = get_global_id(0);
+    if (g >= K * NF) return;
+    const uint k = g / NF, fm = g - k * NF, f = fm / NFP;
+    const uint im = fmask[fm];
+    const uint idm = k * NP + im;
+    const uint idp = vmap_p[g];
+    const uint kp = idp / NP, ip = idp - kp * NP;
+    REAL em[3], hm[3], de[3], dh[3];
+    for (int c = 0; c < 3; c++) {
+        em[c] = q[(k * 6 + c) * NP + im];
+        hm[c] = q[(k * 6 + 3 + c) * NP + im];
+    }
+    const REAL zm = z[k];
+    REAL zp;
+    if (idp == idm) {
+        for (int c = 0; c < 3; c++) { de[c] = -2 * em[c]; dh[c] = 0; }
+        zp = zm;
+    } else {
+        for (int c = 0; c < 3; c++) {
+            de[c] = q[(kp * 6 + c) * NP + ip] - em[c];
+            dh[c] = q[(kp * 6 + 3 + c) * NP + ip] - hm[c];
+        }
+        zp = z[kp];
+    }
+    const REAL nx = normal[3 * (k * 4 + f)], ny = normal[3 * (k * 4 + f) + 1],
+               nz = normal[3 * (k * 4 + f) + 2];
+    // n x de, n x dh, n x (n x de), n x (n x dh)
+    const REAL a0 = ny * de[2] - nz * de[1], a1 = nz * de[0] - nx * de[2], a2 = nx * de[1] - ny * de[0];
+    const REAL b0 = ny * dh[2] - nz * dh[1], b1 = nz * dh[0] - nx * dh[2], b2 = nx * dh[1] - ny * dh[0];
+    const REAL aa0 = ny * a2 - nz * a1, aa1 = nz * a0 - nx * a2, aa2 = nx * a1 - ny * a0;
+    const REAL bb0 = ny * b2 - nz * b1, bb1 = nz * b0 - nx * b2, bb2 = nx * b1 - ny * b0;
+    const REAL s = fscale[k * 4 + f] / (zm + zp);
+    __global REAL* o = flux + (size_t)k * 6 * NF + fm;
+    o[0 * NF] = s * (zp * b0 - alpha * aa0);
+    o[1 * NF] = s * (zp * b1 - alpha * aa1);
+    o[2 * NF] = s * (zp * b2 - alpha * aa2);
+    o[3 * NF] = s * (zm * a0 + alpha * zp * zm * bb0);
+    o[4 * NF] = s * (zm * a1 + alpha * zp * zm * bb1);
+    o[5 * NF] = s * (zm * a2 + alpha * zp * zm * bb2);
+}
+
+// One work-item per node: volume derivatives, curls, lift of the fluxes, source, and the
+// LSERK stage update res = a res + dt rhs, q_out = q + b res.
+// The three update kernels below repeat the same end (physical derivatives, curls, source,
+// stage) on purpose: written once as a shared function, with the same arithmetic, it made the
+// blocked kernel 1.2x and the resident one 1.7x slower on the H200 (NVIDIA's compiler used
+// more registers and scheduled it differently; results/h200/dg_kernels/README.md).
+__kernel void dg_update(const uint K, __global const REAL* q, __global const REAL* flux,
+                        __global const REAL* geo, __global const REAL* dr,
+                        __global const REAL* ds, __global const REAL* dt_,
+                        __global const REAL* lift, __global const REAL* inv_eps,
+                        __global const REAL* inv_mu, const uint src_tet, const REAL sx,
+                        const REAL sy, const REAL sz, const REAL a, const REAL b, const REAL dt,
+                        __global REAL* res, __global REAL* q_out) {
+    const uint g = get_global_id(0);
+    if (g >= K * NP) return;
+    const uint k = g / NP, i = g - k * NP;
+    __global const REAL* qk = q + (size_t)k * 6 * NP;
+    REAL d[3][6];
+    for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
+    for (int j = 0; j < NP; j++) {
+        const REAL wr = dr[i * NP + j], ws = ds[i * NP + j], wt = dt_[i * NP + j];
+        for (int c = 0; c < 6; c++) {
+            const REAL u = qk[c * NP + j];
+            d[0][c] += wr * u;
+            d[1][c] += ws * u;
+            d[2][c] += wt * u;
+        }
+    }
+    __global const REAL* G = geo + 9 * k;
+    REAL p[3][6];  // physical derivative x of component c
+    for (int x = 0; x < 3; x++)
+        for (int c = 0; c < 6; c++)
+            p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
+    REAL l[6];
+    for (int c = 0; c < 6; c++) l[c] = 0;
+    __global const REAL* fk = flux + (size_t)k * 6 * NF;
+    for (int m = 0; m < NF; m++) {
+        const REAL w = lift[i * NF + m];
+        for (int c = 0; c < 6; c++) l[c] += w * fk[c * NF + m];
+    }
+    const REAL ie = inv_eps[k], im = inv_mu[k];
+    REAL r[6];
+    r[0] = ie * (p[1][5] - p[2][4] + l[0]);
+    r[1] = ie * (p[2][3] - p[0][5] + l[1]);
+    r[2] = ie * (p[0][4] - p[1][3] + l[2]);
+    r[3] = im * (-(p[1][2] - p[2][1]) - l[3]);
+    r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
+    r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
+    if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+    for (int c = 0; c < 6; c++) {
+        const size_t o = ((size_t)k * 6 + c) * NP + i;
+        const REAL rs = a * res[o] + dt * r[c];
+        res[o] = rs;
+        q_out[o] = qk[c * NP + i] + b * rs;
+    }
+}
+
+// The update of `dg_update` with KB tets per work-group (KB * NP work-items, one per node
+// of each tet; built with -D KB), in the style of the DG-on-GPU kernels of the literature:
+// the work-group's fields (6 NP values per tet) and fluxes (6 NF per tet) are contiguous in
+// `q` and `flux`, so they are staged in local memory by coalesced loads and then read from
+// there by every node of their tet; the operators are transposed (dT[(r NP + j) NP + i],
+// liftT[m NP + i]) so that the work-items of one tet read consecutive addresses. The sums
+// run in the order of `dg_update` (j, then m), so the two kernels agree to round-off (bit
+// for bit where the compiler contracts alike). The fields (for an even NP) and the fluxes are
+// read from local memory two values at a time (pairs of nodes j and of face points m; the
+// rows of 6 NP and 6 NF values start at even offsets of buffers aligned to at least 16 bytes).
+// The local buffers are arguments, sized by the host: sq KB * 6 * NP values, sf KB * 6 * NF.
+#ifdef KB
+#define WG (KB * NP)
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
+    const uint K, __global const REAL* q, __global const REAL* flux, __global const REAL* geo,
+    __global const REAL* dT, __global const REAL* liftT, __global const REAL* inv_eps,
+    __global const REAL* inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* res,
+    __global REAL* q_out, __local REAL* sq, __local REAL* sf) {
+    const uint lid = get_local_id(0);
+    const uint k0 = get_group_id(0) * KB;
+    const uint nk = min((uint)KB, K - k0);
+#ifdef DG_PREFETCH
+    // (tuning) the residual of this work-item's node loaded before the staging, so its
+    // latency overlaps the staging loads
+    REAL rp[6];
+    {
+        const uint e = lid / NP, i = lid - e * NP;
+        if (e < nk) {
+            #pragma unroll
+            for (int c = 0; c < 6; c++) rp[c] = res[((size_t)(k0 + e) * 6 + c) * NP + i];
+        }
+    }
+#endif
+    __global const REAL* qg = q + (size_t)k0 * 6 * NP;
+    for (uint t = lid; t < nk * 6 * NP; t += WG) sq[t] = qg[t];
+    __global const REAL* fg = flux + (size_t)k0 * 6 * NF;
+    for (uint t = lid; t < nk * 6 * NF; t += WG) sf[t] = fg[t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e = lid / NP, i = lid - e * NP;
+    if (e >= nk) return;
+    const uint k = k0 + e;
+    __local const REAL* qk = sq + e * 6 * NP;
+#ifdef DG_SPLIT
+    // (tuning) the derivatives in two passes of 9 sums (H's, then E's), to hold fewer
+    // registers; each sum in the same order as below
+    REAL ch0 = 0, ch1 = 0, ch2 = 0, ce0 = 0, ce1 = 0, ce2 = 0;
+    {
+    __global const REAL* G = geo + 9 * k;
+    #pragma unroll 1
+    for (int pass = 0; pass < 2; pass++) {
+        const int c0 = pass == 0 ? 3 : 0;
+        REAL d[3][3];
+        #pragma unroll
+        for (int c = 0; c < 3; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
+#if NP % 2 == 0
+        for (int j = 0; j < NP; j += 2) {
+            const REAL wr0 = dT[j * NP + i], ws0 = dT[(NP + j) * NP + i],
+                       wt0 = dT[(2 * NP + j) * NP + i];
+            const REAL wr1 = dT[(j + 1) * NP + i], ws1 = dT[(NP + j + 1) * NP + i],
+                       wt1 = dT[(2 * NP + j + 1) * NP + i];
+            #pragma unroll
+            for (int c = 0; c < 3; c++) {
+                const REAL2 u = vload2(0, qk + (c0 + c) * NP + j);
+                d[0][c] += wr0 * u.x;
+                d[1][c] += ws0 * u.x;
+                d[2][c] += wt0 * u.x;
+                d[0][c] += wr1 * u.y;
+                d[1][c] += ws1 * u.y;
+                d[2][c] += wt1 * u.y;
+            }
+        }
+#else
+        for (int j = 0; j < NP; j++) {
+            const REAL wr = dT[j * NP + i], ws = dT[(NP + j) * NP + i],
+                       wt = dT[(2 * NP + j) * NP + i];
+            #pragma unroll
+            for (int c = 0; c < 3; c++) {
+                const REAL u = qk[(c0 + c) * NP + j];
+                d[0][c] += wr * u;
+                d[1][c] += ws * u;
+                d[2][c] += wt * u;
+            }
+        }
+#endif
+        REAL p[3][3];
+        #pragma unroll
+        for (int x = 0; x < 3; x++)
+            #pragma unroll
+            for (int c = 0; c < 3; c++)
+                p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
+        const REAL x0 = p[1][2] - p[2][1], x1 = p[2][0] - p[0][2], x2 = p[0][1] - p[1][0];
+        if (pass == 0) { ch0 = x0; ch1 = x1; ch2 = x2; } else { ce0 = x0; ce1 = x1; ce2 = x2; }
+    }
+    }
+#else
+    REAL d[3][6];
+    #pragma unroll
+    for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
+#if NP % 2 == 0
+    // pairs of nodes j: one two-wide local load per component feeds six multiply-adds
+    for (int j = 0; j < NP; j += 2) {
+        const REAL wr0 = dT[j * NP + i], ws0 = dT[(NP + j) * NP + i],
+                   wt0 = dT[(2 * NP + j) * NP + i];
+        const REAL wr1 = dT[(j + 1) * NP + i], ws1 = dT[(NP + j + 1) * NP + i],
+                   wt1 = dT[(2 * NP + j + 1) * NP + i];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL2 u = vload2(0, qk + c * NP + j);
+            d[0][c] += wr0 * u.x;
+            d[1][c] += ws0 * u.x;
+            d[2][c] += wt0 * u.x;
+            d[0][c] += wr1 * u.y;
+            d[1][c] += ws1 * u.y;
+            d[2][c] += wt1 * u.y;
+        }
+    }
+#else
+    for (int j = 0; j < NP; j++) {
+        const REAL wr = dT[j * NP + i], ws = dT[(NP + j) * NP + i],
+                   wt = dT[(2 * NP + j) * NP + i];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL u = qk[c * NP + j];
+            d[0][c] += wr * u;
+            d[1][c] += ws * u;
+            d[2][c] += wt * u;
+        }
+    }
+#endif
+    __global const REAL* G = geo + 9 * k;
+    REAL p[3][6];
+    #pragma unroll
+    for (int x = 0; x < 3; x++)
+        #pragma unroll
+        for (int c = 0; c < 6; c++)
+            p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
+#endif
+    REAL l[6];
+    #pragma unroll
+    for (int c = 0; c < 6; c++) l[c] = 0;
+    __local const REAL* fk = sf + e * 6 * NF;
+    // pairs of face points m (NF is even): two-wide local loads of the fluxes
+    for (int m = 0; m < NF; m += 2) {
+        const REAL w0 = liftT[m * NP + i], w1 = liftT[(m + 1) * NP + i];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL2 f = vload2(0, fk + c * NF + m);
+            l[c] += w0 * f.x;
+            l[c] += w1 * f.y;
+        }
+    }
+    const REAL ie = inv_eps[k], im = inv_mu[k];
+#ifdef DG_SPLIT
+    REAL r[6];
+    r[0] = ie * (ch0 + l[0]);
+    r[1] = ie * (ch1 + l[1]);
+    r[2] = ie * (ch2 + l[2]);
+    r[3] = im * (-ce0 - l[3]);
+    r[4] = im * (-ce1 - l[4]);
+    r[5] = im * (-ce2 - l[5]);
+#else
+    REAL r[6];
+    r[0] = ie * (p[1][5] - p[2][4] + l[0]);
+    r[1] = ie * (p[2][3] - p[0][5] + l[1]);
+    r[2] = ie * (p[0][4] - p[1][3] + l[2]);
+    r[3] = im * (-(p[1][2] - p[2][1]) - l[3]);
+    r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
+    r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
+#endif
+    if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+    #pragma unroll
+    for (int c = 0; c < 6; c++) {
+        const size_t o = ((size_t)k * 6 + c) * NP + i;
+#ifdef DG_PREFETCH
+        const REAL rs = a * rp[c] + dt * r[c];
+#else
+        const REAL rs = a * res[o] + dt * r[c];
+#endif
+        res[o] = rs;
+        q_out[o] = qk[c * NP + i] + b * rs;
+    }
+}
+#endif
+
+// The update with the operators resident in local memory (`dg_update_lm`, built with -D KB3
+// tets per chunk and -D LIFT_LOCAL where LIFT fits too): each work-group copies the
+// transposed Dr, Ds, Dt (and LIFT) into local memory once, then walks over chunks of KB3
+// tets (chunk g, g + G, ... for G work-groups), staging each chunk's fields by coalesced
+// loads; a work-item per node of the chunk's tets, as in `dg_update_blk`, whose sums it
+// repeats in the same order. The fluxes are read from global memory (every node of a tet
+// reads the same values). The operators are read by every node of every tet, 5-16 KB per tet
+// at N = 3-4: from local memory they no longer compete with the fields for the cache. The
+// local buffers are arguments, sized by the host: sD 3 NP NP values, sL NF NP (with
+// LIFT_LOCAL; else one value, unused), sq KB3 * 6 * NP.
+#ifdef KB3
+#define WG3 (KB3 * NP)
+__kernel __attribute__((reqd_work_group_size(WG3, 1, 1))) void dg_update_lm(
+    const uint K, __global const REAL* q, __global const REAL* flux, __global const REAL* geo,
+    __global const REAL* dT, __global const REAL* liftT, __global const REAL* inv_eps,
+    __global const REAL* inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* res,
+    __global REAL* q_out, __local REAL* sD, __local REAL* sL, __local REAL* sq) {
+    const uint lid = get_local_id(0);
+    for (uint t = lid; t < 3 * NP * NP; t += WG3) sD[t] = dT[t];
+#ifdef LIFT_LOCAL
+    for (uint t = lid; t < NF * NP; t += WG3) sL[t] = liftT[t];
+#define LIFT sL
+#else
+#define LIFT liftT
+#endif
+    const uint e = lid / NP, i = lid - e * NP;
+    const uint chunks = (K + KB3 - 1) / KB3;
+    for (uint ch = get_group_id(0); ch < chunks; ch += get_num_groups(0)) {
+        const uint k0 = ch * KB3;
+        const uint nk = min((uint)KB3, K - k0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __global const REAL* qg = q + (size_t)k0 * 6 * NP;
+        for (uint t = lid; t < nk * 6 * NP; t += WG3) sq[t] = qg[t];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (e >= nk) continue;
+        const uint k = k0 + e;
+        __local const REAL* qk = sq + e * 6 * NP;
+        REAL d[3][6];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
+        for (int j = 0; j < NP; j++) {
+            const REAL wr = sD[j * NP + i], ws = sD[(NP + j) * NP + i],
+                       wt = sD[(2 * NP + j) * NP + i];
+            #pragma unroll
+            for (int c = 0; c < 6; c++) {
+                const REAL u = qk[c * NP + j];
+                d[0][c] += wr * u;
+                d[1][c] += ws * u;
+                d[2][c] += wt * u;
+            }
+        }
+        __global const REAL* G = geo + 9 * k;
+        REAL p[3][6];
+        #pragma unroll
+        for (int x = 0; x < 3; x++)
+            #pragma unroll
+            for (int c = 0; c < 6; c++)
+                p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
+        REAL l[6];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) l[c] = 0;
+        __global const REAL* fk = flux + (size_t)k * 6 * NF;
+        for (int m = 0; m < NF; m++) {
+            const REAL w = LIFT[m * NP + i];
+            #pragma unroll
+            for (int c = 0; c < 6; c++) l[c] += w * fk[c * NF + m];
+        }
+        const REAL ie = inv_eps[k], im = inv_mu[k];
+        REAL r[6];
+        r[0] = ie * (p[1][5] - p[2][4] + l[0]);
+        r[1] = ie * (p[2][3] - p[0][5] + l[1]);
+        r[2] = ie * (p[0][4] - p[1][3] + l[2]);
+        r[3] = im * (-(p[1][2] - p[2][1]) - l[3]);
+        r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
+        r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
+        if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const size_t o = ((size_t)k * 6 + c) * NP + i;
+            const REAL rs = a * res[o] + dt * r[c];
+            res[o] = rs;
+            q_out[o] = qk[c * NP + i] + b * rs;
+        }
+    }
+#undef LIFT
+}
+#endif
+
+// E at the probes: samples[(j * nprobe + p) * 3 + c] = sum_i w[p][i] E_c(tet_p, i).
+__kernel void dg_probe(const uint nprobe, const uint j, __global const uint* tet,
+                       __global const REAL* w, __global const REAL* q,
+                       __global REAL* samples) {
+    const uint g = get_global_id(0);
+    if (g >= 3 * nprobe) return;
+    const uint p = g / 3, c = g - p * 3;
+    __global const REAL* u = q + ((size_t)tet[p] * 6 + c) * NP;
+    REAL s = 0;
+    for (int i = 0; i < NP; i++) s += w[p * NP + i] * u[i];
+    samples[(j * nprobe + p) * 3 + c] = s;
+}
