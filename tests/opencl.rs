@@ -195,55 +195,55 @@ fn slot_major_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
             }
         }
         let (ua, fa) = s.state().unwrap();
-        let sm = s.slot_major(mixed).unwrap();
-        s.set_state(&u0, &f0).unwrap();
-        s.to_slot_major(&sm).unwrap();
-        for _ in 0..5 {
-            s.primal_update_sm(&sm).unwrap();
-            s.circulation().unwrap();
-            s.vertex_blocks_sm(&sm).unwrap();
+        let a = [ua, fa].concat();
+        let mut sm = s.slot_major(mixed).unwrap();
+        // the slot-major primal, then the same through the per-tet slot table (a bench
+        // variant)
+        for table in [false, true] {
+            if table {
+                s.slot_table(&mut sm).unwrap();
+            }
+            s.set_state(&u0, &f0).unwrap();
+            s.to_slot_major(&sm).unwrap();
+            for _ in 0..5 {
+                match table {
+                    false => s.primal_update_sm(&sm).unwrap(),
+                    true => s.primal_update_st(&sm).unwrap(),
+                };
+                s.circulation().unwrap();
+                s.vertex_blocks_sm(&sm).unwrap();
+            }
+            s.from_slot_major(&sm).unwrap();
+            let (ub, fb) = s.state().unwrap();
+            let b = [ub, fb].concat();
+            let e = rel_err(&b, &a);
+            eprintln!(
+                "slot-major {} (mixed {mixed}, slot table {table}) against the default, 5 steps: {e:.2e} ({})",
+                T::NAME,
+                if a == b { "bit for bit" } else { "round-off" }
+            );
+            assert!(e <= 16.0 * T::EPS, "slot-major {}: {e:e}", T::NAME);
+            assert!(rel_err(&b, &[u0.clone(), f0.clone()].concat()) > 1e-3);
         }
-        s.from_slot_major(&sm).unwrap();
-        let (ub, fb) = s.state().unwrap();
-        // the primal through the per-tet slot table (a bench variant)
-        let mut sm = sm;
-        s.slot_table(&mut sm).unwrap();
-        s.set_state(&u0, &f0).unwrap();
-        s.to_slot_major(&sm).unwrap();
-        for _ in 0..5 {
-            s.primal_update_st(&sm).unwrap();
-            s.circulation().unwrap();
-            s.vertex_blocks_sm(&sm).unwrap();
-        }
-        s.from_slot_major(&sm).unwrap();
-        let st = [s.state().unwrap().0, s.state().unwrap().1].concat();
-        let et = rel_err(&st, &[ua.clone(), fa.clone()].concat());
-        eprintln!("  through the per-tet slot table: {et:.2e}");
-        assert!(et <= 16.0 * T::EPS, "slot table {}: {et:e}", T::NAME);
-        let (a, b) = ([ua, fa].concat(), [ub, fb].concat());
-        let e = rel_err(&b, &a);
-        eprintln!(
-            "slot-major {} (mixed {mixed}) against the default, 5 steps: {e:.2e} ({})",
-            T::NAME,
-            if a == b { "bit for bit" } else { "round-off" }
-        );
-        assert!(e <= 16.0 * T::EPS, "slot-major {}: {e:e}", T::NAME);
-        assert!(rel_err(&b, &[u0.clone(), f0.clone()].concat()) > 1e-3);
+    }
+}
+
+/// Runs `f32` on `dev`, and `f64` where it has fp64 (else says loudly that `what` in f64 was
+/// skipped).
+fn f32_and_f64(dev: &Arc<ClDevice>, what: &str, f32: fn(&Arc<ClDevice>), f64: fn(&Arc<ClDevice>)) {
+    f32(dev);
+    if dev.info.fp64 {
+        f64(dev);
+    } else {
+        eprintln!("*** SKIPPED f64 {what}: {} has no fp64 ***", dev.info.name);
     }
 }
 
 #[test]
 fn slot_major_u_steps_like_the_default_layout() {
     let Some(dev) = cl_device() else { return };
-    slot_major_agrees::<f32>(&dev);
-    if dev.info.fp64 {
-        slot_major_agrees::<f64>(&dev);
-    } else {
-        eprintln!(
-            "*** SKIPPED f64 slot-major: {} has no fp64 ***",
-            dev.info.name
-        );
-    }
+    let (a, b) = (slot_major_agrees::<f32>, slot_major_agrees::<f64>);
+    f32_and_f64(&dev, "slot-major", a, b);
 }
 
 /// The stepper's own slot-major `U` (`ULayout::SlotMajor`, the main job's default where it
@@ -381,15 +381,11 @@ fn slot_major_layout_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
 #[test]
 fn the_slot_major_layout_runs_like_the_half_edge_layout() {
     let Some(dev) = cl_device() else { return };
-    slot_major_layout_agrees::<f32>(&dev);
-    if dev.info.fp64 {
-        slot_major_layout_agrees::<f64>(&dev);
-    } else {
-        eprintln!(
-            "*** SKIPPED f64 slot-major layout: {} has no fp64 ***",
-            dev.info.name
-        );
-    }
+    let (a, b) = (
+        slot_major_layout_agrees::<f32>,
+        slot_major_layout_agrees::<f64>,
+    );
+    f32_and_f64(&dev, "slot-major layout", a, b);
 }
 
 #[test]
