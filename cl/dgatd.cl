@@ -151,6 +151,26 @@ __kernel void circulation(const uint E, __global const uint* restrict ptr, __glo
     circulation_one(e, ptr, circ, F, C);
 }
 
+// The same with the lists in sliced ELL form (a bench variant): edge e = 32 c + l finds its
+// k-th entry at SC[SO[c] + 32 k + l], so the 32 work-items of a chunk read consecutive words
+// (their lists interleaved, each chunk padded to its longest list); the same sums in the same
+// order as `circulation`.
+__kernel void circulation_sell(const uint E, __global const uint* restrict ptr,
+                               __global const ulong* restrict SO, __global const uint* restrict SC,
+                               __global const real* restrict F, __global real* restrict C) {
+    const size_t e = get_global_id(0);
+    if (e >= E) return;
+    const uint n = ptr[e + 1] - ptr[e];
+    __global const uint* s = SC + SO[e >> 5] + (e & 31);
+    real acc = 0;
+    for (uint k = 0; k < n; k++) {
+        const uint x = s[32 * (size_t)k];
+        const real v = F[x >> 1];
+        acc += (x & 1u) ? -v : v;
+    }
+    C[e] = acc;
+}
+
 // The same on the NI edges idx[0..NI).
 __kernel void circulation_idx(const uint NI, __global const uint* restrict idx, __global const uint* restrict ptr,
                               __global const uint* restrict circ, __global const real* restrict F,

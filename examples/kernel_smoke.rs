@@ -637,7 +637,8 @@ fn mixed<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smoke) -
 }
 
 /// Slot-major `U` (`primal_sym_sm`, `vertex_block_s_sm`, moved in and out by `gather` and
-/// `scatter`; and `primal_sym_st`, the primal through a per-tet slot table): 3 steps from a
+/// `scatter`; `primal_sym_st`, the primal through a per-tet slot table, and
+/// `circulation_sell`, the circulations through sliced ELL lists): 3 steps from a
 /// random state against the default step of the same stepper; the same products in the
 /// same order, so equal to round-off (16 unit round-offs; `tests/opencl.rs` finds the same
 /// bits on PoCL).
@@ -646,7 +647,9 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
     g.set_variants(Variants::default())?;
     let mut sm = g.slot_major(false)?;
     g.slot_table(&mut sm)?;
-    // 0: the default layout; 1: slot-major; 2: slot-major through the per-tet slot table
+    let sell = g.sell_circulation()?;
+    // 0: the default layout; 1: slot-major; 2: slot-major through the per-tet slot table,
+    // with the circulations through sliced ELL lists
     let mut run = |form: u8| -> Result<Vec<f64>> {
         g.set_state(u0, f0)?;
         if form > 0 {
@@ -658,7 +661,10 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
                 1 => g.primal_update_sm(&sm)?,
                 _ => g.primal_update_st(&sm)?,
             };
-            g.circulation()?;
+            match form {
+                2 => g.circulation_sell(&sell)?,
+                _ => g.circulation()?,
+            };
             match form {
                 0 => g.vertex_blocks()?,
                 _ => g.vertex_blocks_sm(&sm)?,
@@ -674,6 +680,7 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
     s.covered(&[
         "primal_sym_sm",
         "primal_sym_st",
+        "circulation_sell",
         "vertex_block_s_sm",
         "gather",
         "scatter",
@@ -688,7 +695,7 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
     );
     s.check(
         format!(
-            "{} slot-major U through the per-tet slot table, 3 steps vs the default layout: state",
+            "{} slot-major U through the per-tet slot table, sliced ELL circulations, 3 steps vs the default layout: state",
             T::NAME
         ),
         rel_err(&c, &b),

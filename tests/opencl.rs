@@ -197,9 +197,10 @@ fn slot_major_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
         let (ua, fa) = s.state().unwrap();
         let a = [ua, fa].concat();
         let mut sm = s.slot_major(mixed).unwrap();
-        // the slot-major primal, then the same through the per-tet slot table (a bench
-        // variant)
-        for table in [false, true] {
+        // the slot-major primal, then the same through the per-tet slot table, then that
+        // with the circulations through sliced ELL lists (bench variants)
+        let sell = s.sell_circulation().unwrap();
+        for (table, ell) in [(false, false), (true, false), (true, true)] {
             if table {
                 s.slot_table(&mut sm).unwrap();
             }
@@ -210,7 +211,10 @@ fn slot_major_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
                     false => s.primal_update_sm(&sm).unwrap(),
                     true => s.primal_update_st(&sm).unwrap(),
                 };
-                s.circulation().unwrap();
+                match ell {
+                    false => s.circulation().unwrap(),
+                    true => s.circulation_sell(&sell).unwrap(),
+                };
                 s.vertex_blocks_sm(&sm).unwrap();
             }
             s.from_slot_major(&sm).unwrap();
@@ -218,7 +222,7 @@ fn slot_major_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
             let b = [ub, fb].concat();
             let e = rel_err(&b, &a);
             eprintln!(
-                "slot-major {} (mixed {mixed}, slot table {table}) against the default, 5 steps: {e:.2e} ({})",
+                "slot-major {} (mixed {mixed}, slot table {table}, sliced ELL {ell}) against the default, 5 steps: {e:.2e} ({})",
                 T::NAME,
                 if a == b { "bit for bit" } else { "round-off" }
             );

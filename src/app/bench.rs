@@ -705,6 +705,32 @@ fn device_rows<T: Real>(
                 bp + by.circulation + bytes.1,
             ));
         }
+        // the circulations through sliced ELL lists, alone and in the fastest exact step
+        // (the slot-table primal, slot-major blocks); its lists are read with their padding
+        let sell = s.sell_circulation()?;
+        let by_sell = by.circulation + 4.0 * (sell.entries as f64 - dga.circ.len() as f64);
+        table_rows.push((
+            "dual_factored",
+            "circulation_sell".into(),
+            time_events(dev, w, n, || Ok(vec![s.circulation_sell(&sell)?]))?,
+            by_sell,
+        ));
+        let mut sm = s.slot_major(false)?;
+        s.slot_table(&mut sm)?;
+        s.to_slot_major(&sm)?;
+        let bp = by.primal_sym + 24.0 * dga.n_tets as f64;
+        table_rows.push((
+            "step",
+            "tet_sym_slot_tet+factored_sym_slot_sell".into(),
+            time_events(dev, w, n, || {
+                Ok(vec![
+                    s.primal_update_st(&sm)?,
+                    s.circulation_sell(&sell)?,
+                    s.vertex_blocks_sm(&sm)?,
+                ])
+            })?,
+            bp + by_sell + by.vertex_block_sym,
+        ));
         for (kernel, variant, v, bytes) in table_rows {
             push(kernel, &variant, v, bytes);
         }

@@ -1028,6 +1028,16 @@ struct SlotState<T: Real> {
     probe_slots: Buffer<u32>,
 }
 
+/// The circulation lists in sliced ELL form (`circulation_sell`, a bench variant): chunks
+/// of 32 edges, each chunk's lists interleaved entry by entry and padded to its longest.
+pub struct SellCirculation {
+    kernel: Kernel,
+    so: Buffer<u64>,
+    sc: Buffer<u32>,
+    /// Entries stored, padding included (the byte model's).
+    pub entries: usize,
+}
+
 /// Device buffers of the operators and the state.
 pub struct ClStepper<T: Real> {
     dev: Arc<ClDevice>,
@@ -2375,6 +2385,61 @@ impl<T: Real> ClStepper<T> {
     /// First half of the factored dual update: per-edge circulations.
     pub fn circulation(&self) -> Result<Event> {
         self.launch_circulation(&self.f)
+    }
+
+    /// The circulation lists in sliced ELL form ([`SellCirculation`], a bench variant).
+    pub fn sell_circulation(&self) -> Result<SellCirculation> {
+        let (ptr, e) = (&self.dga.circ_ptr, self.ne);
+        let chunks = e.div_ceil(32);
+        let mut so = Vec::with_capacity(chunks + 1);
+        so.push(0u64);
+        for c in 0..chunks {
+            let w = (32 * c..(32 * c + 32).min(e))
+                .map(|e| ptr[e + 1] - ptr[e])
+                .max()
+                .unwrap_or(0);
+            so.push(so[c] + 32 * w as u64);
+        }
+        let entries = so[chunks] as usize;
+        let t = self.t;
+        let mut sc = vec![0u32; entries];
+        for e in 0..e {
+            let base = so[e / 32] as usize + e % 32;
+            for (k, &x) in self.dga.circ[ptr[e] as usize..ptr[e + 1] as usize]
+                .iter()
+                .enumerate()
+            {
+                sc[base + 32 * k] = (f_slot(x >> 1, t) << 1) | (x & 1);
+            }
+        }
+        let opts = dgatd_options::<T>(false);
+        let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
+        let kernel =
+            Kernel::create(&program, "circulation_sell").map_err(cl_err("circulation_sell"))?;
+        Ok(SellCirculation {
+            kernel,
+            so: self.dev.upload(&so, "sliced ELL chunk offsets")?,
+            sc: self.dev.upload(&sc, "sliced ELL circulation entries")?,
+            entries,
+        })
+    }
+
+    /// `c = C̃ F` through the sliced ELL lists (`circulation_sell`).
+    pub fn circulation_sell(&self, sl: &SellCirculation) -> Result<Event> {
+        launch(
+            &self.dev,
+            &sl.kernel,
+            self.ne,
+            LOCAL,
+            &[
+                Arg::U32(self.ne as u32),
+                Arg::BufU32(&self.circ_ptr),
+                Arg::BufU64(&sl.so),
+                Arg::BufU32(&sl.sc),
+                Arg::Buf(&self.f),
+                Arg::Buf(&self.c),
+            ],
+        )
     }
 
     /// `c = C̃ f` into the stepper's circulation buffer.
