@@ -14,9 +14,12 @@
 //! when it is allocated ([`ClDevice::alloc`], [`ClDevice::upload`]), so no kernel reads a
 //! value nothing wrote (checked under Oclgrind by `tests/oclgrind.rs`).
 //!
-//! Device layouts: `U[2e + s]` as on the host; `F[k*T + n]` (structure of arrays, host
-//! slot `4n + k`), so the per-tet primal kernel reads and writes coalesced. Index tables
-//! are remapped once on upload. Inside the time loop nothing crosses the bus but the
+//! Device layouts: `U[2e + s]` as on the host, or slot-major ([`ULayout::SlotMajor`]: the
+//! free half-edges' values in the factored dual's slot order, so the vertex-block update
+//! reads and writes them coalesced; the main job's layout where it applies, set by
+//! [`ClStepper::set_u_layout`]; the state is returned in the host layout either way);
+//! `F[k*T + n]` (structure of arrays, host slot `4n + k`), so the per-tet primal kernel
+//! reads and writes coalesced. Index tables are remapped once on upload. Inside the time loop nothing crosses the bus but the
 //! buffered probe samples, read every [`SAMPLE_CHUNK`] steps: the source waveform is
 //! evaluated in the kernel.
 //!
