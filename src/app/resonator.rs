@@ -626,9 +626,19 @@ fn converge(
     )
 }
 
+/// A cost per DoF and step in ns, to three significant digits where it is below 1 (a GPU's
+/// 0.039 would read 0.0 with one decimal).
+fn per_dof_step(ns: f64) -> String {
+    if ns < 1.0 {
+        format!("{ns:.3}")
+    } else {
+        format!("{ns:.1}")
+    }
+}
+
 fn print_summary(r: &resonator::ResonatorResult, plan: &Plan) {
     outln!(
-        "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({:.1} ns/DoF/step)",
+        "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({} ns/DoF/step)",
         dgatd::report::VERSION,
         dgatd::report::COMMIT,
         r.backend,
@@ -644,7 +654,7 @@ fn print_summary(r: &resonator::ResonatorResult, plan: &Plan) {
         r.record.steps as f64 * r.dt_s * 1e6,
         r.setup_s,
         r.record.wall_s,
-        1e9 * r.record.wall_s / (r.record.steps as f64 * r.dofs as f64)
+        per_dof_step(1e9 * r.record.wall_s / (r.record.steps as f64 * r.dofs as f64))
     );
     out!("{}", dgatd::report::mode_table(r));
 }
@@ -729,5 +739,14 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_device_cost_per_dof_keeps_its_digits() {
+        assert_eq!(super::per_dof_step(0.03898), "0.039");
+        assert_eq!(super::per_dof_step(6.13), "6.1");
     }
 }
