@@ -620,7 +620,7 @@ impl ClDevice {
             vertex_block_d: k("vertex_block_d")?,
             vertex_block_d_idx: k("vertex_block_d_idx")?,
             fma_peak: k("fma_peak")?,
-            _program: program,
+            program,
         })
     }
 }
@@ -669,7 +669,9 @@ pub struct Kernels {
     pub(crate) vertex_block_d: Kernel,
     pub(crate) vertex_block_d_idx: Kernel,
     pub fma_peak: Kernel,
-    _program: Program,
+    /// `cl/dgatd.cl` built for the stepper's precision ([`dgatd_options`] without f32
+    /// operators), for the kernels created later ([`ClStepper::dgatd_kernels`]).
+    program: Program,
 }
 
 /// The build options of `cl/dgatd.cl` for precision `T`; `f32_operators`: the operators of
@@ -1158,6 +1160,9 @@ struct DeviceFused {
 /// this step's phase factors for U and F (`2 m` values each).
 struct DeviceDft<T> {
     m: usize,
+    /// Whether `acc_u` accumulates slot-major `US` (`NF + 1` values per plane, the layout
+    /// of `U` at [`Stepper::dft_start`]) instead of `U` by half-edge (`nh`).
+    slots: bool,
     acc_u: Buffer<T>,
     acc_f: Buffer<T>,
     pu: Buffer<T>,
@@ -2043,10 +2048,7 @@ impl<T: Real> ClStepper<T> {
         if let Some(why) = why {
             return Err(Error::config("variant", "mixed", why));
         }
-        let program = self
-            .dev
-            .build_source(SOURCE, "cl/dgatd.cl", &dgatd_options::<T>(true))?;
-        let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
+        let [primal, block] = self.dgatd_kernels(true, ["primal_sym", "vertex_block_s"])?;
         let dt = self.dt;
         let (d, t) = (&self.dga, self.t);
         let p = self.dev.upload_with(10 * t, "mixed primal blocks", |i| {
@@ -2057,8 +2059,8 @@ impl<T: Real> ClStepper<T> {
             .meps_inv
             .pack(&d.meps_inv.data, &poff, |x| (dt * x) as f32);
         Ok(MixedOperators {
-            primal: k("primal_sym")?,
-            block: k("vertex_block_s")?,
+            primal,
+            block,
             p,
             b: self.dev.upload(&packed, "mixed vertex blocks")?,
             dt,
@@ -2116,13 +2118,12 @@ impl<T: Real> ClStepper<T> {
             return Err(Error::config("variant", "slot-major", why));
         }
         let mixed = mixed.then(|| self.mixed_operators()).transpose()?;
-        let opts = dgatd_options::<T>(mixed.is_some());
-        let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
-        let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
+        let [primal, block] =
+            self.dgatd_kernels(mixed.is_some(), ["primal_sym_sm", "vertex_block_s_sm"])?;
         let es = self.half_edge_slots();
         Ok(SlotMajor {
-            primal: k("primal_sym_sm")?,
-            block: k("vertex_block_s_sm")?,
+            primal,
+            block,
             es: self.dev.upload(&es, "half-edge slots")?,
             table: None,
             us: self
@@ -2130,6 +2131,28 @@ impl<T: Real> ClStepper<T> {
                 .upload(&vec![T::zero(); self.nfree + 1], "slot-major U")?,
             mixed,
         })
+    }
+
+    /// Kernels of `cl/dgatd.cl` for this stepper's precision: from the stepper's own program,
+    /// or, with `f32_operators` (mixed storage), from a program built for them.
+    fn dgatd_kernels<const N: usize>(
+        &self,
+        f32_operators: bool,
+        names: [&str; N],
+    ) -> Result<[Kernel; N]> {
+        let built;
+        let program = if f32_operators {
+            let opts = dgatd_options::<T>(true);
+            built = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
+            &built
+        } else {
+            &self.k.program
+        };
+        let mut out = Vec::with_capacity(N);
+        for name in names {
+            out.push(Kernel::create(program, name).map_err(cl_err(name))?);
+        }
+        Ok(out.try_into().unwrap_or_else(|_| unreachable!("N kernels")))
     }
 
     /// The slot of each half-edge (`NF`, the number of free half-edges, for one that is not
@@ -2280,9 +2303,7 @@ impl<T: Real> ClStepper<T> {
                 "more free half-edges than bit 31 leaves slot indices for",
             ));
         }
-        let opts = dgatd_options::<T>(sm.mixed.is_some());
-        let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
-        let kernel = Kernel::create(&program, "primal_sym_st").map_err(cl_err("primal_sym_st"))?;
+        let [kernel] = self.dgatd_kernels(sm.mixed.is_some(), ["primal_sym_st"])?;
         let es = self.half_edge_slots();
         let (t, dga) = (self.t, &self.dga);
         let ts = self.dev.upload_with(12 * t, "per-tet slot table", |i| {
@@ -2415,10 +2436,7 @@ impl<T: Real> ClStepper<T> {
                 sc[base + 32 * k] = (f_slot(x >> 1, t) << 1) | (x & 1);
             }
         }
-        let opts = dgatd_options::<T>(false);
-        let program = self.dev.build_source(SOURCE, "cl/dgatd.cl", &opts)?;
-        let kernel =
-            Kernel::create(&program, "circulation_sell").map_err(cl_err("circulation_sell"))?;
+        let [kernel] = self.dgatd_kernels(false, ["circulation_sell"])?;
         Ok(SellCirculation {
             kernel,
             so: self.dev.upload(&so, "sliced ELL chunk offsets")?,
@@ -3247,9 +3265,13 @@ impl<T: Real> Stepper for ClStepper<T> {
     fn dft_start(&mut self, m: usize) -> Result<()> {
         self.dft = None; // release the old accumulators first
         let what = |x: &str| format!("mode-shape transforms of {x} ({m} frequencies)");
+        // accumulate U where it lives: no move between layouts in the time loop
+        let slots = self.slots.is_some();
+        let nu = if slots { self.nfree + 1 } else { self.nh };
         self.dft = Some(DeviceDft {
             m,
-            acc_u: self.dev.alloc(2 * m * self.nh, &what("U"))?,
+            slots,
+            acc_u: self.dev.alloc(2 * m * nu, &what("U"))?,
             acc_f: self.dev.alloc(2 * m * 4 * self.t, &what("F"))?,
             pu: self.dev.alloc(2 * m, "phase factors")?,
             pf: self.dev.alloc(2 * m, "phase factors")?,
@@ -3276,10 +3298,20 @@ impl<T: Real> Stepper for ClStepper<T> {
             |p: &[C64]| -> Vec<T> { p.iter().flat_map(|z| [T::of(z.re), T::of(z.im)]).collect() };
         self.dev.write(&mut d.pu, &pairs(pu), "phase factors")?;
         self.dev.write(&mut d.pf, &pairs(pf), "phase factors")?;
-        self.sync_u()?;
         let d = self.dft.as_ref().expect("set above");
+        let (nu, u) = match (&self.slots, d.slots) {
+            (Some(st), true) => (self.nfree + 1, &st.sm.us),
+            (None, false) => (self.nh, &self.u),
+            _ => {
+                return Err(Error::config(
+                    "mode shapes",
+                    "dft_add",
+                    "the layout of U changed since dft_start (start the transforms again)",
+                ));
+            }
+        };
         for (n, p, x, acc) in [
-            (self.nh, &d.pu, &self.u, &d.acc_u),
+            (nu, &d.pu, u, &d.acc_u),
             (4 * self.t, &d.pf, &self.f, &d.acc_f),
         ] {
             launch(
@@ -3309,10 +3341,19 @@ impl<T: Real> Stepper for ClStepper<T> {
                 .read_range(b, (2 * m + k) * n, n, "mode-shape transform")?;
             Ok(p.iter().map(|x| x.f64()).collect())
         };
-        let (nh, nf) = (self.nh, 4 * self.t);
-        let (ur, ui) = (plane(&d.acc_u, nh, 0)?, plane(&d.acc_u, nh, 1)?);
+        let nf = 4 * self.t;
+        let nu = if d.slots { self.nfree + 1 } else { self.nh };
+        let (ur, ui) = (plane(&d.acc_u, nu, 0)?, plane(&d.acc_u, nu, 1)?);
         let (fr, fi) = (plane(&d.acc_f, nf, 0)?, plane(&d.acc_f, nf, 1)?);
-        let x = ur.iter().zip(&ui).map(|(&a, &b)| C64::new(a, b)).collect();
+        let x = match d.slots {
+            // back to half-edges: slot NF (zero) for those that are not free
+            true => self
+                .half_edge_slots()
+                .iter()
+                .map(|&g| C64::new(ur[g as usize], ui[g as usize]))
+                .collect(),
+            false => ur.iter().zip(&ui).map(|(&a, &b)| C64::new(a, b)).collect(),
+        };
         let mut y = vec![C64::new(0.0, 0.0); nf];
         for n in 0..self.t {
             for k in 0..4 {
