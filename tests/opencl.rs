@@ -253,7 +253,10 @@ fn slot_major_u_steps_like_the_default_layout() {
 /// The stepper's own slot-major `U` (`ULayout::SlotMajor`, the main job's default where it
 /// applies) against the half-edge layout over a whole sourced run: the probe records, the
 /// state, the energy and the mode-shape transforms agree to round-off (the same products in
-/// the same order: bit for bit on PoCL; the bound is 16 ulp of the record), on a jittered
+/// the same order, bit for bit where the compiler contracts both kernels alike; a PoCL on
+/// another CPU contracts them differently, so the bound is the whole-run rule of this file,
+/// a few ulp per step growing like sqrt(steps): 32 ulp times sqrt(400), 1.4e-13 in f64 and
+/// 7.6e-5 in f32, ten times the 1.4e-14 seen in f64 on such a CPU), on a jittered
 /// box with random media and on the bundled coarse cylinder. Then what leaves its scope
 /// returns the stepper to the half-edge layout with the state intact: another dual
 /// variant, and a state with a nonzero value on a PEC half-edge; the CSR dual is refused.
@@ -318,7 +321,7 @@ fn slot_major_layout_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
         }
         let peak = ra.iter().fold(0.0f64, |x, y| x.max(y.abs()));
         assert!(peak > 0.0, "the source reached no probe");
-        let tol = 16.0 * T::EPS;
+        let tol = 32.0 * T::EPS * (steps as f64).sqrt();
         let e = rel_err(&rb, &ra);
         let (sa, sb) = (a.state().unwrap(), b.state().unwrap());
         let es = rel_err(
