@@ -70,12 +70,16 @@ const SOURCES: [(&str, &str); 5] = [
 
 /// The kernels of `cl/assemble.cl` and `cl/pack.cl` (double precision only: not launched on
 /// a device without fp64).
-const ASSEMBLY_KERNELS: [&str; 5] = [
+const ASSEMBLY_KERNELS: [&str; 9] = [
     "assemble_mmu",
     "assemble_meps",
     "pack_primal_sym",
     "pack_blocks_tri",
     "csr_values",
+    "csr_row_lengths",
+    "scan_tiles",
+    "scan_add",
+    "csr_fill",
 ];
 
 /// Every `__kernel` name declared in the sources, in source order.
@@ -325,9 +329,42 @@ fn resident<T: Real>(
     let free: Vec<bool> = host.free_edge.clone();
     let k = da::AssemblyKernels::build(dev)?;
     let pk = da::PackKernels::build::<T>(dev)?;
-    let (ops, _) = da::resident::<T>(dev, &k, &pk, m, t, mat, &free)?;
+    let (ops, _) = da::resident_csr::<T>(dev, &k, &pk, m, t, mat, &free)?;
     s.covered(&ASSEMBLY_KERNELS);
+    // the CSR matrix built on the device (row lengths, scan, columns, values) against the
+    // host's: the same structure (columns as F slots), values to the assembly's round-off
     let nt = m.n_tets();
+    let want = dgatd::dga::operators::build_csr(host, 1.0);
+    let e = match &ops.csr {
+        Some((ip, ix, dv, nnz)) if *nnz == want.nnz() => {
+            let ip = dev.read(ip, want.rows() + 1, "CSR row pointers")?;
+            let ix = dev.read(ix, *nnz, "CSR columns")?;
+            let dv = dev.read(dv, *nnz, "CSR values")?;
+            let same_ip = ip
+                .iter()
+                .zip(want.indptr().raw_storage())
+                .all(|(&a, &b)| a as usize == b);
+            let same_ix = ix
+                .iter()
+                .zip(want.indices())
+                .all(|(&a, &c)| a as usize == (c % 4) * nt + c / 4);
+            if same_ip && same_ix {
+                dv.iter()
+                    .zip(want.data())
+                    .map(|(x, y)| (x.f64() - y).abs())
+                    .fold(0.0, f64::max)
+                    / want.data().iter().map(|y| y.abs()).fold(0.0, f64::max)
+            } else {
+                f64::INFINITY
+            }
+        }
+        _ => f64::INFINITY,
+    };
+    s.check(
+        format!("{} resident CSR vs host build_csr (max entry)", T::NAME),
+        e,
+        tol,
+    );
     let got = dev.read(&ops.primal, 10 * nt, "primal")?;
     let want: Vec<f64> = (0..10 * nt).map(|i| host.mmu_inv[i % nt][i / nt]).collect();
     let rel = |a: &[T], b: &[f64]| {

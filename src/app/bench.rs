@@ -327,6 +327,112 @@ fn resident_rows<T: Real>(
     Ok(vec![Row::preprocess(base, "device_resident", dofs, total)])
 }
 
+/// `preprocess` rows of the operators and the CSR form's matrix assembled on `dev` and left
+/// there in precision `T` ([`device_assembly::resident_csr`]: the structure, the columns and
+/// the values built by kernels, no host pass over the matrix): variant
+/// `device_resident_csr`, what replaces [`host_masses`], `host_csr` and the CSR stepper's
+/// upload. Over `min(reps, 3)` runs after one whose matrix is read back and checked against
+/// `want` (the host's `build_csr` at [`CSR_DT`]): the same row pointers, the columns as the
+/// stepper's F slots, and values within 1e-10 (f64) or 1e-6 (f32, the rounding) of each
+/// row's largest, or an error, not a row.
+#[allow(clippy::too_many_arguments)]
+fn resident_csr_rows<T: Real>(
+    dev: &Arc<ClDevice>,
+    mesh: &dgatd::mesh::Mesh,
+    topo: &Topology,
+    mat: &Media,
+    dga: &Dga,
+    want: &sprs::CsMat<f64>,
+    cfg: &BenchConfig,
+    base: &Row,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>> {
+    let k = device_assembly::AssemblyKernels::build(dev)?;
+    let pk = device_assembly::PackKernels::build::<T>(dev)?;
+    let reps = cfg.reps.clamp(1, 3);
+    let mut total = Vec::new();
+    let tol = if T::NAME == "f64" { 1e-10 } else { 1e-6 };
+    for rep in 0..=reps {
+        let (ops, t) =
+            device_assembly::resident_csr::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge)?;
+        if rep == 0 {
+            let Some((ip, ix, dv, nnz)) = &ops.csr else {
+                unreachable!("resident_csr returns the matrix")
+            };
+            let nt = dga.n_tets;
+            let wip = want.indptr();
+            let wip = wip.raw_storage();
+            let same_ip = *nnz == want.nnz()
+                && dev
+                    .read(ip, want.rows() + 1, "resident CSR row pointers")?
+                    .par_iter()
+                    .zip(wip)
+                    .all(|(&a, &b)| a as usize == b);
+            let e = if same_ip {
+                let ix = dev.read(ix, *nnz, "resident CSR columns")?;
+                let dv = dev.read(dv, *nnz, "resident CSR values")?;
+                (0..want.rows())
+                    .into_par_iter()
+                    .map(|r| {
+                        let rows = wip[r]..wip[r + 1];
+                        let cols_equal = ix[rows.clone()]
+                            .iter()
+                            .zip(&want.indices()[rows.clone()])
+                            .all(|(&a, &c)| a as usize == (c % 4) * nt + c / 4);
+                        if !cols_equal {
+                            return f64::INFINITY;
+                        }
+                        // want is at Δt = CSR_DT, the resident matrix at unit Δt
+                        let w: Vec<f64> = want.data()[rows.clone()]
+                            .iter()
+                            .map(|x| x / CSR_DT)
+                            .collect();
+                        rel_to_largest::<T>(&dv[rows], &w)
+                    })
+                    .reduce(|| 0.0, f64::max)
+            } else {
+                f64::INFINITY
+            };
+            log(&format!(
+                "{} tets on {}: resident {} CSR against the host's: {nnz} nonzeros, structure equal: {same_ip}, values {e:.1e}",
+                dga.n_tets,
+                dev.info.name,
+                T::NAME
+            ));
+            if !(e <= tol) {
+                return Err(Error::config(
+                    "bench",
+                    "device assembly",
+                    format!(
+                        "the {} CSR matrix built on {} differs from the host's (structure equal: {same_ip}, values {e:e})",
+                        T::NAME,
+                        dev.info.name
+                    ),
+                ));
+            }
+            continue;
+        }
+        log(&format!(
+            "{} tets on {}: resident {} assembly with the CSR matrix {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3})",
+            dga.n_tets,
+            dev.info.name,
+            T::NAME,
+            t.total_s,
+            t.layout_s,
+            t.upload_s,
+            t.kernels_s
+        ));
+        total.push(t.total_s);
+    }
+    let dofs = (dga.n_tets, dga.counts().dofs());
+    Ok(vec![Row::preprocess(
+        base,
+        "device_resident_csr",
+        dofs,
+        total,
+    )])
+}
+
 /// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
 /// elements per work-item; returns the rows, the best copy first (the ceiling).
 fn stream_rows<T: Real>(dev: &Arc<ClDevice>, cfg: &BenchConfig, base: &Row) -> Result<Vec<Row>> {
@@ -1154,6 +1260,23 @@ pub fn run(
                         dga.n_tets, d.info.name
                     ),
                 )?;
+                if let Some(want) = &csr_host {
+                    let rows = if p == "f64" {
+                        resident_csr_rows::<f64>(
+                            d, &mesh, &topo, &vacuum, &dga, want, cfg, &base, log,
+                        )
+                    } else {
+                        resident_csr_rows::<f32>(
+                            d, &mesh, &topo, &vacuum, &dga, want, cfg, &base, log,
+                        )
+                    };
+                    emit(
+                        rows,
+                        report,
+                        log,
+                        &format!("resident {p} CSR of {} tets on {}", dga.n_tets, d.info.name),
+                    )?;
+                }
             }
         }
         drop((mesh, topo, vacuum));

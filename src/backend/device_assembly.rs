@@ -101,6 +101,10 @@ impl AssemblyKernels {
 pub struct PackKernels {
     primal: Kernel,
     blocks: Kernel,
+    row_lengths: Kernel,
+    scan_tiles: Kernel,
+    scan_add: Kernel,
+    csr_fill: Kernel,
 }
 
 /// The packing kernels' source, embedded in the binary.
@@ -118,6 +122,10 @@ impl PackKernels {
         Ok(PackKernels {
             primal: k("pack_primal_sym")?,
             blocks: k("pack_blocks_tri")?,
+            row_lengths: k("csr_row_lengths")?,
+            scan_tiles: k("scan_tiles")?,
+            scan_add: k("scan_add")?,
+            csr_fill: k("csr_fill")?,
         })
     }
 }
@@ -134,6 +142,101 @@ pub fn resident<T: Real>(
     topo: &Topology,
     mat: &Media,
     free_edge: &[bool],
+) -> Result<(ResidentOperators<T>, AssemblyTimes)> {
+    resident_with(dev, k, pk, mesh, topo, mat, free_edge, false)
+}
+
+/// [`resident`] plus the CSR form's matrix `Δt Meps⁻¹ C̃` at unit `Δt` (what
+/// [`crate::backend::opencl::ClStepper`] uploads for [`crate::backend::DualForm::Csr`]),
+/// built on the device in the stepper's layout (`cl/pack.cl`: the row lengths, their scan
+/// into the row pointers, the columns as F slots and the values in precision `T`), with no
+/// host pass over the matrix: the host only scans one total per tile of 1024 rows. The
+/// structure equals the host's [`crate::dga::operators::build_csr`] and the values its
+/// values from the device's inverse blocks, summed term for term in the host's order
+/// (`tests/device_assembly.rs`). An error when the matrix has `2³²` nonzeros or more
+/// (32-bit row pointers, as the host-built CSR stepper). `kernels_s` counts the CSR kernels
+/// too, `download_s` stays zero.
+pub fn resident_csr<T: Real>(
+    dev: &ClDevice,
+    k: &AssemblyKernels,
+    pk: &PackKernels,
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    free_edge: &[bool],
+) -> Result<(ResidentOperators<T>, AssemblyTimes)> {
+    resident_with(dev, k, pk, mesh, topo, mat, free_edge, true)
+}
+
+/// Work-items per work-group of the scan, and values per tile (4 per work-item).
+const SCAN_WG: usize = 256;
+const SCAN_TILE: usize = 4 * SCAN_WG;
+
+/// The exclusive scan of the first `n` values of `x` into `y` (`n` values): per tile on the
+/// device, the tiles' totals on the host (in 64 bits). Returns the total; an error naming
+/// `what` when it does not fit 32 bits.
+fn scan_u32(
+    dev: &ClDevice,
+    pk: &PackKernels,
+    x: &Buffer<u32>,
+    y: &Buffer<u32>,
+    n: usize,
+    what: &str,
+) -> Result<(u64, f64)> {
+    let tiles = n.div_ceil(SCAN_TILE).max(1);
+    let sums = dev.alloc_u32(tiles, "scan tile totals")?;
+    let e1 = launch::<f32>(
+        dev,
+        &pk.scan_tiles,
+        tiles * SCAN_WG,
+        SCAN_WG,
+        &[
+            Arg::U64(n as u64),
+            Arg::BufU32(x),
+            Arg::BufU32(y),
+            Arg::BufU32(&sums),
+            Arg::Local(4 * SCAN_WG),
+        ],
+    )?;
+    let sums = dev.read(&sums, tiles, "scan tile totals")?;
+    let mut off = Vec::with_capacity(tiles);
+    let mut total = 0u64;
+    for s in sums {
+        off.push(total);
+        total += s as u64;
+    }
+    if total > u32::MAX as u64 {
+        return Err(Error::DeviceMemory(format!(
+            "{what} sum to {total}, above the 32-bit index limit; use --dual factored"
+        )));
+    }
+    let off: Vec<u32> = off.into_iter().map(|x| x as u32).collect();
+    let off = dev.upload(&off, "scan tile offsets")?;
+    let e2 = launch::<f32>(
+        dev,
+        &pk.scan_add,
+        n,
+        LOCAL,
+        &[
+            Arg::U64(n as u64),
+            Arg::BufU32(y),
+            Arg::BufU32(&off),
+            Arg::U32(SCAN_TILE as u32),
+        ],
+    )?;
+    Ok((total, event_seconds(&e1)? + event_seconds(&e2)?))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn resident_with<T: Real>(
+    dev: &ClDevice,
+    k: &AssemblyKernels,
+    pk: &PackKernels,
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    free_edge: &[bool],
+    with_csr: bool,
 ) -> Result<(ResidentOperators<T>, AssemblyTimes)> {
     let t0 = Instant::now();
     let a = assemble(dev, k, mesh, topo, mat, free_edge, true)?;
@@ -172,6 +275,13 @@ pub fn resident<T: Real>(
         ],
     )?;
     kernels_s += event_seconds(&e)?;
+    let csr = if with_csr {
+        let (c, s) = resident_csr_matrix::<T>(dev, pk, mesh, topo, &a)?;
+        kernels_s += s;
+        Some(c)
+    } else {
+        None
+    };
     dev.finish()?;
     let times = AssemblyTimes {
         kernels_s,
@@ -185,9 +295,79 @@ pub fn resident<T: Real>(
             blocks,
             poff,
             layout: a.layout,
+            csr,
         },
         times,
     ))
+}
+
+/// The CSR matrix of [`resident_csr`] from the assembly `a` still on the device, and the
+/// seconds its kernels took.
+fn resident_csr_matrix<T: Real>(
+    dev: &ClDevice,
+    pk: &PackKernels,
+    mesh: &Mesh,
+    topo: &Topology,
+    a: &OnDevice,
+) -> Result<(crate::backend::opencl::DeviceCsr<T>, f64)> {
+    let (nv, t, nh) = (mesh.n_vertices(), mesh.n_tets(), 2 * topo.n_edges());
+    let rows = a.layout.h.len();
+    if t > (u32::MAX / 4) as usize {
+        return Err(Error::DeviceMemory(format!(
+            "the mesh has {t} tets, above the 32-bit F slots of the CSR form; use --dual factored"
+        )));
+    }
+    // row lengths over nh + 1 entries (the last stays zero: the scan's total lands there)
+    let len = dev.alloc_u32(nh + 1, "CSR row lengths")?;
+    let slot_vertex = dev.alloc_u32(rows, "CSR slot vertices")?;
+    let e = launch::<T>(
+        dev,
+        &pk.row_lengths,
+        nv,
+        LOCAL,
+        &[
+            Arg::U32(nv as u32),
+            Arg::BufU64(&a.vt_ptr),
+            Arg::BufU32(&a.vt),
+            Arg::BufU32(&a.tet_edges),
+            Arg::BufU64(&a.ptr),
+            Arg::BufU32(&a.h),
+            Arg::BufU32(&len),
+            Arg::BufU32(&slot_vertex),
+        ],
+    )?;
+    let mut secs = event_seconds(&e)?;
+    let indptr = dev.alloc_u32(nh + 1, "CSR row pointers")?;
+    let (nnz, s) = scan_u32(dev, pk, &len, &indptr, nh + 1, "the CSR matrix's nonzeros")?;
+    secs += s;
+    drop(len);
+    let nnz = nnz as usize;
+    let indices = dev.alloc_u32(nnz, "CSR columns")?;
+    let data = dev.alloc::<T>(nnz, "CSR values")?;
+    let e = launch::<T>(
+        dev,
+        &pk.csr_fill,
+        rows,
+        LOCAL,
+        &[
+            Arg::U32(rows as u32),
+            Arg::BufU32(&slot_vertex),
+            Arg::BufU64(&a.ptr),
+            Arg::BufU32(&a.h),
+            Arg::BufU64(&a.off),
+            Arg::BufF64(&a.meps_inv),
+            Arg::BufU64(&a.vt_ptr),
+            Arg::BufU32(&a.vt),
+            Arg::BufU32(&a.tets),
+            Arg::BufU32(&a.tet_edges),
+            Arg::BufU32(&indptr),
+            Arg::U32(t as u32),
+            Arg::BufU32(&indices),
+            Arg::Buf(&data),
+        ],
+    )?;
+    secs += event_seconds(&e)?;
+    Ok(((indptr, indices, data, nnz), secs))
 }
 
 /// [`Dga::assemble_with`] with the masses and their inverses computed on `dev`.
@@ -305,6 +485,12 @@ struct OnDevice {
     ptr: Buffer<u64>,
     h: Buffer<u32>,
     off: Buffer<u64>,
+    /// The vertex → tet incidence (`(n << 2) | local vertex`, tets ascending), the tets'
+    /// vertices and edges, as uploaded for the block kernel.
+    vt_ptr: Buffer<u64>,
+    vt: Buffer<u32>,
+    tets: Buffer<u32>,
+    tet_edges: Buffer<u32>,
     nblk: usize,
     times: AssemblyTimes,
 }
@@ -486,6 +672,10 @@ fn assemble(
         ptr: ptr_b,
         h: h_b,
         off: off_b,
+        vt_ptr: vt_ptr_b,
+        vt: vt_b,
+        tets,
+        tet_edges,
         nblk,
         times: AssemblyTimes {
             layout_s: (t1 - t0).as_secs_f64(),

@@ -317,6 +317,38 @@ impl ClDevice {
         Ok(b)
     }
 
+    /// [`Self::alloc`] for 32-bit indices: `n` zeros (the same two ways of zeroing).
+    pub fn alloc_u32(&self, n: usize, what: &str) -> Result<Buffer<u32>> {
+        let mut b = self.create::<u32>(n, what)?;
+        let len = n.max(1);
+        if len * 4 <= ZERO_BY_WRITE_MAX {
+            self.write(&mut b, &vec![0u32; len], what)?;
+        } else {
+            let k = self.fill_kernel()?;
+            let k = k
+                .as_ref()
+                .unwrap_or_else(|| unreachable!("built by fill_kernel"));
+            launch::<f32>(
+                self,
+                k,
+                len,
+                LOCAL,
+                &[Arg::U64(len as u64), Arg::BufU32(&b), Arg::U32(0)],
+            )?;
+        }
+        Ok(b)
+    }
+
+    /// The `fill_u32` kernel, built on first use.
+    fn fill_kernel(&self) -> Result<std::sync::MutexGuard<'_, Option<Kernel>>> {
+        let mut fill = self.fill.lock().unwrap_or_else(|p| p.into_inner());
+        if fill.is_none() {
+            let program = self.build_source(FILL_SOURCE, "cl/fill.cl", "")?;
+            *fill = Some(Kernel::create(&program, "fill_u32").map_err(cl_err("fill_u32"))?);
+        }
+        Ok(fill)
+    }
+
     /// Creates a buffer of `n.max(1)` elements with undefined contents, refusing sizes above
     /// the device's maximum allocation; callers write all of it before any kernel reads it.
     fn create<T>(&self, n: usize, what: &str) -> Result<Buffer<T>> {
@@ -478,11 +510,7 @@ impl ClDevice {
             "fill_zero of an element type of {bytes} bytes"
         );
         let words = bytes / 4;
-        let mut fill = self.fill.lock().unwrap_or_else(|p| p.into_inner());
-        if fill.is_none() {
-            let program = self.build_source(FILL_SOURCE, "cl/fill.cl", "")?;
-            *fill = Some(Kernel::create(&program, "fill_u32").map_err(cl_err("fill_u32"))?);
-        }
+        let fill = self.fill_kernel()?;
         let Some(k) = fill.as_ref() else {
             unreachable!("built above")
         };
@@ -939,6 +967,9 @@ pub struct ResidentOperators<T> {
     pub blocks: Buffer<T>,
     pub poff: Vec<u64>,
     pub layout: crate::dga::VertexBlocks,
+    /// The CSR form's matrix at unit `Δt` in the stepper's layout, where it was built on
+    /// the device too (`backend::device_assembly::resident_csr`).
+    pub csr: Option<DeviceCsr<T>>,
 }
 
 impl<T> ResidentOperators<T> {
@@ -1323,7 +1354,9 @@ impl<T: Real> ClStepper<T> {
     /// `dga` needs only the layouts (its masses may be empty,
     /// [`ResidentOperators::layout_only`]). The default layouts only
     /// (`primal_sym`, `vertex_block_s`, factored dual) for a lossless, non-dispersive mesh;
-    /// anything else is an error naming what needs the host's operators.
+    /// anything else is an error naming what needs the host's operators. Operators that
+    /// carry the CSR matrix (`device_assembly::resident_csr`) give a stepper on the CSR
+    /// dual, which can switch to the factored one ([`Self::set_dual`]).
     pub fn with_resident(
         dev: Arc<ClDevice>,
         dga: Arc<Dga>,
@@ -1357,7 +1390,12 @@ impl<T: Real> ClStepper<T> {
                 ),
             ));
         }
-        Self::build(dev, dga, DualForm::Factored, source, probes, Some(ops))
+        let dual = if ops.csr.is_some() {
+            DualForm::Csr
+        } else {
+            DualForm::Factored
+        };
+        Self::build(dev, dga, dual, source, probes, Some(ops))
     }
 
     fn build(
@@ -1382,6 +1420,13 @@ impl<T: Real> ClStepper<T> {
         let block_layout = variants.block.layout();
         // Primal operator column-major across tets (unit Δt), converted chunk by chunk, and
         // the vertex blocks; or those already on the device.
+        let (resident, resident_csr) = match resident {
+            Some(mut r) => {
+                let c = r.csr.take();
+                (Some(r), c)
+            }
+            None => (None, None),
+        };
         let (p, (block, block_len, poff)) = match resident {
             Some(r) => {
                 debug_assert!(
@@ -1412,7 +1457,9 @@ impl<T: Real> ClStepper<T> {
             slot_vertex[dga.meps.ptr[v]..dga.meps.ptr[v + 1]].fill(v as u32);
         }
         let boff: Vec<u64> = dga.meps.off.iter().map(|&x| x as u64).collect();
-        let csr = if dual == DualForm::Csr {
+        let csr = if resident_csr.is_some() {
+            resident_csr
+        } else if dual == DualForm::Csr {
             let m = build_csr(&dga, 1.0);
             if m.nnz() >= u32::MAX as usize {
                 return Err(Error::DeviceMemory(format!(
