@@ -171,6 +171,46 @@ __kernel void circulation_sell(const uint E, __global const uint* restrict ptr,
     C[e] = acc;
 }
 
+// The same from paired entries (bench variants): a tet's two entries in an edge's list are
+// always +F(n, fp) then -F(n, fm) (dga::dual_circulations), so one word
+// (n << 4) | (fp << 2) | fm holds both, half the index bytes; the pairs of edge e are
+// [ptr[e] / 2, ptr[e + 1] / 2) (two entries per tet, so ptr is even). F(n, k) is at
+// k * T + n. The same sums in the same order as `circulation` (a - x equals a + (-x)).
+__kernel void circulation_pair(const uint E, const uint T, __global const uint* restrict ptr,
+                               __global const uint* restrict pairs,
+                               __global const real* restrict F, __global real* restrict C) {
+    const size_t e = get_global_id(0);
+    if (e >= E) return;
+    real acc = 0;
+    for (uint k = ptr[e] >> 1; k < ptr[e + 1] >> 1; k++) {
+        const uint y = pairs[k];
+        const size_t n = y >> 4;
+        acc += F[((y >> 2) & 3u) * (size_t)T + n];
+        acc -= F[(y & 3u) * (size_t)T + n];
+    }
+    C[e] = acc;
+}
+
+// The paired entries in sliced ELL form: edge e = 32 c + l finds its k-th pair at
+// SP[SO[c] + 32 k + l] (as `circulation_sell`).
+__kernel void circulation_pair_sell(const uint E, const uint T, __global const uint* restrict ptr,
+                                    __global const ulong* restrict SO,
+                                    __global const uint* restrict SP,
+                                    __global const real* restrict F, __global real* restrict C) {
+    const size_t e = get_global_id(0);
+    if (e >= E) return;
+    const uint n = (ptr[e + 1] - ptr[e]) >> 1;
+    __global const uint* s = SP + SO[e >> 5] + (e & 31);
+    real acc = 0;
+    for (uint k = 0; k < n; k++) {
+        const uint y = s[32 * (size_t)k];
+        const size_t t = y >> 4;
+        acc += F[((y >> 2) & 3u) * (size_t)T + t];
+        acc -= F[(y & 3u) * (size_t)T + t];
+    }
+    C[e] = acc;
+}
+
 // The same on the NI edges idx[0..NI).
 __kernel void circulation_idx(const uint NI, __global const uint* restrict idx, __global const uint* restrict ptr,
                               __global const uint* restrict circ, __global const real* restrict F,

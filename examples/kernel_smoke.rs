@@ -685,8 +685,10 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
     let mut sm = g.slot_major(false)?;
     g.slot_table(&mut sm)?;
     let sell = g.sell_circulation()?;
+    let pairs = [g.pair_circulation(false)?, g.pair_circulation(true)?];
     // 0: the default layout; 1: slot-major; 2: slot-major through the per-tet slot table,
-    // with the circulations through sliced ELL lists
+    // with the circulations through sliced ELL lists; 3, 4: the same with the paired lists,
+    // plain and sliced ELL
     let mut run = |form: u8| -> Result<Vec<f64>> {
         g.set_state(u0, f0)?;
         if form > 0 {
@@ -700,6 +702,7 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
             };
             match form {
                 2 => g.circulation_sell(&sell)?,
+                3 | 4 => g.circulation_pair(&pairs[form as usize - 3])?,
                 _ => g.circulation()?,
             };
             match form {
@@ -714,10 +717,13 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
         Ok([u, f].concat())
     };
     let (a, b, c) = (run(1)?, run(0)?, run(2)?);
+    let (p, q) = (run(3)?, run(4)?);
     s.covered(&[
         "primal_sym_sm",
         "primal_sym_st",
         "circulation_sell",
+        "circulation_pair",
+        "circulation_pair_sell",
         "vertex_block_s_sm",
         "gather",
         "scatter",
@@ -738,6 +744,16 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
         rel_err(&c, &b),
         16.0 * T::EPS,
     );
+    for (what, x) in [("paired", &p), ("paired sliced ELL", &q)] {
+        s.check(
+            format!(
+                "{} slot-major U through the per-tet slot table, {what} circulations, 3 steps vs the default layout: state",
+                T::NAME
+            ),
+            rel_err(x, &b),
+            16.0 * T::EPS,
+        );
+    }
     Ok(())
 }
 

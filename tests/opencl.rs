@@ -198,9 +198,17 @@ fn slot_major_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
         let a = [ua, fa].concat();
         let mut sm = s.slot_major(mixed).unwrap();
         // the slot-major primal, then the same through the per-tet slot table, then that
-        // with the circulations through sliced ELL lists (bench variants)
+        // with the circulations through sliced ELL and paired lists (bench variants)
         let sell = s.sell_circulation().unwrap();
-        for (table, ell) in [(false, false), (true, false), (true, true)] {
+        let pairs = [
+            s.pair_circulation(false).unwrap(),
+            s.pair_circulation(true).unwrap(),
+        ];
+        // the circulations: 0 the stepper's lists, 1 sliced ELL, 2 paired, 3 paired sliced
+        // ELL; the paired forms sum the same entries in the same order (additions only, so
+        // no contraction can differ): bit for bit the lists' result
+        let mut plain: Option<Vec<f64>> = None;
+        for (table, ell) in [(false, 0), (true, 0), (true, 1), (true, 2), (true, 3)] {
             if table {
                 s.slot_table(&mut sm).unwrap();
             }
@@ -212,8 +220,9 @@ fn slot_major_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
                     true => s.primal_update_st(&sm).unwrap(),
                 };
                 match ell {
-                    false => s.circulation().unwrap(),
-                    true => s.circulation_sell(&sell).unwrap(),
+                    0 => s.circulation().unwrap(),
+                    1 => s.circulation_sell(&sell).unwrap(),
+                    k => s.circulation_pair(&pairs[k - 2]).unwrap(),
                 };
                 s.vertex_blocks_sm(&sm).unwrap();
             }
@@ -222,11 +231,19 @@ fn slot_major_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
             let b = [ub, fb].concat();
             let e = rel_err(&b, &a);
             eprintln!(
-                "slot-major {} (mixed {mixed}, slot table {table}, sliced ELL {ell}) against the default, 5 steps: {e:.2e} ({})",
+                "slot-major {} (mixed {mixed}, slot table {table}, circulation form {ell}) against the default, 5 steps: {e:.2e} ({})",
                 T::NAME,
                 if a == b { "bit for bit" } else { "round-off" }
             );
             assert!(e <= 16.0 * T::EPS, "slot-major {}: {e:e}", T::NAME);
+            if table && ell == 0 {
+                plain = Some(b.clone());
+            } else if ell >= 2 {
+                assert!(
+                    plain.as_ref() == Some(&b),
+                    "paired circulation form {ell} is not the lists' sums bit for bit"
+                );
+            }
             assert!(rel_err(&b, &[u0.clone(), f0.clone()].concat()) > 1e-3);
         }
     }

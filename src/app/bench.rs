@@ -837,6 +837,31 @@ fn device_rows<T: Real>(
             })?,
             bp + by_sell + by.vertex_block_sym,
         ));
+        // the circulations through paired lists (one word per tet instead of two), plain
+        // and sliced ELL, alone and in that step
+        for sell in [false, true] {
+            let pc = s.pair_circulation(sell)?;
+            let by_pair = by.circulation + 4.0 * (pc.entries as f64 - dga.circ.len() as f64);
+            let x = if sell { "_pair_sell" } else { "_pair" };
+            table_rows.push((
+                "dual_factored",
+                format!("circulation{x}"),
+                time_events(dev, w, n, || Ok(vec![s.circulation_pair(&pc)?]))?,
+                by_pair,
+            ));
+            table_rows.push((
+                "step",
+                format!("tet_sym_slot_tet+factored_sym_slot{x}"),
+                time_events(dev, w, n, || {
+                    Ok(vec![
+                        s.primal_update_st(&sm)?,
+                        s.circulation_pair(&pc)?,
+                        s.vertex_blocks_sm(&sm)?,
+                    ])
+                })?,
+                bp + by_pair + by.vertex_block_sym,
+            ));
+        }
         for (kernel, variant, v, bytes) in table_rows {
             push(kernel, &variant, v, bytes);
         }

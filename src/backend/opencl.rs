@@ -1074,6 +1074,18 @@ pub struct SellCirculation {
     pub entries: usize,
 }
 
+/// The circulation lists with each tet's two entries in one word (`circulation_pair`,
+/// `circulation_pair_sell`, bench variants): `(n << 4) | (fp << 2) | fm` for the entries
+/// `+F(n, fp)`, `-F(n, fm)`, half the index bytes; optionally in sliced ELL form.
+pub struct PairCirculation {
+    kernel: Kernel,
+    pairs: Buffer<u32>,
+    /// Chunk offsets of the sliced ELL form (None: the lists as `circ`).
+    so: Option<Buffer<u64>>,
+    /// Words stored, padding included (the byte model's).
+    pub entries: usize,
+}
+
 /// Device buffers of the operators and the state.
 pub struct ClStepper<T: Real> {
     dev: Arc<ClDevice>,
@@ -2490,6 +2502,93 @@ impl<T: Real> ClStepper<T> {
             sc: self.dev.upload(&sc, "sliced ELL circulation entries")?,
             entries,
         })
+    }
+
+    /// The circulation lists in paired form ([`PairCirculation`]), in sliced ELL form with
+    /// `sell`; an error when a list is not in pairs `+F(n, ·)`, `-F(n, ·)` (never for a
+    /// `Dga` of this crate) or a tet index needs more than 28 bits.
+    pub fn pair_circulation(&self, sell: bool) -> Result<PairCirculation> {
+        let (ptr, circ, t) = (&self.dga.circ_ptr, &self.dga.circ, self.t);
+        if t >= 1 << 28 {
+            return Err(Error::DeviceMemory(format!(
+                "{t} tets: the paired circulation entries hold 28-bit tet indices"
+            )));
+        }
+        let pair = |k: usize| -> Result<u32> {
+            let (a, b) = (circ[2 * k], circ[2 * k + 1]);
+            let (fa, fb) = (a >> 1, b >> 1);
+            if a & 1 != 0 || b & 1 != 1 || fa / 4 != fb / 4 {
+                return Err(Error::config(
+                    "circulation",
+                    format!("entries {a:#x}, {b:#x}"),
+                    "not a tet's pair +F(n, fp), -F(n, fm)",
+                ));
+            }
+            Ok(((fa / 4) << 4) | ((fa % 4) << 2) | (fb % 4))
+        };
+        let words: Vec<u32> = (0..circ.len() / 2).map(pair).collect::<Result<_>>()?;
+        let e = self.ne;
+        let (so, data) = if sell {
+            let chunks = e.div_ceil(32);
+            let mut so = Vec::with_capacity(chunks + 1);
+            so.push(0u64);
+            for c in 0..chunks {
+                let w = (32 * c..(32 * c + 32).min(e))
+                    .map(|e| (ptr[e + 1] - ptr[e]) / 2)
+                    .max()
+                    .unwrap_or(0);
+                so.push(so[c] + 32 * w as u64);
+            }
+            let mut sp = vec![0u32; so[chunks] as usize];
+            for e in 0..e {
+                let base = so[e / 32] as usize + e % 32;
+                let lo = ptr[e] as usize / 2;
+                for (k, &y) in words[lo..ptr[e + 1] as usize / 2].iter().enumerate() {
+                    sp[base + 32 * k] = y;
+                }
+            }
+            (Some(so), sp)
+        } else {
+            (None, words)
+        };
+        let name = if sell {
+            "circulation_pair_sell"
+        } else {
+            "circulation_pair"
+        };
+        let [kernel] = self.dgatd_kernels(false, [name])?;
+        Ok(PairCirculation {
+            kernel,
+            entries: data.len(),
+            pairs: self.dev.upload(&data, "paired circulation entries")?,
+            so: match so {
+                Some(so) => Some(self.dev.upload(&so, "paired sliced ELL chunk offsets")?),
+                None => None,
+            },
+        })
+    }
+
+    /// `c = C̃ F` through the paired lists (`circulation_pair`, `circulation_pair_sell`).
+    pub fn circulation_pair(&self, pc: &PairCirculation) -> Result<Event> {
+        let (e, t) = (Arg::U32(self.ne as u32), Arg::U32(self.t as u32));
+        let (ptr, pairs) = (Arg::BufU32(&self.circ_ptr), Arg::BufU32(&pc.pairs));
+        let (f, c) = (Arg::Buf(&self.f), Arg::Buf(&self.c));
+        match &pc.so {
+            Some(so) => launch(
+                &self.dev,
+                &pc.kernel,
+                self.ne,
+                LOCAL,
+                &[e, t, ptr, Arg::BufU64(so), pairs, f, c],
+            ),
+            None => launch(
+                &self.dev,
+                &pc.kernel,
+                self.ne,
+                LOCAL,
+                &[e, t, ptr, pairs, f, c],
+            ),
+        }
     }
 
     /// `c = C̃ F` through the sliced ELL lists (`circulation_sell`).
