@@ -11,6 +11,9 @@
 //                                    (bit 31 of PE: the edge's orientation in the tet)
 //   M[k*T + n]       the symmetric layout: dt*Mmu^-1's upper triangle (primal_sym)
 //   circ[circ_ptr[e] .. circ_ptr[e+1]]  (F index << 1) | negative, dual-face circulation of e
+//                                    (CircVariant::Lists)
+//   circ[circ_ptr[e]/2 .. circ_ptr[e+1]/2]  (n << 4) | (fp << 2) | fm: +F(n, fp) - F(n, fm)
+//                                    for each tet n around e (CircVariant::Paired, default)
 //   block[hrow[h] .. + d]             row of dt*Meps_v^-1 for free half-edge h at vertex hvert[h]
 //   vh[vptr[v] .. vptr[v+1]]         free half-edges of vertex v (their edge is vh >> 1)
 //   US[g], ES[2e + s]                slot-major U and the slot of each half-edge
@@ -171,16 +174,14 @@ __kernel void circulation_sell(const uint E, __global const uint* restrict ptr,
     C[e] = acc;
 }
 
-// The same from paired entries (bench variants): a tet's two entries in an edge's list are
+// The same from paired entries (CircVariant::Paired, the default): a tet's two entries in an edge's list are
 // always +F(n, fp) then -F(n, fm) (dga::dual_circulations), so one word
 // (n << 4) | (fp << 2) | fm holds both, half the index bytes; the pairs of edge e are
 // [ptr[e] / 2, ptr[e + 1] / 2) (two entries per tet, so ptr is even). F(n, k) is at
 // k * T + n. The same sums in the same order as `circulation` (a - x equals a + (-x)).
-__kernel void circulation_pair(const uint E, const uint T, __global const uint* restrict ptr,
-                               __global const uint* restrict pairs,
-                               __global const real* restrict F, __global real* restrict C) {
-    const size_t e = get_global_id(0);
-    if (e >= E) return;
+void circulation_pair_one(const size_t e, const uint T, __global const uint* restrict ptr,
+                          __global const uint* restrict pairs, __global const real* restrict F,
+                          __global real* restrict C) {
     real acc = 0;
     for (uint k = ptr[e] >> 1; k < ptr[e + 1] >> 1; k++) {
         const uint y = pairs[k];
@@ -189,6 +190,25 @@ __kernel void circulation_pair(const uint E, const uint T, __global const uint* 
         acc -= F[(y & 3u) * (size_t)T + n];
     }
     C[e] = acc;
+}
+
+// One work-item per edge (the stepper's default circulation, CircVariant::Paired).
+__kernel void circulation_pair(const uint E, const uint T, __global const uint* restrict ptr,
+                               __global const uint* restrict pairs,
+                               __global const real* restrict F, __global real* restrict C) {
+    const size_t e = get_global_id(0);
+    if (e >= E) return;
+    circulation_pair_one(e, T, ptr, pairs, F, C);
+}
+
+// The same on the NI edges idx[0..NI).
+__kernel void circulation_pair_idx(const uint NI, const uint T, __global const uint* restrict idx,
+                                   __global const uint* restrict ptr,
+                                   __global const uint* restrict pairs,
+                                   __global const real* restrict F, __global real* restrict C) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    circulation_pair_one(idx[i], T, ptr, pairs, F, C);
 }
 
 // The paired entries in sliced ELL form: edge e = 32 c + l finds its k-th pair at

@@ -41,8 +41,8 @@
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{
-    Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, DispVariant, LOCAL, Lane, PrimalVariant,
-    Variants, launch, select_device,
+    Arg, BlockVariant, CircVariant, ClDevice, ClStepper, CsrVariant, DispVariant, LOCAL, Lane,
+    PrimalVariant, Variants, launch, select_device,
 };
 use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
 use dgatd::dg::opencl::{DgClStepper, DgUpdate};
@@ -563,16 +563,22 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             PrimalVariant::Sym => "primal_sym",
         };
         let dual: &[&str] = match (form, cv, bv) {
-            (DualForm::Factored, _, BlockVariant::Vertex) => &["circulation", "vertex_block_v"],
-            (DualForm::Factored, _, BlockVariant::Packed) => &["circulation", "vertex_block_s"],
-            (DualForm::Factored, _, BlockVariant::Diag) => &["circulation", "vertex_block_d"],
+            (DualForm::Factored, _, BlockVariant::Vertex) => {
+                &["circulation_pair", "vertex_block_v"]
+            }
+            (DualForm::Factored, _, BlockVariant::Packed) => {
+                &["circulation_pair", "vertex_block_s"]
+            }
+            (DualForm::Factored, _, BlockVariant::Diag) => &["circulation_pair", "vertex_block_d"],
             (DualForm::Factored, _, BlockVariant::PackedLocal) => {
-                &["circulation", "vertex_block_sl"]
+                &["circulation_pair", "vertex_block_sl"]
             }
             (DualForm::Factored, _, BlockVariant::PackedSharedC) => {
-                &["circulation", "vertex_block_sc"]
+                &["circulation_pair", "vertex_block_sc"]
             }
-            (DualForm::Factored, _, BlockVariant::HalfEdge) => &["circulation", "vertex_block"],
+            (DualForm::Factored, _, BlockVariant::HalfEdge) => {
+                &["circulation_pair", "vertex_block"]
+            }
             (DualForm::Csr, CsrVariant::Scalar, _) => &["csr_scalar"],
             (DualForm::Csr, CsrVariant::Vector, _) => &["csr_vector"],
         };
@@ -596,13 +602,15 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         );
         s.check(format!("{what}: probe samples"), rel_err(&sg, &sc), tol);
     }
-    // Power iteration: primal, circulation, vertex blocks, vertex_block_h, dot_partial,
-    // axpy0 and fill_u32, two iterations against the host's.
+    // Power iteration: primal, circulation (the lists of one index per entry), vertex
+    // blocks, vertex_block_h, dot_partial, axpy0 and fill_u32, two iterations against the
+    // host's; the subsets below run with the same lists (circulation_idx).
     g.set_variants(Variants {
         primal: PrimalVariant::Tet,
         block: BlockVariant::Vertex,
         csr: CsrVariant::Vector,
         disp: DispVariant::Split,
+        circ: CircVariant::Lists,
     })?;
     let rho_dev = g.spectral_radius(2, 0x5eed)?;
     let rho_host = solver::spectral_radius(&d, 2, 0x5eed);
@@ -664,7 +672,7 @@ fn mixed<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smoke) -
         Ok([u, f].concat())
     };
     let (a, b) = (run(true)?, run(false)?);
-    s.covered(&["primal_sym", "circulation", "vertex_block_s"]);
+    s.covered(&["primal_sym", "circulation_pair", "vertex_block_s"]);
     s.check(
         "f64 mixed storage (f32 operators) 3 steps vs f64: state".into(),
         rel_err(&a, &b),
@@ -832,7 +840,12 @@ fn subsets<T: Real>(
             (BlockVariant::Diag, true) => "vertex_block_d_idx",
             _ => full[2],
         };
-        [primal, full[1], block]
+        let circ = match (v.circ, idx) {
+            (CircVariant::Paired, false) => "circulation_pair",
+            (CircVariant::Paired, true) => "circulation_pair_idx",
+            _ => full[1],
+        };
+        [primal, circ, block]
     };
     s.covered(&names(
         ["primal_tet", "circulation", "vertex_block_v"],
@@ -1044,6 +1057,7 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             block: BlockVariant::Vertex,
             csr: CsrVariant::Vector,
             disp: DispVariant::Split,
+            circ: CircVariant::Paired,
         })?;
         g.set_state(&u0, &f0)?;
         let mut sg = vec![];

@@ -7,7 +7,10 @@
 //! 4-byte indices; every gathered vector counted once, as if caches were perfect):
 //! - primal: `T (24 s + 6·4 + 2·4 s) + 2E s` (blocks, edge table, F read+write, U once);
 //!   the symmetric layout stores 10 values per tet instead of 24: `T (10 s + 24 + 8 s) + 2E s`;
-//! - circulation: `4 (E + 1) + 4 n_circ + 4T s + E s` (pointers, signed indices, F once, c);
+//! - circulation: `4 (E + 1) + 2 n_circ + 4T s + E s` (pointers, one word per tet around
+//!   the edge for its two entries, F once, c: the paired lists, the device default);
+//!   the lists of one signed index per entry (`circulation_list`): `4 n_circ` in place of
+//!   `2 n_circ`;
 //! - vertex_block: `s Σd² + 12·2E + 4 (V + 1) + 4 n_free + E s + 2·2E s`; packed blocks
 //!   store `Σ d(d+1)/2` values in place of `Σd²`;
 //! - vertex_block_lean (the CPU's vertex-major pass and its scatter,
@@ -54,7 +57,10 @@ pub struct KernelBytes {
     pub primal: f64,
     /// The symmetric primal layout (`primal_sym`).
     pub primal_sym: f64,
+    /// The paired circulation lists (the device default).
     pub circulation: f64,
+    /// The circulation lists of one signed index per entry.
+    pub circulation_list: f64,
     pub vertex_block: f64,
     /// The packed vertex blocks (`vertex_block_s`).
     pub vertex_block_sym: f64,
@@ -73,7 +79,8 @@ pub fn kernel_bytes(c: &DgaCounts, s: usize, csr_nnz: u64) -> KernelBytes {
     KernelBytes {
         primal: t * (24.0 * s + 24.0 + 8.0 * s) + 2.0 * e * s,
         primal_sym: t * (10.0 * s + 24.0 + 8.0 * s) + 2.0 * e * s,
-        circulation: 4.0 * (e + 1.0) + 4.0 * c.circ as f64 + 4.0 * t * s + e * s,
+        circulation: 4.0 * (e + 1.0) + 2.0 * c.circ as f64 + 4.0 * t * s + e * s,
+        circulation_list: 4.0 * (e + 1.0) + 4.0 * c.circ as f64 + 4.0 * t * s + e * s,
         vertex_block: s * c.block as f64 + block_rest,
         vertex_block_sym: s * c.packed as f64 + block_rest,
         vertex_block_lean: 12.0 * (v + 1.0)
@@ -180,8 +187,9 @@ pub fn loss_bytes_cpu(c: &LossCounts, factors: usize, s: usize) -> f64 {
     loss_bytes(&step, s) + (factors * s) as f64
 }
 
-/// Bytes and flops of one DGA leapfrog step with the factored dual in the default
-/// (symmetric) layouts: primal + circulation + vertex-block byte models; flops: per tet the
+/// Bytes and flops of one DGA leapfrog step with the factored dual in the device's default
+/// (symmetric, paired) layouts: primal + circulation + vertex-block byte models (the CPU
+/// backend reads `2 n_circ` bytes more, its circulation lists); flops: per tet the
 /// 6 edge sums, 12 signed adds of the curl, 16 mult-adds and the 4-value update, one add per
 /// circulation entry, the vertex-block products (`Σd²` mult-adds) and updates.
 pub fn dga_step(c: &DgaCounts, s: usize) -> (f64, f64) {
@@ -210,7 +218,7 @@ pub fn dga_device_bytes(c: &DgaCounts, s: usize, csr_nnz: Option<u64>) -> (u64, 
         4 * t * r,           // F
         e * r,               // circulations
         (e + 1) * 4,         // circulation pointers
-        c.circ as u64 * 4,   // circulation entries
+        c.circ as u64 * 2,   // circulation entries (paired: one word per two)
         (nv + 1) * 4,        // vertex pointers
         nf * 4,              // vertex half-edges
         nh * 4,              // half-edge vertices

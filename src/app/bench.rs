@@ -10,8 +10,8 @@
 use dgatd::backend::cpu::{self, lean};
 use dgatd::backend::device_assembly;
 use dgatd::backend::opencl::{
-    self, Arg, BlockVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant, Variants,
-    launch,
+    self, Arg, BlockVariant, CircVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant,
+    Variants, launch,
 };
 use dgatd::cost;
 use dgatd::dga::operators::{DualForm, Operators};
@@ -687,9 +687,22 @@ fn device_rows<T: Real>(
         time_events(dev, w, n, || Ok(vec![s.primal_update()?]))?,
         by.primal_sym,
     );
+    // the circulations: the lists of one signed index per entry (`circulation`), then the
+    // paired lists (`circulation_pair`), the default of every row below
+    s.set_variants(Variants {
+        circ: CircVariant::Lists,
+        ..sym_v
+    })?;
     push(
         "dual_factored",
-        "circulation",
+        CircVariant::Lists.name(),
+        time_events(dev, w, n, || Ok(vec![s.circulation()?]))?,
+        by.circulation_list,
+    );
+    s.set_variants(sym_v)?;
+    push(
+        "dual_factored",
+        CircVariant::Paired.name(),
         time_events(dev, w, n, || Ok(vec![s.circulation()?]))?,
         by.circulation,
     );
@@ -814,7 +827,7 @@ fn device_rows<T: Real>(
         // the circulations through sliced ELL lists, alone and in the fastest exact step
         // (the slot-table primal, slot-major blocks); its lists are read with their padding
         let sell = s.sell_circulation()?;
-        let by_sell = by.circulation + 4.0 * (sell.entries as f64 - dga.circ.len() as f64);
+        let by_sell = by.circulation_list + 4.0 * (sell.entries as f64 - dga.circ.len() as f64);
         table_rows.push((
             "dual_factored",
             "circulation_sell".into(),
@@ -837,12 +850,12 @@ fn device_rows<T: Real>(
             })?,
             bp + by_sell + by.vertex_block_sym,
         ));
-        // the circulations through paired lists (one word per tet instead of two), plain
-        // and sliced ELL, alone and in that step
-        for sell in [false, true] {
-            let pc = s.pair_circulation(sell)?;
-            let by_pair = by.circulation + 4.0 * (pc.entries as f64 - dga.circ.len() as f64);
-            let x = if sell { "_pair_sell" } else { "_pair" };
+        // the paired lists (the default) in sliced ELL form, alone and in that step
+        {
+            let pc = s.pair_circulation(true)?;
+            let pairs = dga.circ.len() as f64 / 2.0;
+            let by_pair = by.circulation + 4.0 * (pc.entries as f64 - pairs);
+            let x = "_pair_sell";
             table_rows.push((
                 "dual_factored",
                 format!("circulation{x}"),
@@ -1001,7 +1014,7 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
             cpu::circulations(&ops, &f, &mut c);
             cpu::vertex_blocks(&ops, &c, &mut uo)
         }),
-        by.circulation + by.vertex_block,
+        by.circulation_list + by.vertex_block,
     );
     push(
         "step",
@@ -1011,7 +1024,7 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
             cpu::circulations(&ops, &f, &mut c);
             cpu::vertex_blocks(&ops, &c, &mut uo)
         }),
-        by.primal + by.circulation + by.vertex_block,
+        by.primal + by.circulation_list + by.vertex_block,
     );
     // the lean layouts (the stepper's default, dgatd::backend::cpu::lean)
     if let Ok(l) = cpu::Lean::new(dga, &ops, true) {
@@ -1029,7 +1042,7 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
                 lean::circulations(&ops, &l, &f, &mut c);
                 lean::vertex_blocks(&ops, &l, &c, &mut y, &mut uo)
             }),
-            by.circulation + by.vertex_block_lean,
+            by.circulation_list + by.vertex_block_lean,
         );
         push(
             "step",
@@ -1039,7 +1052,7 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
                 lean::circulations(&ops, &l, &f, &mut c);
                 lean::vertex_blocks(&ops, &l, &c, &mut y, &mut uo)
             }),
-            by.primal_sym + by.circulation + by.vertex_block_lean,
+            by.primal_sym + by.circulation_list + by.vertex_block_lean,
         );
     }
     if with_csr {

@@ -125,7 +125,7 @@ pub fn cpu_row<T: Real>(
     let times = cpu_step_times(d, ops, cfg)?;
     // the CPU backend holds the full layouts
     let by = cost::kernel_bytes(&d.counts(), sb, 0);
-    let step = by.primal + by.circulation + by.vertex_block;
+    let step = by.primal + by.circulation_list + by.vertex_block;
     Ok(row(base, d, case, "split", times, step + extra, copy_gbs))
 }
 

@@ -135,7 +135,7 @@ pub fn cpu_row<T: Real>(
     let extra = cost::loss_bytes_cpu(&ops.loss_counts(d), ops.mag.len(), sb);
     let times = cpu_step_times(d, ops, cfg)?;
     let by = cost::kernel_bytes(&d.counts(), sb, 0);
-    let step = by.primal_sym + by.circulation + by.vertex_block_lean;
+    let step = by.primal_sym + by.circulation_list + by.vertex_block_lean;
     Ok(row(base, d, case, times, step + extra, copy_gbs))
 }
 

@@ -611,6 +611,7 @@ impl ClDevice {
             primal_tet: k("primal_tet")?,
             primal_row: k("primal_row")?,
             circulation: k("circulation")?,
+            circulation_pair: k("circulation_pair")?,
             vertex_block: k("vertex_block")?,
             vertex_block_h: k("vertex_block_h")?,
             csr_scalar: k("csr_scalar")?,
@@ -629,6 +630,7 @@ impl ClDevice {
             loss_scatter: k("loss_scatter")?,
             primal_tet_idx: k("primal_tet_idx")?,
             circulation_idx: k("circulation_idx")?,
+            circulation_pair_idx: k("circulation_pair_idx")?,
             vertex_block_v_idx: k("vertex_block_v_idx")?,
             gather: k("gather")?,
             scatter: k("scatter")?,
@@ -660,6 +662,7 @@ pub struct Kernels {
     pub(crate) primal_tet: Kernel,
     pub(crate) primal_row: Kernel,
     pub(crate) circulation: Kernel,
+    pub(crate) circulation_pair: Kernel,
     pub(crate) vertex_block: Kernel,
     pub(crate) vertex_block_h: Kernel,
     pub(crate) csr_scalar: Kernel,
@@ -678,6 +681,7 @@ pub struct Kernels {
     pub(crate) loss_scatter: Kernel,
     pub(crate) primal_tet_idx: Kernel,
     pub(crate) circulation_idx: Kernel,
+    pub(crate) circulation_pair_idx: Kernel,
     pub(crate) vertex_block_v_idx: Kernel,
     pub(crate) gather: Kernel,
     pub(crate) scatter: Kernel,
@@ -923,6 +927,7 @@ pub struct Variants {
     pub block: BlockVariant,
     pub csr: CsrVariant,
     pub disp: DispVariant,
+    pub circ: CircVariant,
 }
 
 impl Default for Variants {
@@ -933,19 +938,79 @@ impl Default for Variants {
             block: BlockVariant::Packed,
             csr: CsrVariant::Vector,
             disp: DispVariant::Fused,
+            circ: CircVariant::Paired,
         }
     }
 }
 
 impl Variants {
     /// The default variants for `dga`: with dispersion, the full vertex blocks that the
-    /// fused dispersive kernel reads.
+    /// fused dispersive kernel reads; above [`CircVariant::PAIRED_MAX_TETS`] tets, the
+    /// circulation lists.
     pub fn for_dga(dga: &Dga) -> Self {
         let mut v = Variants::default();
         if dga.disp.is_some() {
             v.block = BlockVariant::Vertex;
         }
+        if dga.n_tets >= CircVariant::PAIRED_MAX_TETS {
+            v.circ = CircVariant::Lists;
+        }
         v
+    }
+}
+
+/// How the dual-face circulation lists `c = C̃ F` are stored on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CircVariant {
+    /// One word per entry, `(F slot << 1) | negative` (`circulation`).
+    Lists,
+    /// One word per tet around the edge, `(n << 4) | (fp << 2) | fm` for its two entries
+    /// `+F(n, fp)`, `-F(n, fm)` (`circulation_pair`): half the index bytes, the same sums in
+    /// the same order. Default below [`Self::PAIRED_MAX_TETS`] tets.
+    Paired,
+}
+
+impl CircVariant {
+    /// Meshes of this many tets or more keep the lists (28-bit tet indices in a pair).
+    pub const PAIRED_MAX_TETS: usize = 1 << 28;
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CircVariant::Lists => "circulation",
+            CircVariant::Paired => "circulation_pair",
+        }
+    }
+}
+
+/// The device words of the circulation lists of `dga` in form `v` (F slots of a mesh of
+/// `t` tets), or an error naming what does not fit.
+fn circulation_words(dga: &Dga, v: CircVariant) -> Result<Vec<u32>> {
+    let (circ, t) = (&dga.circ, dga.n_tets);
+    match v {
+        CircVariant::Lists => Ok(circ
+            .iter()
+            .map(|&x| (f_slot(x >> 1, t) << 1) | (x & 1))
+            .collect()),
+        CircVariant::Paired => {
+            if t >= CircVariant::PAIRED_MAX_TETS {
+                return Err(Error::DeviceMemory(format!(
+                    "{t} tets: the paired circulation entries hold 28-bit tet indices; use the circulation lists"
+                )));
+            }
+            let pair = |k: usize| -> Result<u32> {
+                let (a, b) = (circ[2 * k], circ[2 * k + 1]);
+                let (fa, fb) = (a >> 1, b >> 1);
+                if a & 1 != 0 || b & 1 != 1 || fa / 4 != fb / 4 {
+                    return Err(Error::config(
+                        "circulation",
+                        format!("entries {a:#x}, {b:#x}"),
+                        "not a tet's pair +F(n, fp), -F(n, fm)",
+                    ));
+                }
+                Ok(((fa / 4) << 4) | ((fa % 4) << 2) | (fb % 4))
+            };
+            (0..circ.len() / 2).map(pair).collect()
+        }
     }
 }
 
@@ -1458,10 +1523,10 @@ impl<T: Real> ClStepper<T> {
             let (n, l) = (i % t, i / t);
             dga.tet_edges[n][l] | (((dga.tet_orient[n] >> l) & 1) as u32) << 31
         })?;
-        let circ = dev.upload_with(dga.circ.len(), "circulation entries", |i| {
-            let x = dga.circ[i];
-            (f_slot(x >> 1, t) << 1) | (x & 1)
-        })?;
+        let circ = dev.upload(
+            &circulation_words(&dga, variants.circ)?,
+            "circulation entries",
+        )?;
         let (hvert, hrow) = dga.half_edge_rows();
         let vptr: Vec<u32> = dga.meps.ptr.iter().map(|&x| x as u32).collect();
         let mut slot_vertex = vec![0u32; dga.meps.h.len()];
@@ -1580,6 +1645,12 @@ impl<T: Real> ClStepper<T> {
                 format!("{} / {}", v.primal.name(), v.block.name()),
                 "the operators are resident on the device (device assembly) in the default layouts only; another layout needs the host's operators",
             ));
+        }
+        if v.circ != old.circ {
+            self.circ = self.dev.upload(
+                &circulation_words(&self.dga, v.circ)?,
+                "circulation entries",
+            )?;
         }
         self.variants = v;
         if v.primal.per_tet() != old.primal.per_tet() {
@@ -2238,7 +2309,10 @@ impl<T: Real> ClStepper<T> {
             Some("slot-major U covers lossless, non-dispersive media only")
         } else if self.dual != DualForm::Factored {
             Some("slot-major U steps with the factored dual only")
-        } else if self.variants != Variants::default()
+        } else if (Variants {
+            circ: CircVariant::Paired,
+            ..self.variants
+        }) != Variants::default()
             || self.p_per_tet != 10
             || self.block_layout != BlockLayout::Tri
         {
@@ -2508,25 +2582,8 @@ impl<T: Real> ClStepper<T> {
     /// `sell`; an error when a list is not in pairs `+F(n, ·)`, `-F(n, ·)` (never for a
     /// `Dga` of this crate) or a tet index needs more than 28 bits.
     pub fn pair_circulation(&self, sell: bool) -> Result<PairCirculation> {
-        let (ptr, circ, t) = (&self.dga.circ_ptr, &self.dga.circ, self.t);
-        if t >= 1 << 28 {
-            return Err(Error::DeviceMemory(format!(
-                "{t} tets: the paired circulation entries hold 28-bit tet indices"
-            )));
-        }
-        let pair = |k: usize| -> Result<u32> {
-            let (a, b) = (circ[2 * k], circ[2 * k + 1]);
-            let (fa, fb) = (a >> 1, b >> 1);
-            if a & 1 != 0 || b & 1 != 1 || fa / 4 != fb / 4 {
-                return Err(Error::config(
-                    "circulation",
-                    format!("entries {a:#x}, {b:#x}"),
-                    "not a tet's pair +F(n, fp), -F(n, fm)",
-                ));
-            }
-            Ok(((fa / 4) << 4) | ((fa % 4) << 2) | (fb % 4))
-        };
-        let words: Vec<u32> = (0..circ.len() / 2).map(pair).collect::<Result<_>>()?;
+        let ptr = &self.dga.circ_ptr;
+        let words = circulation_words(&self.dga, CircVariant::Paired)?;
         let e = self.ne;
         let (so, data) = if sell {
             let chunks = e.div_ceil(32);
@@ -2611,19 +2668,24 @@ impl<T: Real> ClStepper<T> {
 
     /// `c = C̃ f` into the stepper's circulation buffer.
     fn launch_circulation(&self, f: &Buffer<T>) -> Result<Event> {
-        launch(
-            &self.dev,
-            &self.k.circulation,
-            self.ne,
-            LOCAL,
-            &[
-                Arg::U32(self.ne as u32),
-                Arg::BufU32(&self.circ_ptr),
-                Arg::BufU32(&self.circ),
-                Arg::Buf(f),
-                Arg::Buf(&self.c),
-            ],
-        )
+        let e = Arg::U32(self.ne as u32);
+        let tail = [
+            Arg::BufU32(&self.circ_ptr),
+            Arg::BufU32(&self.circ),
+            Arg::Buf(f),
+            Arg::Buf(&self.c),
+        ];
+        match self.variants.circ {
+            CircVariant::Lists => {
+                let args: Vec<_> = [e].into_iter().chain(tail).collect();
+                launch(&self.dev, &self.k.circulation, self.ne, LOCAL, &args)
+            }
+            CircVariant::Paired => {
+                let t = Arg::U32(self.t as u32);
+                let args: Vec<_> = [e, t].into_iter().chain(tail).collect();
+                launch(&self.dev, &self.k.circulation_pair, self.ne, LOCAL, &args)
+            }
+        }
     }
 
     /// Second half of the factored dual update: per-vertex blocks.
@@ -3086,14 +3148,25 @@ impl<T: Real> ClStepper<T> {
             Arg::Buf(&self.f),
             Arg::Buf(&self.c),
         ];
-        let (kernel, head) = match &s.idx {
-            None => (&self.k.circulation, vec![Arg::U32(self.ne as u32)]),
-            Some(i) => (
-                &self.k.circulation_idx,
-                vec![Arg::U32(s.n as u32), Arg::BufU32(i)],
-            ),
+        let paired = self.variants.circ == CircVariant::Paired;
+        let n = Arg::U32(match &s.idx {
+            None => self.ne,
+            Some(_) => s.n,
+        } as u32);
+        let t = paired.then(|| Arg::U32(self.t as u32));
+        let idx = s.idx.as_ref().map(Arg::BufU32);
+        let kernel = match (&s.idx, paired) {
+            (None, false) => &self.k.circulation,
+            (None, true) => &self.k.circulation_pair,
+            (Some(_), false) => &self.k.circulation_idx,
+            (Some(_), true) => &self.k.circulation_pair_idx,
         };
-        let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
+        // (n, [T], [idx], ptr, circ, F, C): the kernels' parameter order
+        let args: Vec<Arg<T>> = [Some(n), t, idx]
+            .into_iter()
+            .flatten()
+            .chain(tail)
+            .collect();
         launch_on(&self.dev, lane, kernel, s.n, LOCAL, &args, wait)
     }
 
