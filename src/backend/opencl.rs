@@ -3153,7 +3153,7 @@ impl<T: Real> ClStepper<T> {
             None => self.ne,
             Some(_) => s.n,
         } as u32);
-        let t = paired.then(|| Arg::U32(self.t as u32));
+        let t = paired.then_some(Arg::U32(self.t as u32));
         let idx = s.idx.as_ref().map(Arg::BufU32);
         let kernel = match (&s.idx, paired) {
             (None, false) => &self.k.circulation,
