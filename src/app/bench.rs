@@ -257,13 +257,17 @@ fn resident_rows<T: Real>(
 ) -> Result<Vec<Row>> {
     let k = device_assembly::AssemblyKernels::build(dev)?;
     let pk = device_assembly::PackKernels::build::<T>(dev)?;
-    let reps = cfg.reps.clamp(1, 3);
-    let mut total = Vec::new();
     let tol = if T::NAME == "f64" { 1e-10 } else { 1e-6 };
-    for rep in 0..=reps {
-        let (ops, t) =
-            device_assembly::resident::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge)?;
-        if rep == 0 {
+    timed_resident::<T>(
+        "device_resident",
+        "assembly",
+        dev,
+        dga,
+        cfg,
+        base,
+        log,
+        || device_assembly::resident::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge),
+        |ops, log| {
             let nt = dga.n_tets;
             let rel = rel_to_largest::<T>;
             let p = dev.read(&ops.primal, 10 * nt, "resident primal")?;
@@ -298,21 +302,50 @@ fn resident_rows<T: Real>(
                 dev.info.name,
                 T::NAME
             ));
-            if !(e_mmu <= tol && e_meps <= tol) {
-                return Err(Error::config(
-                    "bench",
-                    "device assembly",
-                    format!(
-                        "the {} operators assembled and packed on {} differ from the host's (Mmu⁻¹ {e_mmu:e}, Meps⁻¹ {e_meps:e})",
-                        T::NAME,
-                        dev.info.name
-                    ),
-                ));
-            }
+            Ok((e_mmu <= tol && e_meps <= tol).then_some(()).ok_or_else(|| {
+                format!(
+                    "the {} operators assembled and packed on {} differ from the host's (Mmu⁻¹ {e_mmu:e}, Meps⁻¹ {e_meps:e})",
+                    T::NAME,
+                    dev.info.name
+                )
+            }))
+        },
+    )
+}
+
+/// Runs a resident assembly (`assemble`) `min(reps, 3) + 1` times: the first builds the
+/// programs and is checked by `check` (Ok(Err(message)): an error naming the bench, no row),
+/// the others are timed and logged as `"… resident {precision} {what} … s (layout …, upload
+/// …, kernels …)"` (the form `results/h200/device_assembly/summary.py` reads). One row,
+/// `variant`, of the whole call.
+#[allow(clippy::too_many_arguments)]
+fn timed_resident<T: Real>(
+    variant: &str,
+    what: &str,
+    dev: &ClDevice,
+    dga: &Dga,
+    cfg: &BenchConfig,
+    base: &Row,
+    log: &mut dyn FnMut(&str),
+    mut assemble: impl FnMut() -> dgatd::Result<(
+        opencl::ResidentOperators<T>,
+        device_assembly::AssemblyTimes,
+    )>,
+    mut check: impl FnMut(
+        &opencl::ResidentOperators<T>,
+        &mut dyn FnMut(&str),
+    ) -> dgatd::Result<std::result::Result<(), String>>,
+) -> Result<Vec<Row>> {
+    let reps = cfg.reps.clamp(1, 3);
+    let mut total = Vec::new();
+    for rep in 0..=reps {
+        let (ops, t) = assemble()?;
+        if rep == 0 {
+            check(&ops, log)?.map_err(|e| Error::config("bench", "device assembly", e))?;
             continue;
         }
         log(&format!(
-            "{} tets on {}: resident {} assembly {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3})",
+            "{} tets on {}: resident {} {what} {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3})",
             dga.n_tets,
             dev.info.name,
             T::NAME,
@@ -324,7 +357,7 @@ fn resident_rows<T: Real>(
         total.push(t.total_s);
     }
     let dofs = (dga.n_tets, dga.counts().dofs());
-    Ok(vec![Row::preprocess(base, "device_resident", dofs, total)])
+    Ok(vec![Row::preprocess(base, variant, dofs, total)])
 }
 
 /// `preprocess` rows of the operators and the CSR form's matrix assembled on `dev` and left
@@ -349,13 +382,17 @@ fn resident_csr_rows<T: Real>(
 ) -> Result<Vec<Row>> {
     let k = device_assembly::AssemblyKernels::build(dev)?;
     let pk = device_assembly::PackKernels::build::<T>(dev)?;
-    let reps = cfg.reps.clamp(1, 3);
-    let mut total = Vec::new();
     let tol = if T::NAME == "f64" { 1e-10 } else { 1e-6 };
-    for rep in 0..=reps {
-        let (ops, t) =
-            device_assembly::resident_csr::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge)?;
-        if rep == 0 {
+    timed_resident::<T>(
+        "device_resident_csr",
+        "assembly with the CSR matrix",
+        dev,
+        dga,
+        cfg,
+        base,
+        log,
+        || device_assembly::resident_csr::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge),
+        |ops, log| {
             let Some((ip, ix, dv, nnz)) = &ops.csr else {
                 unreachable!("resident_csr returns the matrix")
             };
@@ -399,38 +436,15 @@ fn resident_csr_rows<T: Real>(
                 dev.info.name,
                 T::NAME
             ));
-            if !(e <= tol) {
-                return Err(Error::config(
-                    "bench",
-                    "device assembly",
-                    format!(
-                        "the {} CSR matrix built on {} differs from the host's (structure equal: {same_ip}, values {e:e})",
-                        T::NAME,
-                        dev.info.name
-                    ),
-                ));
-            }
-            continue;
-        }
-        log(&format!(
-            "{} tets on {}: resident {} assembly with the CSR matrix {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3})",
-            dga.n_tets,
-            dev.info.name,
-            T::NAME,
-            t.total_s,
-            t.layout_s,
-            t.upload_s,
-            t.kernels_s
-        ));
-        total.push(t.total_s);
-    }
-    let dofs = (dga.n_tets, dga.counts().dofs());
-    Ok(vec![Row::preprocess(
-        base,
-        "device_resident_csr",
-        dofs,
-        total,
-    )])
+            Ok((e <= tol).then_some(()).ok_or_else(|| {
+                format!(
+                    "the {} CSR matrix built on {} differs from the host's (structure equal: {same_ip}, values {e:e})",
+                    T::NAME,
+                    dev.info.name
+                )
+            }))
+        },
+    )
 }
 
 /// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
