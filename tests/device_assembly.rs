@@ -69,6 +69,17 @@ fn random_case(r: &mut Rng, mesh_seed: u64, media_seed: u64) -> (String, Mesh, M
     (format!("box {n:?} jitter {amp:.2}"), m, mat)
 }
 
+/// A random point in the middle half of `m`'s bounding box along each axis.
+fn inside(m: &Mesh, r: &mut Rng) -> [f64; 3] {
+    let lo = m.nodes.iter().fold([f64::MAX; 3], |a, p| {
+        std::array::from_fn(|c| a[c].min(p[c]))
+    });
+    let hi = m.nodes.iter().fold([f64::MIN; 3], |a, p| {
+        std::array::from_fn(|c| a[c].max(p[c]))
+    });
+    std::array::from_fn(|c| lo[c] + (0.25 + 0.5 * r.uniform()) * (hi[c] - lo[c]))
+}
+
 const TOL: f64 = 1e-11;
 
 fn compare(label: &str, m: &Mesh, mat: &Media, lean: bool) {
@@ -252,16 +263,7 @@ fn resident_matches_host<T: dgatd::Real>(label: &str, m: &Mesh, mat: &Media, see
     assert_eq!(res.counts(), host.counts());
     let (dt, _) = dgatd::solver::time_step(&host, 0.95).unwrap();
     let mut r = Rng::new(seed);
-    let lo = m.nodes.iter().fold([f64::MAX; 3], |a, p| {
-        std::array::from_fn(|c| a[c].min(p[c]))
-    });
-    let hi = m.nodes.iter().fold([f64::MIN; 3], |a, p| {
-        std::array::from_fn(|c| a[c].max(p[c]))
-    });
-    let mut inside = || -> [f64; 3] {
-        std::array::from_fn(|c| lo[c] + (0.25 + 0.5 * r.uniform()) * (hi[c] - lo[c]))
-    };
-    let (ps, pp) = (inside(), [inside(), inside()]);
+    let (ps, pp) = (inside(m, &mut r), [inside(m, &mut r), inside(m, &mut r)]);
     let dir = [0.3, -0.5, 0.8];
     let probes: Vec<Probe> = pp.iter().map(|&p| Probe::new(m, &t, p).unwrap()).collect();
     // a pulse of about 40 steps a period
@@ -313,15 +315,7 @@ fn resident_matches_host<T: dgatd::Real>(label: &str, m: &Mesh, mat: &Media, see
 fn resident_operators_match_the_host_stepper_on_random_meshes() {
     let mut r = Rng::new(0x0e51_de47);
     for case in 0..2u64 {
-        let n = [
-            2 + (r.uniform() * 4.0) as usize,
-            2 + (r.uniform() * 4.0) as usize,
-            2 + (r.uniform() * 4.0) as usize,
-        ];
-        let amp = 0.1 + 0.2 * r.uniform();
-        let m = jittered_box(n, 2000 + case, amp);
-        let mat = random_media(m.n_tets(), 177 + case);
-        let label = format!("box {n:?} jitter {amp:.2}");
+        let (label, m, mat) = random_case(&mut r, 2000 + case, 177 + case);
         resident_matches_host::<f64>(&label, &m, &mat, 300 + case);
         resident_matches_host::<f32>(&label, &m, &mat, 300 + case);
     }
@@ -458,16 +452,7 @@ fn resident_csr_matches_host<T: dgatd::Real>(
         Arc::new(Dga::from_masses(m, &t, mat, free.to_vec(), None, ops.layout_only()).unwrap());
     let (dt, _) = dgatd::solver::time_step(&host, 0.95).unwrap();
     let mut r = Rng::new(seed);
-    let lo = m.nodes.iter().fold([f64::MAX; 3], |a, p| {
-        std::array::from_fn(|c| a[c].min(p[c]))
-    });
-    let hi = m.nodes.iter().fold([f64::MIN; 3], |a, p| {
-        std::array::from_fn(|c| a[c].max(p[c]))
-    });
-    let mut inside = || -> [f64; 3] {
-        std::array::from_fn(|c| lo[c] + (0.25 + 0.5 * r.uniform()) * (hi[c] - lo[c]))
-    };
-    let probes: Vec<Probe> = [inside(), inside()]
+    let probes: Vec<Probe> = [inside(m, &mut r), inside(m, &mut r)]
         .iter()
         .map(|&p| Probe::new(m, &t, p).unwrap())
         .collect();
@@ -508,21 +493,13 @@ fn resident_csr_matches_host<T: dgatd::Real>(
 fn the_csr_matrix_built_on_the_device_is_the_hosts() {
     let mut r = Rng::new(0x0c5b_de71);
     for case in 0..2u64 {
-        let n = [
-            2 + (r.uniform() * 4.0) as usize,
-            2 + (r.uniform() * 4.0) as usize,
-            2 + (r.uniform() * 4.0) as usize,
-        ];
-        let amp = 0.1 + 0.2 * r.uniform();
-        let m = jittered_box(n, 2100 + case, amp);
-        let mat = random_media(m.n_tets(), 277 + case);
+        let (label, m, mat) = random_case(&mut r, 2100 + case, 277 + case);
         let t = Topology::build(&m).unwrap();
         let free: Vec<bool> = t
             .boundary_edge
             .iter()
             .map(|&b| !b && r.uniform() > 0.1)
             .collect();
-        let label = format!("box {n:?} jitter {amp:.2}");
         resident_csr_matches_host::<f64>(&label, &m, &mat, &free, 500 + case);
         resident_csr_matches_host::<f32>(&label, &m, &mat, &free, 500 + case);
     }
