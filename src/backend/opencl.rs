@@ -19,7 +19,10 @@
 //! reads and writes them coalesced; the main job's layout where it applies, set by
 //! [`ClStepper::set_u_layout`]; the state is returned in the host layout either way);
 //! `F[k*T + n]` (structure of arrays, host slot `4n + k`), so the per-tet primal kernel
-//! reads and writes coalesced. Index tables are remapped once on upload. Inside the time loop nothing crosses the bus but the
+//! reads and writes coalesced; the dual-face circulation lists paired
+//! ([`CircVariant::Paired`]: one word `(n << 4) | (fp << 2) | fm` for a tet's two entries
+//! `+F(n, fp) - F(n, fm)`, half the index bytes of one word per entry, the same sums).
+//! Index tables are remapped once on upload. Inside the time loop nothing crosses the bus but the
 //! buffered probe samples, read every [`SAMPLE_CHUNK`] steps: the source waveform is
 //! evaluated in the kernel.
 //!
