@@ -659,6 +659,42 @@ fn step_times<T: Real>(dev: &ClDevice, w: usize, n: usize, s: &ClStepper<T>) -> 
     })
 }
 
+/// Meshes up to this many tets also run renumbered (the `…_morton` and `…_shuffled` step
+/// rows): the renumbered mesh's operators are a second `Dga` in host memory.
+const LOCALITY_MAX_TETS: usize = 21_000_000;
+
+/// The main job's step (slot-major U, the default kernels: the row
+/// `tet_sym_slot+factored_sym_slot`) on `dga`, a renumbering of the ladder's box
+/// ([`dgatd::mesh::order`]): row `tet_sym_slot+factored_sym_slot_{order}`, the same byte
+/// model (the same counts).
+fn locality_rows<T: Real>(
+    dev: &Arc<ClDevice>,
+    dga: &Arc<Dga>,
+    order: &str,
+    cfg: &BenchConfig,
+    base: &Row,
+    copy_gbs: f64,
+) -> Result<Vec<Row>> {
+    let mut s = ClStepper::<T>::new(dev.clone(), dga.clone(), DualForm::Factored, None, &[])?;
+    s.set_time_step(1e-3, None)?;
+    let mut r = dgatd::util::Rng::new(5);
+    // the PEC half-edges at zero, as in any physical state (slot-major U needs it)
+    let u: Vec<f64> = (0..2 * dga.n_edges)
+        .map(|h| if dga.free_edge[h / 2] { r.sym() } else { 0.0 })
+        .collect();
+    let f: Vec<f64> = (0..4 * dga.n_tets).map(|_| r.sym()).collect();
+    dgatd::backend::Stepper::set_state(&mut s, &u, &f)?;
+    s.set_u_layout(opencl::ULayout::SlotMajor)?;
+    let by = cost::kernel_bytes(&dga.counts(), std::mem::size_of::<T>(), 0);
+    let bytes = by.primal_sym + 8.0 * dga.n_edges as f64 + by.circulation + by.vertex_block_sym;
+    let times = step_times(dev, cfg.warmup, cfg.reps, &s)?;
+    let size = (dga.n_tets, dga.counts().dofs());
+    let variant = format!("tet_sym_slot+factored_sym_slot_{order}");
+    Ok(vec![Row::timed(
+        base, "step", &variant, size, times, bytes, copy_gbs,
+    )])
+}
+
 /// All kernel rows of one OpenCL device, precision and mesh.
 fn device_rows<T: Real>(
     dev: &Arc<ClDevice>,
@@ -1328,6 +1364,43 @@ pub fn run(
                         log,
                         &format!("resident {p} CSR of {} tets on {}", dga.n_tets, d.info.name),
                     )?;
+                }
+            }
+        }
+        // the main job's step on the same box renumbered: along a Z-order curve, and at
+        // random (issue 19's locality-ordering route; the generator's order is already
+        // local: cells in lexicographic order, edges numbered by first appearance)
+        if !devices.is_empty() && mesh.n_tets() <= LOCALITY_MAX_TETS {
+            for (order, m) in [
+                ("morton", mesh.morton_ordered()),
+                ("shuffled", mesh.shuffled(0x5eed)),
+            ] {
+                let t = Topology::build(&m)?;
+                let d = Arc::new(Dga::assemble_with(
+                    &m,
+                    &t,
+                    &Media::vacuum(m.n_tets()),
+                    &t.boundary_edge,
+                    true,
+                )?);
+                drop((m, t));
+                for p in &cfg.precisions {
+                    for dev in devices.iter().filter(|x| p != "f64" || x.info.fp64) {
+                        let base =
+                            base_for(&dev.info.platform, &dev.info.name, &dev.info.driver, p);
+                        let cb = bw(&dev.info.name, p);
+                        let rows = if p == "f64" {
+                            locality_rows::<f64>(dev, &d, order, cfg, &base, cb)
+                        } else {
+                            locality_rows::<f32>(dev, &d, order, cfg, &base, cb)
+                        };
+                        emit(
+                            rows,
+                            report,
+                            log,
+                            &format!("{} tets ({order} order) on {} {p}", d.n_tets, dev.info.name),
+                        )?;
+                    }
                 }
             }
         }

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod generate;
 pub mod gmsh;
+pub mod order;
 pub mod shape;
 pub mod topology;
 
