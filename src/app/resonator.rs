@@ -44,6 +44,12 @@ pub struct ResonatorArgs {
     /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].
     #[arg(long)]
     pub refine: Option<u32>,
+    /// Numbering of the tets and nodes after refinement: file (as read or generated) or
+    /// morton (along a Z-order curve, so the step's gathers touch nearby memory; the
+    /// bundled meshes are stored in an order almost as scattered as a random one,
+    /// results/h200/locality/) [file].
+    #[arg(long, value_enum)]
+    pub mesh_order: Option<dgatd::mesh::order::MeshOrder>,
     /// Converged resonances: run at refinements R..=R+N (R from --refine), match the modes
     /// across levels and report Richardson-extrapolated frequencies with an error estimate
     /// and the observed order (modes.csv, convergence.csv, the table). Each level costs
@@ -172,7 +178,7 @@ impl ResonatorArgs {
         macro_rules! some {
             ($($f:ident => $n:literal),*) => {$(if self.$f.is_some() { g.push($n); })*};
         }
-        some!(mesh => "mesh", box_mesh => "box", ball => "ball", refine => "refine", converge => "converge", steps => "steps",
+        some!(mesh => "mesh", box_mesh => "box", ball => "ball", refine => "refine", mesh_order => "mesh-order", converge => "converge", steps => "steps",
             time => "time", cfl => "cfl", dt => "dt", precision => "precision", dual => "dual",
             backend => "backend", device => "device", source => "source",
             source_dir => "source-dir", source_radius => "source-radius", f_peak => "f-peak", fmax => "fmax",
@@ -213,6 +219,7 @@ impl ResonatorArgs {
         }
         set!(
             refine,
+            mesh_order,
             cfl,
             precision,
             dual,

@@ -18,6 +18,34 @@ use super::Mesh;
 use crate::util::{Rng, V3};
 use rayon::prelude::*;
 
+/// The numbering a run gives the mesh's tets and nodes (config key `mesh_order`, flag
+/// `--mesh-order`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum MeshOrder {
+    /// The file's (or the generator's) order, refined tets after their parents' order.
+    #[default]
+    File,
+    /// Tets and nodes along a Z-order curve ([`Mesh::morton_ordered`]).
+    Morton,
+}
+
+impl MeshOrder {
+    pub fn is_file(&self) -> bool {
+        *self == MeshOrder::File
+    }
+}
+
 /// Spreads the low 21 bits of `x` to every third bit.
 fn spread(x: u64) -> u64 {
     let mut x = x & 0x1f_ffff;

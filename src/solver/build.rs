@@ -257,7 +257,8 @@ fn check_host_memory(tets: f64, name: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// Loads or generates the mesh of a plan (with refinements; cylinder walls projected).
+/// Loads or generates the mesh of a plan (with refinements; cylinder walls projected;
+/// renumbered in the plan's [`crate::mesh::order::MeshOrder`]).
 pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
     let (mut mesh, hash) = match &plan.mesh {
         MeshSpec::File(p) => {
@@ -300,6 +301,9 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
     };
     for _ in 0..plan.refine {
         mesh = generate::refine(&mesh, wall);
+    }
+    if plan.mesh_order == crate::mesh::order::MeshOrder::Morton {
+        mesh = mesh.morton_ordered();
     }
     Ok((mesh, hash))
 }

@@ -3,7 +3,7 @@
 //! that a finished run's `run.toml` is a valid `--config` reproducing it.
 //!
 //! Layout: top-level keys are the `dgatd resonator` flags' long names with `-` → `_`
-//! (`mesh`, `box`, `ball`, `refine`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
+//! (`mesh`, `box`, `ball`, `refine`, `mesh_order`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
 //! `device`, `source`, `source_dir`, `source_radius`, `probe` (an array of points), `f_peak`, `fmax`,
 //! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
 //! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`), then the tables
@@ -22,6 +22,7 @@
 
 use crate::dg::Flux;
 use crate::dga::operators::DualForm;
+pub use crate::mesh::order::MeshOrder;
 use crate::problem::{Boundary, Material};
 use crate::real::Precision;
 use crate::util::V3;
@@ -162,6 +163,11 @@ pub struct Config {
     /// Uniform 1:8 refinements.
     #[serde(default)]
     pub refine: u32,
+    /// Numbering of the tets and nodes (after refinement): `file` (default) or `morton`
+    /// (along a Z-order curve: the step's gathers then touch nearby memory,
+    /// `results/h200/locality/`).
+    #[serde(default, skip_serializing_if = "MeshOrder::is_file")]
+    pub mesh_order: MeshOrder,
     /// Number of time steps (overrides `time`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<u64>,
@@ -262,6 +268,7 @@ impl Default for Config {
             box_mesh: None,
             ball: None,
             refine: 0,
+            mesh_order: MeshOrder::File,
             steps: None,
             time: None,
             cfl: default_cfl(),

@@ -72,6 +72,8 @@ pub struct Plan {
     pub origin: Option<Origin>,
     pub mesh: MeshSpec,
     pub refine: u32,
+    /// The numbering of the mesh's tets and nodes ([`crate::mesh::order::MeshOrder`]).
+    pub mesh_order: crate::mesh::order::MeshOrder,
     pub length: Length,
     pub cfl: f64,
     /// A given time step in seconds.
@@ -187,6 +189,7 @@ impl Plan {
             origin,
             mesh: mesh_spec(cfg)?,
             refine: cfg.refine,
+            mesh_order: cfg.mesh_order,
             length,
             cfl: cfg.cfl,
             dt_s,
