@@ -179,16 +179,18 @@ __kernel void circulation_sell(const uint E, __global const uint* restrict ptr,
 // (n << 4) | (fp << 2) | fm holds both, half the index bytes; the pairs of edge e are
 // [ptr[e] / 2, ptr[e + 1] / 2) (two entries per tet, so ptr is even). F(n, k) is at
 // k * T + n. The same sums in the same order as `circulation` (a - x equals a + (-x)).
+// acc + F(n, fp) - F(n, fm) for the pair word y = (n << 4) | (fp << 2) | fm.
+inline real pair_add(real acc, const uint y, const uint T, __global const real* restrict F) {
+    const size_t n = y >> 4;
+    acc += F[((y >> 2) & 3u) * (size_t)T + n];
+    return acc - F[(y & 3u) * (size_t)T + n];
+}
+
 void circulation_pair_one(const size_t e, const uint T, __global const uint* restrict ptr,
                           __global const uint* restrict pairs, __global const real* restrict F,
                           __global real* restrict C) {
     real acc = 0;
-    for (uint k = ptr[e] >> 1; k < ptr[e + 1] >> 1; k++) {
-        const uint y = pairs[k];
-        const size_t n = y >> 4;
-        acc += F[((y >> 2) & 3u) * (size_t)T + n];
-        acc -= F[(y & 3u) * (size_t)T + n];
-    }
+    for (uint k = ptr[e] >> 1; k < ptr[e + 1] >> 1; k++) acc = pair_add(acc, pairs[k], T, F);
     C[e] = acc;
 }
 
@@ -222,12 +224,7 @@ __kernel void circulation_pair_sell(const uint E, const uint T, __global const u
     const uint n = (ptr[e + 1] - ptr[e]) >> 1;
     __global const uint* s = SP + SO[e >> 5] + (e & 31);
     real acc = 0;
-    for (uint k = 0; k < n; k++) {
-        const uint y = s[32 * (size_t)k];
-        const size_t t = y >> 4;
-        acc += F[((y >> 2) & 3u) * (size_t)T + t];
-        acc -= F[(y & 3u) * (size_t)T + t];
-    }
+    for (uint k = 0; k < n; k++) acc = pair_add(acc, s[32 * (size_t)k], T, F);
     C[e] = acc;
 }
 

@@ -71,12 +71,7 @@ fn random_case(r: &mut Rng, mesh_seed: u64, media_seed: u64) -> (String, Mesh, M
 
 /// A random point in the middle half of `m`'s bounding box along each axis.
 fn inside(m: &Mesh, r: &mut Rng) -> [f64; 3] {
-    let lo = m.nodes.iter().fold([f64::MAX; 3], |a, p| {
-        std::array::from_fn(|c| a[c].min(p[c]))
-    });
-    let hi = m.nodes.iter().fold([f64::MIN; 3], |a, p| {
-        std::array::from_fn(|c| a[c].max(p[c]))
-    });
+    let (lo, hi) = m.bbox();
     std::array::from_fn(|c| lo[c] + (0.25 + 0.5 * r.uniform()) * (hi[c] - lo[c]))
 }
 

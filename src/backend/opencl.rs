@@ -2250,14 +2250,18 @@ impl<T: Real> ClStepper<T> {
         if let Some(why) = why {
             return Err(Error::config("variant", "slot-major", why));
         }
+        self.slot_major_with(mixed, &self.half_edge_slots())
+    }
+
+    /// [`Self::slot_major`] with the half-edge slots `es` ([`Self::half_edge_slots`]) given.
+    fn slot_major_with(&self, mixed: bool, es: &[u32]) -> Result<SlotMajor<T>> {
         let mixed = mixed.then(|| self.mixed_operators()).transpose()?;
         let [primal, block] =
             self.dgatd_kernels(mixed.is_some(), ["primal_sym_sm", "vertex_block_s_sm"])?;
-        let es = self.half_edge_slots();
         Ok(SlotMajor {
             primal,
             block,
-            es: self.dev.upload(&es, "half-edge slots")?,
+            es: self.dev.upload(es, "half-edge slots")?,
             table: None,
             us: self
                 .dev
@@ -2308,6 +2312,22 @@ impl<T: Real> ClStepper<T> {
 
     /// Why [`ULayout::SlotMajor`] cannot hold this stepper's `U` now; None when it can.
     pub fn slot_major_refusal(&self) -> Option<&'static str> {
+        self.refusal_but_source()
+            .or_else(|| self.source_off_slots(&self.half_edge_slots()))
+    }
+
+    /// The source's part of [`Self::slot_major_refusal`], with the half-edge slots `es`.
+    fn source_off_slots(&self, es: &[u32]) -> Option<&'static str> {
+        let nf = self.nfree as u32;
+        let on_wall = self
+            .source
+            .as_ref()
+            .is_some_and(|s| s.pattern.iter().any(|&(h, _)| es[h as usize] == nf));
+        on_wall.then_some("the source drives a half-edge that is not free")
+    }
+
+    /// [`Self::slot_major_refusal`] but for the source (no pass over the half-edges).
+    fn refusal_but_source(&self) -> Option<&'static str> {
         if self.dga.msig.is_some() || self.dga.mag.is_some() || self.dga.disp.is_some() {
             Some("slot-major U covers lossless, non-dispersive media only")
         } else if self.dual != DualForm::Factored {
@@ -2323,13 +2343,7 @@ impl<T: Real> ClStepper<T> {
         } else if !self.nonfree_zero {
             Some("a half-edge that is not free (a PEC wall's) holds a nonzero value")
         } else {
-            let es = self.half_edge_slots();
-            let nf = self.nfree as u32;
-            let on_wall = self
-                .source
-                .as_ref()
-                .is_some_and(|s| s.pattern.iter().any(|&(h, _)| es[h as usize] == nf));
-            on_wall.then_some("the source drives a half-edge that is not free")
+            None
         }
     }
 
@@ -2346,11 +2360,15 @@ impl<T: Real> ClStepper<T> {
                 self.dev.finish()?;
             }
             (ULayout::SlotMajor, false) => {
-                if let Some(why) = self.slot_major_refusal() {
+                // the half-edge slots once: the refusal, the layout and the index maps
+                let es = self.half_edge_slots();
+                let why = self
+                    .refusal_but_source()
+                    .or_else(|| self.source_off_slots(&es));
+                if let Some(why) = why {
                     return Err(Error::config("u layout", layout.name(), why));
                 }
-                let sm = self.slot_major(false)?;
-                let es = self.half_edge_slots();
+                let sm = self.slot_major_with(false, &es)?;
                 let at = |h: &[u32]| -> Vec<u32> { h.iter().map(|&h| es[h as usize]).collect() };
                 let src: Vec<u32> = self
                     .source
@@ -2547,37 +2565,47 @@ impl<T: Real> ClStepper<T> {
         self.launch_circulation(&self.f)
     }
 
-    /// The circulation lists in sliced ELL form ([`SellCirculation`], a bench variant).
-    pub fn sell_circulation(&self) -> Result<SellCirculation> {
+    /// The device words of circulation form `v` in sliced ELL form: chunks of 32 edges, each
+    /// chunk's lists interleaved word by word and padded to its longest; returns the chunk
+    /// offsets and the words (edge `e`'s words are `[ptr[e] / w, ptr[e + 1] / w)` of
+    /// [`circulation_words`], `w` = 1 for the lists, 2 for the pairs).
+    fn sliced_ell(&self, v: CircVariant) -> Result<(Vec<u64>, Vec<u32>)> {
         let (ptr, e) = (&self.dga.circ_ptr, self.ne);
+        let words = circulation_words(&self.dga, v)?;
+        let w = match v {
+            CircVariant::Lists => 1,
+            CircVariant::Paired => 2,
+        };
+        let list = |e: usize| ptr[e] as usize / w..ptr[e + 1] as usize / w;
         let chunks = e.div_ceil(32);
         let mut so = Vec::with_capacity(chunks + 1);
         so.push(0u64);
         for c in 0..chunks {
-            let w = (32 * c..(32 * c + 32).min(e))
-                .map(|e| ptr[e + 1] - ptr[e])
+            let longest = (32 * c..(32 * c + 32).min(e))
+                .map(|e| list(e).len())
                 .max()
                 .unwrap_or(0);
-            so.push(so[c] + 32 * w as u64);
+            so.push(so[c] + 32 * longest as u64);
         }
-        let entries = so[chunks] as usize;
-        let t = self.t;
-        let mut sc = vec![0u32; entries];
+        let mut out = vec![0u32; so[chunks] as usize];
         for e in 0..e {
             let base = so[e / 32] as usize + e % 32;
-            for (k, &x) in self.dga.circ[ptr[e] as usize..ptr[e + 1] as usize]
-                .iter()
-                .enumerate()
-            {
-                sc[base + 32 * k] = (f_slot(x >> 1, t) << 1) | (x & 1);
+            for (k, &y) in words[list(e)].iter().enumerate() {
+                out[base + 32 * k] = y;
             }
         }
+        Ok((so, out))
+    }
+
+    /// The circulation lists in sliced ELL form ([`SellCirculation`], a bench variant).
+    pub fn sell_circulation(&self) -> Result<SellCirculation> {
+        let (so, sc) = self.sliced_ell(CircVariant::Lists)?;
         let [kernel] = self.dgatd_kernels(false, ["circulation_sell"])?;
         Ok(SellCirculation {
             kernel,
+            entries: sc.len(),
             so: self.dev.upload(&so, "sliced ELL chunk offsets")?,
             sc: self.dev.upload(&sc, "sliced ELL circulation entries")?,
-            entries,
         })
     }
 
@@ -2585,31 +2613,11 @@ impl<T: Real> ClStepper<T> {
     /// `sell`; an error when a list is not in pairs `+F(n, ·)`, `-F(n, ·)` (never for a
     /// `Dga` of this crate) or a tet index needs more than 28 bits.
     pub fn pair_circulation(&self, sell: bool) -> Result<PairCirculation> {
-        let ptr = &self.dga.circ_ptr;
-        let words = circulation_words(&self.dga, CircVariant::Paired)?;
-        let e = self.ne;
         let (so, data) = if sell {
-            let chunks = e.div_ceil(32);
-            let mut so = Vec::with_capacity(chunks + 1);
-            so.push(0u64);
-            for c in 0..chunks {
-                let w = (32 * c..(32 * c + 32).min(e))
-                    .map(|e| (ptr[e + 1] - ptr[e]) / 2)
-                    .max()
-                    .unwrap_or(0);
-                so.push(so[c] + 32 * w as u64);
-            }
-            let mut sp = vec![0u32; so[chunks] as usize];
-            for e in 0..e {
-                let base = so[e / 32] as usize + e % 32;
-                let lo = ptr[e] as usize / 2;
-                for (k, &y) in words[lo..ptr[e + 1] as usize / 2].iter().enumerate() {
-                    sp[base + 32 * k] = y;
-                }
-            }
+            let (so, sp) = self.sliced_ell(CircVariant::Paired)?;
             (Some(so), sp)
         } else {
-            (None, words)
+            (None, circulation_words(&self.dga, CircVariant::Paired)?)
         };
         let name = if sell {
             "circulation_pair_sell"
@@ -2671,24 +2679,42 @@ impl<T: Real> ClStepper<T> {
 
     /// `c = C̃ f` into the stepper's circulation buffer.
     fn launch_circulation(&self, f: &Buffer<T>) -> Result<Event> {
-        let e = Arg::U32(self.ne as u32);
-        let tail = [
+        self.launch_circulation_on(f, None, Lane::Main, &[])
+    }
+
+    /// `c = C̃ f` on the edges `idx` (`(list, count)`; None: every edge) in the stepper's
+    /// circulation form, on `lane` after `wait`.
+    fn launch_circulation_on(
+        &self,
+        f: &Buffer<T>,
+        idx: Option<(&Buffer<u32>, usize)>,
+        lane: Lane,
+        wait: &[&Event],
+    ) -> Result<Event> {
+        let paired = self.variants.circ == CircVariant::Paired;
+        let n = idx.map_or(self.ne, |(_, n)| n);
+        let kernel = match (idx.is_some(), paired) {
+            (false, false) => &self.k.circulation,
+            (false, true) => &self.k.circulation_pair,
+            (true, false) => &self.k.circulation_idx,
+            (true, true) => &self.k.circulation_pair_idx,
+        };
+        // (n, [T], [idx], ptr, circ, F, C): the kernels' parameter order
+        let args: Vec<Arg<T>> = [
+            Some(Arg::U32(n as u32)),
+            paired.then_some(Arg::U32(self.t as u32)),
+            idx.map(|(i, _)| Arg::BufU32(i)),
+        ]
+        .into_iter()
+        .flatten()
+        .chain([
             Arg::BufU32(&self.circ_ptr),
             Arg::BufU32(&self.circ),
             Arg::Buf(f),
             Arg::Buf(&self.c),
-        ];
-        match self.variants.circ {
-            CircVariant::Lists => {
-                let args: Vec<_> = [e].into_iter().chain(tail).collect();
-                launch(&self.dev, &self.k.circulation, self.ne, LOCAL, &args)
-            }
-            CircVariant::Paired => {
-                let t = Arg::U32(self.t as u32);
-                let args: Vec<_> = [e, t].into_iter().chain(tail).collect();
-                launch(&self.dev, &self.k.circulation_pair, self.ne, LOCAL, &args)
-            }
-        }
+        ])
+        .collect();
+        launch_on(&self.dev, lane, kernel, n, LOCAL, &args, wait)
     }
 
     /// Second half of the factored dual update: per-vertex blocks.
@@ -3145,32 +3171,8 @@ impl<T: Real> ClStepper<T> {
 
     /// Circulations of the edges of `s`.
     pub fn circulation_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
-        let tail = [
-            Arg::BufU32(&self.circ_ptr),
-            Arg::BufU32(&self.circ),
-            Arg::Buf(&self.f),
-            Arg::Buf(&self.c),
-        ];
-        let paired = self.variants.circ == CircVariant::Paired;
-        let n = Arg::U32(match &s.idx {
-            None => self.ne,
-            Some(_) => s.n,
-        } as u32);
-        let t = paired.then_some(Arg::U32(self.t as u32));
-        let idx = s.idx.as_ref().map(Arg::BufU32);
-        let kernel = match (&s.idx, paired) {
-            (None, false) => &self.k.circulation,
-            (None, true) => &self.k.circulation_pair,
-            (Some(_), false) => &self.k.circulation_idx,
-            (Some(_), true) => &self.k.circulation_pair_idx,
-        };
-        // (n, [T], [idx], ptr, circ, F, C): the kernels' parameter order
-        let args: Vec<Arg<T>> = [Some(n), t, idx]
-            .into_iter()
-            .flatten()
-            .chain(tail)
-            .collect();
-        launch_on(&self.dev, lane, kernel, s.n, LOCAL, &args, wait)
+        let idx = s.idx.as_ref().map(|i| (i, s.n));
+        self.launch_circulation_on(&self.f, idx, lane, wait)
     }
 
     /// `U += B c` on the free half-edge slots of `s` (positions in `vh`, vertex-major).

@@ -100,16 +100,11 @@ pub fn shuffled(n: usize, seed: u64) -> Vec<u32> {
 
 /// The tets' centroids.
 pub fn centroids(m: &Mesh) -> Vec<V3> {
-    m.tets
-        .par_iter()
-        .map(|t| {
-            let mut c = [0.0; 3];
-            for &v in t {
-                for (x, y) in c.iter_mut().zip(m.nodes[v as usize]) {
-                    *x += 0.25 * y;
-                }
-            }
-            c
+    (0..m.n_tets())
+        .into_par_iter()
+        .map(|n| {
+            let x = m.tet_x(n);
+            std::array::from_fn(|c| 0.25 * (x[0][c] + x[1][c] + x[2][c] + x[3][c]))
         })
         .collect()
 }
@@ -221,13 +216,13 @@ mod tests {
         let m = box_mesh([3, 2, 4], [1.0, 0.7, 1.3]);
         for r in [m.morton_ordered(), m.shuffled(11)] {
             assert_eq!(r.tets.len(), m.tets.len());
-            let vol = |mm: &Mesh, t: &[u32; 4]| {
-                let x = t.map(|v| mm.nodes[v as usize]);
-                let d = |a: V3, b: V3| [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
-                crate::util::det3(d(x[0], x[1]), d(x[0], x[2]), d(x[0], x[3]))
+            // six times the signed volumes, on a grid of 1e-9
+            let vol = |mm: &Mesh| -> Vec<i64> {
+                (0..mm.n_tets())
+                    .map(|n| (mm.tet_volume(n) * 6e9) as i64)
+                    .collect()
             };
-            let mut a: Vec<i64> = m.tets.iter().map(|t| (vol(&m, t) * 1e9) as i64).collect();
-            let mut b: Vec<i64> = r.tets.iter().map(|t| (vol(&r, t) * 1e9) as i64).collect();
+            let (mut a, mut b) = (vol(&m), vol(&r));
             assert!(b.iter().all(|&x| x > 0));
             a.sort_unstable();
             b.sort_unstable();
