@@ -99,7 +99,7 @@ fn device_assembly_rows(
     }
     let k = device_assembly::AssemblyKernels::build(dev)?;
     timed_assembly(
-        ["device", "device_kernels"],
+        &["device", "device_kernels"],
         "device assembly",
         dev,
         dga,
@@ -125,23 +125,24 @@ fn device_assembly_rows(
                 "{} tets on {}: device masses against the host's: Mmu⁻¹ {e_mmu:.1e}, Meps⁻¹ {e_meps:.1e}",
                 dga.n_tets, dev.info.name
             ));
-            (e_mmu <= 1e-10 && e_meps <= 1e-10).then_some(()).ok_or_else(|| {
+            Ok((e_mmu <= 1e-10 && e_meps <= 1e-10).then_some(()).ok_or_else(|| {
                 format!(
                     "the operators assembled on {} differ from the host's (Mmu⁻¹ {e_mmu:e}, Meps⁻¹ {e_meps:e})",
                     dev.info.name
                 )
-            })
+            }))
         },
     )
 }
 
 /// Runs a device assembly (`assemble`) `min(reps, 3) + 1` times: the first builds the
-/// program and is checked by `check` (its message, an error naming the bench, when it
-/// fails: no row), the others are timed and logged as `"… {what} … s (layout …)"`. Rows
-/// `variants[0]` (the whole call) and `variants[1]` (its kernels).
+/// program(s) and is checked by `check` (Ok(Err(message)): an error naming the bench, no
+/// row), the others are timed and logged as `"… tets on …: {what} … s (layout …, upload …,
+/// kernels …, download …)"` (the form `results/h200/device_assembly/summary.py` reads).
+/// Rows `variants[0]` (the whole call) and, when given, `variants[1]` (its kernels).
 #[allow(clippy::too_many_arguments)]
 fn timed_assembly<M>(
-    variants: [&str; 2],
+    variants: &[&str],
     what: &str,
     dev: &ClDevice,
     dga: &Dga,
@@ -149,14 +150,14 @@ fn timed_assembly<M>(
     base: &Row,
     log: &mut dyn FnMut(&str),
     mut assemble: impl FnMut() -> dgatd::Result<(M, device_assembly::AssemblyTimes)>,
-    mut check: impl FnMut(&M, &mut dyn FnMut(&str)) -> std::result::Result<(), String>,
+    mut check: impl FnMut(&M, &mut dyn FnMut(&str)) -> dgatd::Result<std::result::Result<(), String>>,
 ) -> Result<Vec<Row>> {
     let reps = cfg.reps.clamp(1, 3);
     let (mut total, mut kern) = (Vec::new(), Vec::new());
     for rep in 0..=reps {
         let (m, t) = assemble()?;
         if rep == 0 {
-            check(&m, log).map_err(|e| Error::config("bench", what, e))?;
+            check(&m, log)?.map_err(|e| Error::config("bench", what, e))?;
             continue;
         }
         log(&format!(
@@ -168,7 +169,7 @@ fn timed_assembly<M>(
     }
     let dofs = (dga.n_tets, dga.counts().dofs());
     Ok(variants
-        .into_iter()
+        .iter()
         .zip([total, kern])
         .map(|(v, times)| Row::preprocess(base, v, dofs, times))
         .collect())
@@ -198,7 +199,7 @@ fn device_csr_rows(
 ) -> Result<Vec<Row>> {
     let k = device_assembly::AssemblyKernels::build(dev)?;
     timed_assembly(
-        ["device_csr", "device_csr_kernels"],
+        &["device_csr", "device_csr_kernels"],
         "device CSR",
         dev,
         dga,
@@ -226,12 +227,12 @@ fn device_csr_rows(
                 dev.info.name,
                 want.nnz()
             ));
-            (e <= 1e-10).then_some(()).ok_or_else(|| {
+            Ok((e <= 1e-10).then_some(()).ok_or_else(|| {
                 format!(
                     "the CSR matrix assembled on {} differs from the host's (structure equal: {same}, values {e:e})",
                     dev.info.name
                 )
-            })
+            }))
         },
     )
 }
@@ -258,9 +259,9 @@ fn resident_rows<T: Real>(
     let k = device_assembly::AssemblyKernels::build(dev)?;
     let pk = device_assembly::PackKernels::build::<T>(dev)?;
     let tol = if T::NAME == "f64" { 1e-10 } else { 1e-6 };
-    timed_resident::<T>(
-        "device_resident",
-        "assembly",
+    timed_assembly(
+        &["device_resident"],
+        &format!("resident {} assembly", T::NAME),
         dev,
         dga,
         cfg,
@@ -313,53 +314,6 @@ fn resident_rows<T: Real>(
     )
 }
 
-/// Runs a resident assembly (`assemble`) `min(reps, 3) + 1` times: the first builds the
-/// programs and is checked by `check` (Ok(Err(message)): an error naming the bench, no row),
-/// the others are timed and logged as `"… resident {precision} {what} … s (layout …, upload
-/// …, kernels …)"` (the form `results/h200/device_assembly/summary.py` reads). One row,
-/// `variant`, of the whole call.
-#[allow(clippy::too_many_arguments)]
-fn timed_resident<T: Real>(
-    variant: &str,
-    what: &str,
-    dev: &ClDevice,
-    dga: &Dga,
-    cfg: &BenchConfig,
-    base: &Row,
-    log: &mut dyn FnMut(&str),
-    mut assemble: impl FnMut() -> dgatd::Result<(
-        opencl::ResidentOperators<T>,
-        device_assembly::AssemblyTimes,
-    )>,
-    mut check: impl FnMut(
-        &opencl::ResidentOperators<T>,
-        &mut dyn FnMut(&str),
-    ) -> dgatd::Result<std::result::Result<(), String>>,
-) -> Result<Vec<Row>> {
-    let reps = cfg.reps.clamp(1, 3);
-    let mut total = Vec::new();
-    for rep in 0..=reps {
-        let (ops, t) = assemble()?;
-        if rep == 0 {
-            check(&ops, log)?.map_err(|e| Error::config("bench", "device assembly", e))?;
-            continue;
-        }
-        log(&format!(
-            "{} tets on {}: resident {} {what} {:.3} s (layout {:.3}, upload {:.3}, kernels {:.3})",
-            dga.n_tets,
-            dev.info.name,
-            T::NAME,
-            t.total_s,
-            t.layout_s,
-            t.upload_s,
-            t.kernels_s
-        ));
-        total.push(t.total_s);
-    }
-    let dofs = (dga.n_tets, dga.counts().dofs());
-    Ok(vec![Row::preprocess(base, variant, dofs, total)])
-}
-
 /// `preprocess` rows of the operators and the CSR form's matrix assembled on `dev` and left
 /// there in precision `T` ([`device_assembly::resident_csr`]: the structure, the columns and
 /// the values built by kernels, no host pass over the matrix): variant
@@ -383,9 +337,9 @@ fn resident_csr_rows<T: Real>(
     let k = device_assembly::AssemblyKernels::build(dev)?;
     let pk = device_assembly::PackKernels::build::<T>(dev)?;
     let tol = if T::NAME == "f64" { 1e-10 } else { 1e-6 };
-    timed_resident::<T>(
-        "device_resident_csr",
-        "assembly with the CSR matrix",
+    timed_assembly(
+        &["device_resident_csr"],
+        &format!("resident {} assembly with the CSR matrix", T::NAME),
         dev,
         dga,
         cfg,

@@ -50,7 +50,7 @@ for run in sorted(glob.glob("run_*")):
             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
     for t, med in timed_breakdown(run, "device assembly").items():
         out.append(f"| {t} | " + " | ".join(f"{v:.3f}" for v in med) + " |")
-    pat_r = re.compile(r"^(\d+) tets on .*: resident (f64|f32) assembly ([\d.]+) s \(layout ([\d.]+), upload ([\d.]+), kernels ([\d.]+)\)")
+    pat_r = re.compile(r"^(\d+) tets on .*: resident (f64|f32) assembly ([\d.]+) s \(layout ([\d.]+), upload ([\d.]+), kernels ([\d.]+)(?:, download [\d.]+)?\)")
     per_r = {}
     for f in sorted(glob.glob(f"{run}/*.log")):
         for line in open(f):
@@ -97,7 +97,7 @@ for run in sorted(glob.glob("run_*")):
             host = x["host_masses"] + x["host_csr"]
             f64, f32 = x["device_resident_csr_f64"], x.get("device_resident_csr_f32", float("nan"))
             out.append(f"| {t} | {host:.3f} | {f64:.3f} | {f32:.3f} | {host / f64:.1f} | {f64 / t * 1e7:.2f} | {f32 / t * 1e7:.2f} |")
-        pat_c = re.compile(r"^(\d+) tets on .*: resident (f64|f32) assembly with the CSR matrix ([\d.]+) s \(layout ([\d.]+), upload ([\d.]+), kernels ([\d.]+)\)")
+        pat_c = re.compile(r"^(\d+) tets on .*: resident (f64|f32) assembly with the CSR matrix ([\d.]+) s \(layout ([\d.]+), upload ([\d.]+), kernels ([\d.]+)(?:, download [\d.]+)?\)")
         per_c = {}
         for f in sorted(glob.glob(f"{run}/*.log")):
             for line in open(f):
