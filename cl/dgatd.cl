@@ -4,7 +4,10 @@
 // packed vertex-block kernels in float, the fields and every sum in double; without it the
 // operators are REAL).
 //
-// Device layouts (T tets, E edges):
+// Device layouts (E edges; T the tet stride, the tet count rounded up to a multiple of 64 so
+// that every column starts on a 256-byte boundary: the tets past the count are padding, with
+// zero operators, edge 0 or the zero slot in their tables, and F zero; kernels run over them
+// unchanged, backend::opencl::tet_stride):
 //   U[2e + s]        electric half-edge DoFs (s = 0 at the start vertex of e, 1 at the end)
 //   F[k*T + n]       magnetic half dual-edge DoFs (face k of tet n), structure of arrays
 //   P[(r*6 + c)*T + n], PE[c*T + n]   primal blocks dt*Mmu^-1*C and their edge ids, column-major

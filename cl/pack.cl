@@ -5,7 +5,7 @@
 //
 // Layouts:
 //   mmu_inv[10n + k]                 Mmu_n⁻¹'s upper triangle row by row (assemble_mmu)
-//   M[k*T + n]                       the same, column-major across tets (primal_sym)
+//   M[k*TP + n]                      the same, column-major across tets (primal_sym; TP the stepper's tet stride)
 //   full[off[v] .. off[v] + d*d]     Meps_v⁻¹ row-major d x d, d = ptr[v+1] - ptr[v]
 //                                    (assemble_meps)
 //   packed[poff[v] + i(i+1)/2 + j]   entry (j, i), j <= i, of the same block: its upper
@@ -21,12 +21,13 @@
 #endif
 typedef REAL real;
 
-// One work-item per tet.
-__kernel void pack_primal_sym(const uint T, __global const double* restrict mmu_inv,
+// One work-item per column entry (TP >= T, the stepper's tet stride): zero at the padding
+// tets n >= T.
+__kernel void pack_primal_sym(const uint T, const uint TP, __global const double* restrict mmu_inv,
                               __global real* restrict M) {
     const size_t n = get_global_id(0);
-    if (n >= T) return;
-    for (int k = 0; k < 10; k++) M[(size_t)k * T + n] = (real)mmu_inv[10 * n + k];
+    if (n >= TP) return;
+    for (int k = 0; k < 10; k++) M[(size_t)k * TP + n] = n < T ? (real)mmu_inv[10 * n + k] : (real)0;
 }
 
 // One work-item per vertex.
@@ -66,7 +67,7 @@ __kernel void pack_blocks_tri(const uint NV, __global const ulong* restrict ptr,
 // Every tet is stored positively oriented (mesh::Mesh), so that determinant has the sign of
 // the permutation (a, b, c, d): even gives +F(n, c). No coordinate is read.
 //
-// The matrix is the stepper's, at unit Δt: columns written as its F slots, k * T + n
+// The matrix is the stepper's, at unit Δt: columns written as its F slots, k * TP + n (TP the stepper's tet stride)
 // (cl/dgatd.cl), values as (REAL)sum, as the host's `T::of` of build_csr's f64 values.
 
 // local edge joining local vertices a != b (complex::LOCAL_EDGES order)
@@ -170,7 +171,7 @@ __kernel void csr_fill(const uint R, __global const uint* restrict slot_vertex,
                        __global const ulong* restrict off, __global const double* restrict inv,
                        __global const ulong* restrict vt_ptr, __global const uint* restrict vt,
                        __global const uint* restrict tets, __global const uint* restrict tet_edges,
-                       __global const uint* restrict indptr, const uint T,
+                       __global const uint* restrict indptr, const uint TP,
                        __global uint* restrict indices, __global real* restrict data) {
     const size_t p = get_global_id(0);
     if (p >= R) return;
@@ -203,7 +204,7 @@ __kernel void csr_fill(const uint R, __global const uint* restrict slot_vertex,
             double sum = 0.0;
             sum += face_sign(tv, a, m1, k) * b[jm[m1]];
             if (jm[m2] >= 0) sum += face_sign(tv, a, m2, k) * b[jm[m2]];
-            indices[out] = k * T + n;
+            indices[out] = k * TP + n;
             data[out] = (real)sum;
             out++;
         }

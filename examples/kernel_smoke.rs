@@ -333,7 +333,7 @@ fn resident<T: Real>(
     s.covered(&ASSEMBLY_KERNELS);
     // the CSR matrix built on the device (row lengths, scan, columns, values) against the
     // host's: the same structure (columns as F slots), values to the assembly's round-off
-    let nt = m.n_tets();
+    let (nt, tp) = (m.n_tets(), dgatd::backend::opencl::tet_stride(m.n_tets()));
     let want = dgatd::dga::operators::build_csr(host, 1.0);
     let e = match &ops.csr {
         Some((ip, ix, dv, nnz)) if *nnz == want.nnz() => {
@@ -347,7 +347,7 @@ fn resident<T: Real>(
             let same_ix = ix
                 .iter()
                 .zip(want.indices())
-                .all(|(&a, &c)| a as usize == (c % 4) * nt + c / 4);
+                .all(|(&a, &c)| a as usize == (c % 4) * tp + c / 4);
             if same_ip && same_ix {
                 dv.iter()
                     .zip(want.data())
@@ -365,8 +365,14 @@ fn resident<T: Real>(
         e,
         tol,
     );
-    let got = dev.read(&ops.primal, 10 * nt, "primal")?;
-    let want: Vec<f64> = (0..10 * nt).map(|i| host.mmu_inv[i % nt][i / nt]).collect();
+    // columns of tp values, zero at the padding tets
+    let got = dev.read(&ops.primal, 10 * tp, "primal")?;
+    let want: Vec<f64> = (0..10 * tp)
+        .map(|i| match i % tp < nt {
+            true => host.mmu_inv[i % tp][i / tp],
+            false => 0.0,
+        })
+        .collect();
     let rel = |a: &[T], b: &[f64]| {
         if a.len() != b.len() {
             return f64::INFINITY;
@@ -796,11 +802,11 @@ fn subsets<T: Real>(
 ) -> Result<()> {
     let dev = g.device().clone();
     let (t, ne, nfree) = g.counts();
-    let nh = 2 * ne;
+    let (nh, tp) = (2 * ne, g.tet_stride()); // F value k of tet n at k * tp + n
     let raw = |g: &ClStepper<T>| -> Result<(Vec<f64>, Vec<f64>)> {
         let (u, f) = g.state_buffers();
         let host = |v: Vec<T>| v.iter().map(|x| x.f64()).collect::<Vec<f64>>();
-        Ok((host(dev.read(u, nh, "U")?), host(dev.read(f, 4 * t, "F")?)))
+        Ok((host(dev.read(u, nh, "U")?), host(dev.read(f, 4 * tp, "F")?)))
     };
     let ids = |n: usize| (0..n as u32).collect::<Vec<u32>>();
     let (all_t, all_e, all_s) = (
@@ -875,7 +881,7 @@ fn subsets<T: Real>(
     let mut f_mix = f_init.clone();
     for &n in &ta {
         for k in 0..4 {
-            f_mix[k * t + n as usize] = f_full[k * t + n as usize];
+            f_mix[k * tp + n as usize] = f_full[k * tp + n as usize];
         }
     }
     s.check(

@@ -286,6 +286,105 @@ fn slot_major_u_steps_like_the_default_layout() {
     f32_and_f64(&dev, "slot-major", a, b);
 }
 
+/// The per-tet device arrays are padded to `tet_stride(t)` tets (a multiple of 64): on a box
+/// of random size whose tet count is no multiple of 64, after steps in every primal layout
+/// (the symmetric, the 24-value per tet and per row ones, slot-major through the edge table
+/// and the per-tet slot table), the padding entries of the device F are exactly zero (their
+/// operators are zero and their tables point at valid zero DoFs), and the state comes back
+/// with `4 t` values, equal to the CPU's one step at a time (1e-12 / 1e-5, this file's
+/// single-kernel bounds).
+fn padding_stays_zero<T: dgatd::Real>(dev: &Arc<ClDevice>) {
+    let mut r = dgatd::util::Rng::new(0x9ad);
+    let mut pick = |lo: u64, k: u64| (lo + r.next_u64() % k) as usize;
+    let n = loop {
+        let n = [pick(3, 4), pick(3, 4), pick(2, 3)];
+        if 6 * n[0] * n[1] * n[2] % 64 != 0 {
+            break n;
+        }
+    };
+    let (_m, _t, d, _) = setup(jittered_box(n, 41, 0.25), Some(17));
+    let d = Arc::new(d);
+    let t = d.n_tets;
+    let mut s = ClStepper::<T>::new(dev.clone(), d.clone(), DualForm::Factored, None, &[]).unwrap();
+    let tp = s.tet_stride();
+    assert_eq!(tp, dgatd::backend::opencl::tet_stride(t));
+    assert!(
+        t % 64 != 0 && tp % 64 == 0 && tp > t && tp < t + 64,
+        "{t} tets, stride {tp}"
+    );
+    s.set_time_step(0.31, None).unwrap();
+    let (u0, f0) = random_state(&d, 5);
+    // the half-edge layouts also from a state with edge 0 (which the padding tets' edge
+    // table names) nonzero, though it lies on the PEC wall: the padding's zero operators
+    // alone then keep its F zero
+    let mut u1 = u0.clone();
+    (u1[0], u1[1]) = (0.5, -0.25);
+    let ops = Arc::new(Operators::<T>::new(&d, 0.31, false));
+    let cpu = |u: &[f64]| {
+        let mut c =
+            CpuStepper::new(d.clone(), ops.clone(), DualForm::Factored, None, vec![]).unwrap();
+        c.set_state(u, &f0).unwrap();
+        c.advance(0, 3, &mut vec![]).unwrap();
+        let (uc, fc) = c.state().unwrap();
+        [uc, fc].concat()
+    };
+    let (want0, want1) = (cpu(&u0), cpu(&u1));
+    let tol = if T::NAME == "f64" { 1e-12 } else { 1e-5 };
+    let check = |s: &ClStepper<T>, want: &[f64], what: &str| {
+        let (_, fbuf) = s.state_buffers();
+        let raw = s.device().read(fbuf, 4 * tp, "F").unwrap();
+        for k in 0..4 {
+            for n in t..tp {
+                assert_eq!(raw[k * tp + n].f64(), 0.0, "{what}: padding F({n}, {k})");
+            }
+        }
+        let (u, f) = s.state().unwrap();
+        assert_eq!(f.len(), 4 * t, "{what}");
+        let e = rel_err(&[u, f].concat(), want);
+        assert!(e < tol, "{what}: {e:e} from the CPU");
+    };
+    for primal in [PrimalVariant::Sym, PrimalVariant::Tet, PrimalVariant::Row] {
+        s.set_variants(Variants {
+            primal,
+            ..Variants::default()
+        })
+        .unwrap();
+        s.set_state(&u1, &f0).unwrap();
+        for _ in 0..3 {
+            s.primal_update().unwrap();
+            s.circulation().unwrap();
+            s.vertex_blocks().unwrap();
+        }
+        check(&s, &want1, primal.name());
+    }
+    s.set_variants(Variants::default()).unwrap();
+    let mut sm = s.slot_major(false).unwrap();
+    for table in [false, true] {
+        if table {
+            s.slot_table(&mut sm).unwrap();
+        }
+        s.set_state(&u0, &f0).unwrap();
+        s.to_slot_major(&sm).unwrap();
+        for _ in 0..3 {
+            match table {
+                true => s.primal_update_st(&sm).unwrap(),
+                false => s.primal_update_sm(&sm).unwrap(),
+            };
+            s.circulation().unwrap();
+            s.vertex_blocks_sm(&sm).unwrap();
+        }
+        s.from_slot_major(&sm).unwrap();
+        check(&s, &want0, if table { "slot table" } else { "slot-major" });
+    }
+}
+
+#[test]
+fn padding_tets_stay_zero_and_out_of_the_state() {
+    let Some(dev) = cl_device() else { return };
+    let (a, b) = (padding_stays_zero::<f32>, padding_stays_zero::<f64>);
+    f32_and_f64(&dev, "tet padding", a, b);
+}
+
 /// The stepper's own slot-major `U` (`ULayout::SlotMajor`, the main job's default where it
 /// applies) against the half-edge layout over a whole sourced run: the probe records, the
 /// state, the energy and the mode-shape transforms agree to round-off (the same products in

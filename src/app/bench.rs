@@ -269,13 +269,13 @@ fn resident_rows<T: Real>(
         log,
         || device_assembly::resident::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge),
         |ops, log| {
-            let nt = dga.n_tets;
+            let (nt, tp) = (dga.n_tets, opencl::tet_stride(dga.n_tets));
             let rel = rel_to_largest::<T>;
-            let p = dev.read(&ops.primal, 10 * nt, "resident primal")?;
+            let p = dev.read(&ops.primal, 10 * tp, "resident primal")?;
             let e_mmu = (0..nt)
                 .into_par_iter()
                 .map(|n| {
-                    let x: Vec<T> = (0..10).map(|k| p[k * nt + n]).collect();
+                    let x: Vec<T> = (0..10).map(|k| p[k * tp + n]).collect();
                     rel(&x, &dga.mmu_inv[n])
                 })
                 .reduce(|| 0.0, f64::max);

@@ -19,7 +19,7 @@
 //! bit.
 
 pub use super::opencl::ResidentOperators;
-use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch};
+use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch, tet_stride};
 use crate::Real;
 use crate::dga::operators::csr_layout;
 use crate::dga::{Dga, Masses, VertexBlocks, block_layout, dual_circulations, vertex_tets};
@@ -245,16 +245,18 @@ fn resident_with<T: Real>(
     let poff = a.layout.packed_offsets();
     let poff_b = dev.upload(&poff, "packed block offsets")?;
     let block_len = *poff.last().unwrap_or(&0) as usize;
-    let primal = dev.alloc::<T>((10 * t).max(1), "primal blocks")?;
+    let tp = tet_stride(t);
+    let primal = dev.alloc::<T>((10 * tp).max(1), "primal blocks")?;
     let blocks = dev.alloc::<T>(block_len.max(1), "vertex blocks")?;
     let mut kernels_s = a.times.kernels_s;
     let e = launch::<T>(
         dev,
         &pk.primal,
-        t,
+        tp,
         LOCAL,
         &[
             Arg::U32(t as u32),
+            Arg::U32(tp as u32),
             Arg::BufF64(&a.mmu_inv),
             Arg::Buf(&primal),
         ],
@@ -361,7 +363,7 @@ fn resident_csr_matrix<T: Real>(
             Arg::BufU32(&a.tets),
             Arg::BufU32(&a.tet_edges),
             Arg::BufU32(&indptr),
-            Arg::U32(t as u32),
+            Arg::U32(tet_stride(t) as u32),
             Arg::BufU32(&indices),
             Arg::Buf(&data),
         ],

@@ -18,8 +18,10 @@
 //! free half-edges' values in the factored dual's slot order, so the vertex-block update
 //! reads and writes them coalesced; the main job's layout where it applies, set by
 //! [`ClStepper::set_u_layout`]; the state is returned in the host layout either way);
-//! `F[k*T + n]` (structure of arrays, host slot `4n + k`), so the per-tet primal kernel
-//! reads and writes coalesced; the dual-face circulation lists paired
+//! `F[k*TP + n]` (structure of arrays, host slot `4n + k`), so the per-tet primal kernel
+//! reads and writes coalesced, with `TP` ([`tet_stride`]) the tet count rounded up to a
+//! multiple of 64 so that every column of F and of the per-tet operators and tables starts
+//! on a 256-byte boundary (the padding tets carry zero operators and F); the dual-face circulation lists paired
 //! ([`CircVariant::Paired`]: one word `(n << 4) | (fp << 2) | fm` for a tet's two entries
 //! `+F(n, fp) - F(n, fm)`, half the index bytes of one word per entry, the same sums).
 //! Index tables are remapped once on upload. Inside the time loop nothing crosses the bus but the
@@ -992,7 +994,7 @@ fn circulation_words(dga: &Dga, v: CircVariant) -> Result<Vec<u32>> {
     match v {
         CircVariant::Lists => Ok(circ
             .iter()
-            .map(|&x| (f_slot(x >> 1, t) << 1) | (x & 1))
+            .map(|&x| (f_slot(x >> 1, tet_stride(t)) << 1) | (x & 1))
             .collect()),
         CircVariant::Paired => {
             if t >= CircVariant::PAIRED_MAX_TETS {
@@ -1023,7 +1025,8 @@ pub type DeviceCsr<T> = (Buffer<u32>, Buffer<u32>, Buffer<T>, usize);
 /// The time-stepping operators of a lossless, non-dispersive mesh assembled on the device
 /// and left there, in the layouts and precision of the default stepper
 /// ([`ClStepper::with_resident`], built by `backend::device_assembly::resident`), for unit Δt:
-/// - `primal`: `Mmu_n⁻¹`'s upper triangle, `primal[k T + n]` (kernel `primal_sym`);
+/// - `primal`: `Mmu_n⁻¹`'s upper triangle, `primal[k TP + n]` (kernel `primal_sym`; `TP` the
+///   [`tet_stride`], zero at the padding tets);
 /// - `blocks`: each `Meps_v⁻¹` packed as its upper triangle column by column at `poff[v]`
 ///   ([`crate::dga::VertexBlocks::pack`], kernel `vertex_block_s`);
 /// - `layout`: the block layout (which half-edges each vertex block holds), with no values.
@@ -1165,6 +1168,8 @@ pub struct ClStepper<T: Real> {
     dual: DualForm,
     variants: Variants,
     t: usize,
+    /// The column length of the per-tet arrays (F, `p`, `pe`, slot tables): [`tet_stride`].
+    tp: usize,
     ne: usize,
     nh: usize,
     /// Current time step (metres of light travel); 1 until [`ClStepper::set_time_step`].
@@ -1362,15 +1367,24 @@ fn upload_primal<T: Real>(
     v: PrimalVariant,
     scale: &(dyn Fn(usize) -> f64 + Sync),
 ) -> Result<Buffer<T>> {
-    let t = dga.n_tets;
+    // columns of tet_stride(t) values, zero for the padding tets
+    let (t, tp) = (dga.n_tets, tet_stride(dga.n_tets));
     match v {
-        PrimalVariant::Sym => dev.upload_with(10 * t, "primal blocks", |i| {
-            let (k, n) = (i / t, i % t);
-            T::of(scale(n) * dga.mmu_inv[n][k])
+        PrimalVariant::Sym => dev.upload_with(10 * tp, "primal blocks", |i| {
+            let (k, n) = (i / tp, i % tp);
+            T::of(if n < t {
+                scale(n) * dga.mmu_inv[n][k]
+            } else {
+                0.0
+            })
         }),
-        PrimalVariant::Tet | PrimalVariant::Row => dev.upload_with(24 * t, "primal blocks", |i| {
-            let (rl, n) = (i / t, i % t);
-            T::of(scale(n) * dga.primal_entry(n, rl / 6, rl % 6))
+        PrimalVariant::Tet | PrimalVariant::Row => dev.upload_with(24 * tp, "primal blocks", |i| {
+            let (rl, n) = (i / tp, i % tp);
+            T::of(if n < t {
+                scale(n) * dga.primal_entry(n, rl / 6, rl % 6)
+            } else {
+                0.0
+            })
         }),
     }
 }
@@ -1409,11 +1423,32 @@ fn upload_blocks<U: Copy + Sync, T: Real>(
     }
 }
 
-/// Host F slot `4n + k` -> device slot `k*T + n`.
+/// Tets per column of the stepper's per-tet device arrays are rounded up to a multiple of
+/// this ([`tet_stride`]).
+pub const TET_ALIGN: usize = 64;
+
+/// The column length of the stepper's per-tet device arrays (F, the primal operators, the
+/// edge and slot tables) for `t` tets: `t` rounded up to [`TET_ALIGN`]. Column `k` then
+/// starts at `k·stride`, a multiple of 256 bytes in f32 and 512 in f64, so a work-group's
+/// coalesced loads cover whole 32-byte sectors and 128-byte lines. With the tet count as
+/// the stride, every column but the first starts inside a sector unless `t` is a multiple of
+/// 8 (f32) or 4 (f64): the H200 runs the primal kernel 1.2–1.4× slower then
+/// (`results/h200/aligned/`). The padding tets `t..stride` have zero operators and point at
+/// valid (zero) DoFs, so the kernels run over them unchanged and their F stays zero.
+pub fn tet_stride(t: usize) -> usize {
+    t.div_ceil(TET_ALIGN) * TET_ALIGN
+}
+
+/// Host F slot `4n + k` -> device slot `k*TP + n` (`tp` the [`tet_stride`]).
 #[inline]
-fn f_slot(x: u32, t: usize) -> u32 {
+fn f_slot(x: u32, tp: usize) -> u32 {
     let (n, k) = ((x / 4) as usize, (x % 4) as usize);
-    (k * t + n) as u32
+    (k * tp + n) as u32
+}
+
+/// The host layout (`4n + k`, `t` tets) of device F values `d` (`k*tp + n`).
+fn f_to_host<X: Copy, Y>(d: &[X], t: usize, tp: usize, f: impl Fn(X) -> Y) -> Vec<Y> {
+    (0..4 * t).map(|i| f(d[(i % 4) * tp + i / 4])).collect()
 }
 
 impl<T: Real> ClStepper<T> {
@@ -1489,6 +1524,7 @@ impl<T: Real> ClStepper<T> {
         check_device_memory::<T>(&dev, &dga, dual)?;
         let k = dev.build::<T>()?;
         let t = dga.n_tets;
+        let tp = tet_stride(t);
         let ne = dga.n_edges;
         let nh = 2 * ne;
         if ne > EDGE_MASK as usize {
@@ -1521,10 +1557,14 @@ impl<T: Real> ClStepper<T> {
                 upload_blocks(&dev, &dga.meps, &dga.meps_inv.data, block_layout, T::of)?,
             ),
         };
-        // edge ids with the edge's orientation in the tet in bit 31 (primal_sym)
-        let pe = dev.upload_with(6 * t, "primal edge table", |i| {
-            let (n, l) = (i % t, i / t);
-            dga.tet_edges[n][l] | (((dga.tet_orient[n] >> l) & 1) as u32) << 31
+        // edge ids with the edge's orientation in the tet in bit 31 (primal_sym); edge 0
+        // for the padding tets
+        let pe = dev.upload_with(6 * tp, "primal edge table", |i| {
+            let (n, l) = (i % tp, i / tp);
+            match n < t {
+                true => dga.tet_edges[n][l] | (((dga.tet_orient[n] >> l) & 1) as u32) << 31,
+                false => 0,
+            }
         })?;
         let circ = dev.upload(
             &circulation_words(&dga, variants.circ)?,
@@ -1548,7 +1588,7 @@ impl<T: Real> ClStepper<T> {
                 )));
             }
             let ip: Vec<u32> = m.indptr().raw_storage().iter().map(|&x| x as u32).collect();
-            let ix: Vec<u32> = m.indices().iter().map(|&x| f_slot(x as u32, t)).collect();
+            let ix: Vec<u32> = m.indices().iter().map(|&x| f_slot(x as u32, tp)).collect();
             let dv: Vec<T> = m.data().iter().map(|&x| T::of(x)).collect();
             let nnz = dv.len();
             Some((
@@ -1574,7 +1614,7 @@ impl<T: Real> ClStepper<T> {
             p_per_tet: variants.primal.per_tet(),
             pe,
             u: dev.alloc(nh, "U")?,
-            f: dev.alloc(4 * t, "F")?,
+            f: dev.alloc(4 * tp, "F")?,
             c: dev.alloc(ne, "edge circulations")?,
             circ_ptr: dev.upload(&dga.circ_ptr, "circulation pointers")?,
             circ,
@@ -1615,6 +1655,7 @@ impl<T: Real> ClStepper<T> {
             dual,
             variants,
             t,
+            tp,
             ne,
             nh,
             dt: 1.0,
@@ -1717,7 +1758,7 @@ impl<T: Real> ClStepper<T> {
         if let Some(st) = self.slots.as_mut() {
             self.dev.fill_zero(&mut st.sm.us, self.nfree + 1)?;
         }
-        self.dev.fill_zero(&mut self.f, 4 * self.t)?;
+        self.dev.fill_zero(&mut self.f, 4 * self.tp)?;
         self.dev.fill_zero(&mut self.c, self.ne)
     }
 
@@ -1742,7 +1783,7 @@ impl<T: Real> ClStepper<T> {
         if self.dga.mag.is_some() {
             self.install_mag(dt)?;
         } else {
-            self.scale_buf(&self.p, self.p_per_tet * self.t, a)?;
+            self.scale_buf(&self.p, self.p_per_tet * self.tp, a)?;
         }
         if self.nsrc > 0 {
             self.scale_buf(&self.src_g, self.nsrc, a)?;
@@ -2183,10 +2224,13 @@ impl<T: Real> ClStepper<T> {
         }
         let [primal, block] = self.dgatd_kernels(true, ["primal_sym", "vertex_block_s"])?;
         let dt = self.dt;
-        let (d, t) = (&self.dga, self.t);
-        let p = self.dev.upload_with(10 * t, "mixed primal blocks", |i| {
-            (dt * d.mmu_inv[i % t][i / t]) as f32
-        })?;
+        let (d, t, tp) = (&self.dga, self.t, self.tp);
+        let p = self
+            .dev
+            .upload_with(10 * tp, "mixed primal blocks", |i| match i % tp < t {
+                true => (dt * d.mmu_inv[i % tp][i / tp]) as f32,
+                false => 0.0,
+            })?;
         let poff = d.meps.packed_offsets();
         let packed = d
             .meps_inv
@@ -2205,10 +2249,10 @@ impl<T: Real> ClStepper<T> {
         launch(
             &self.dev,
             &m.primal,
-            self.t,
+            self.tp,
             LOCAL,
             &[
-                Arg::U32(self.t as u32),
+                Arg::U32(self.tp as u32),
                 Arg::BufF32(&m.p),
                 Arg::BufU32(&self.pe),
                 Arg::Buf(&self.u),
@@ -2459,10 +2503,14 @@ impl<T: Real> ClStepper<T> {
         }
         let [kernel] = self.dgatd_kernels(sm.mixed.is_some(), ["primal_sym_st"])?;
         let es = self.half_edge_slots();
-        let (t, dga) = (self.t, &self.dga);
-        let ts = self.dev.upload_with(12 * t, "per-tet slot table", |i| {
+        let (t, tp, dga) = (self.t, self.tp, &self.dga);
+        let nf = self.nfree as u32;
+        let ts = self.dev.upload_with(12 * tp, "per-tet slot table", |i| {
             let (cn, s) = (i / 2, i % 2);
-            let (c, n) = (cn / t, cn % t);
+            let (c, n) = (cn / tp, cn % tp);
+            if n >= t {
+                return nf; // a padding tet: the zero slot
+            }
             let e = dga.tet_edges[n][c] as usize;
             let orient = ((dga.tet_orient[n] >> c) & 1) as u32;
             es[2 * e + s] | if s == 0 { orient << 31 } else { 0 }
@@ -2486,25 +2534,25 @@ impl<T: Real> ClStepper<T> {
             .as_ref()
             .map_or(Arg::Buf(&self.p), |m| Arg::BufF32(&m.p));
         let args = [
-            Arg::U32(self.t as u32),
+            Arg::U32(self.tp as u32),
             m,
             Arg::BufU32(ts),
             Arg::Buf(&sm.us),
             Arg::Buf(&self.f),
         ];
-        launch(&self.dev, kernel, self.t, LOCAL, &args)
+        launch(&self.dev, kernel, self.tp, LOCAL, &args)
     }
 
     /// `F -= P U` with slot-major `U` (`primal_sym_sm`).
     pub fn primal_update_sm(&self, sm: &SlotMajor<T>) -> Result<Event> {
-        let t = Arg::U32(self.t as u32);
+        let t = Arg::U32(self.tp as u32);
         let m = sm
             .mixed
             .as_ref()
             .map_or(Arg::Buf(&self.p), |m| Arg::BufF32(&m.p));
         let (pe, es) = (Arg::BufU32(&self.pe), Arg::BufU32(&sm.es));
         let args = [t, m, pe, es, Arg::Buf(&sm.us), Arg::Buf(&self.f)];
-        launch(&self.dev, &sm.primal, self.t, LOCAL, &args)
+        launch(&self.dev, &sm.primal, self.tp, LOCAL, &args)
     }
 
     /// `U += B c` with slot-major `U` (`vertex_block_s_sm`, after [`Self::circulation`]).
@@ -2535,7 +2583,7 @@ impl<T: Real> ClStepper<T> {
             LOCAL,
             &[
                 Arg::U32(*n as u32),
-                Arg::U32(self.t as u32),
+                Arg::U32(self.tp as u32),
                 Arg::BufU32(idx),
                 Arg::Buf(a),
                 Arg::Buf(&self.f),
@@ -2546,17 +2594,18 @@ impl<T: Real> ClStepper<T> {
 
     /// `f -= P u` for given buffers.
     fn launch_primal(&self, u: &Buffer<T>, f: &Buffer<T>) -> Result<Event> {
+        let (tp, pk) = (self.tp, &self.k);
         let args = [
-            Arg::U32(self.t as u32),
+            Arg::U32(tp as u32),
             Arg::Buf(&self.p),
             Arg::BufU32(&self.pe),
             Arg::Buf(u),
             Arg::Buf(f),
         ];
         match self.variants.primal {
-            PrimalVariant::Tet => launch(&self.dev, &self.k.primal_tet, self.t, LOCAL, &args),
-            PrimalVariant::Row => launch(&self.dev, &self.k.primal_row, 4 * self.t, LOCAL, &args),
-            PrimalVariant::Sym => launch(&self.dev, &self.k.primal_sym, self.t, LOCAL, &args),
+            PrimalVariant::Tet => launch(&self.dev, &pk.primal_tet, tp, LOCAL, &args),
+            PrimalVariant::Row => launch(&self.dev, &pk.primal_row, 4 * tp, LOCAL, &args),
+            PrimalVariant::Sym => launch(&self.dev, &pk.primal_sym, tp, LOCAL, &args),
         }
     }
 
@@ -2638,7 +2687,7 @@ impl<T: Real> ClStepper<T> {
 
     /// `c = C̃ F` through the paired lists (`circulation_pair`, `circulation_pair_sell`).
     pub fn circulation_pair(&self, pc: &PairCirculation) -> Result<Event> {
-        let (e, t) = (Arg::U32(self.ne as u32), Arg::U32(self.t as u32));
+        let (e, t) = (Arg::U32(self.ne as u32), Arg::U32(self.tp as u32));
         let (ptr, pairs) = (Arg::BufU32(&self.circ_ptr), Arg::BufU32(&pc.pairs));
         let (f, c) = (Arg::Buf(&self.f), Arg::Buf(&self.c));
         match &pc.so {
@@ -2702,7 +2751,7 @@ impl<T: Real> ClStepper<T> {
         // (n, [T], [idx], ptr, circ, F, C): the kernels' parameter order
         let args: Vec<Arg<T>> = [
             Some(Arg::U32(n as u32)),
-            paired.then_some(Arg::U32(self.t as u32)),
+            paired.then_some(Arg::U32(self.tp as u32)),
             idx.map(|(i, _)| Arg::BufU32(i)),
         ]
         .into_iter()
@@ -2985,7 +3034,7 @@ impl<T: Real> ClStepper<T> {
         };
         let mut kxb = kx;
         for _ in 0..iters {
-            self.dev.fill_zero(&mut self.f, 4 * self.t)?;
+            self.dev.fill_zero(&mut self.f, 4 * self.tp)?;
             self.dev.fill_zero(&mut kxb, self.nh)?; // the block kernel accumulates
             self.launch_primal(&x, &self.f)?;
             halo.exchange(self, &self.f, Field::F)?;
@@ -3024,19 +3073,11 @@ impl<T: Real> ClStepper<T> {
     pub fn state_with_next(&mut self) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
         self.sync_u()?;
         let u = self.dev.read(&self.u, self.nh, "U")?;
-        let f = self.dev.read(&self.f, 4 * self.t, "F")?;
+        let f = self.dev.read(&self.f, 4 * self.tp, "F")?;
         self.primal_update()?;
-        let fnew = self.dev.read(&self.f, 4 * self.t, "F")?;
+        let fnew = self.dev.read(&self.f, 4 * self.tp, "F")?;
         self.dev.write(&mut self.f, &f, "F")?;
-        let host = |d: &[T]| -> Vec<T> {
-            let mut h = vec![T::zero(); d.len()];
-            for n in 0..self.t {
-                for k in 0..4 {
-                    h[4 * n + k] = d[k * self.t + n];
-                }
-            }
-            h
-        };
+        let host = |d: &[T]| f_to_host(d, self.t, self.tp, |x| x);
         Ok((u, host(&f), host(&fnew)))
     }
 }
@@ -3117,6 +3158,12 @@ impl<T: Real> ClStepper<T> {
         (self.t, self.ne, self.nfree)
     }
 
+    /// The column length of F and the per-tet operators on the device ([`tet_stride`]):
+    /// F value `k` of tet `n` is at `k * tet_stride + n` in [`Self::state_buffers`]' F.
+    pub fn tet_stride(&self) -> usize {
+        self.tp
+    }
+
     /// The device buffers of `U` and `F`.
     pub fn state_buffers(&self) -> (&Buffer<T>, &Buffer<T>) {
         (&self.u, &self.f)
@@ -3125,7 +3172,7 @@ impl<T: Real> ClStepper<T> {
     /// `F -= P U` on the tets of `s`.
     pub fn primal_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
         self.half_edge_only("a primal update on a subset")?;
-        let t = self.t as u32;
+        let t = self.tp as u32;
         let (p, pe, u, f) = (&self.p, &self.pe, &self.u, &self.f);
         let sym = self.variants.primal == PrimalVariant::Sym;
         let (whole, part) = if sym {
@@ -3138,7 +3185,7 @@ impl<T: Real> ClStepper<T> {
                 &self.dev,
                 lane,
                 whole,
-                self.t,
+                self.tp,
                 LOCAL,
                 &[
                     Arg::U32(t),
@@ -3423,13 +3470,8 @@ impl<T: Real> Stepper for ClStepper<T> {
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
         self.sync_u()?;
         let u = self.dev.read(&self.u, self.nh, "U")?;
-        let fd = self.dev.read(&self.f, 4 * self.t, "F")?;
-        let mut f = vec![0.0; 4 * self.t];
-        for n in 0..self.t {
-            for k in 0..4 {
-                f[4 * n + k] = fd[k * self.t + n].f64();
-            }
-        }
+        let fd = self.dev.read(&self.f, 4 * self.tp, "F")?;
+        let f = f_to_host(&fd, self.t, self.tp, |x| x.f64());
         Ok((u.iter().map(|x| x.f64()).collect(), f))
     }
 
@@ -3442,10 +3484,10 @@ impl<T: Real> Stepper for ClStepper<T> {
             ));
         }
         let ut: Vec<T> = u.iter().map(|&x| T::of(x)).collect();
-        let mut fd = vec![T::zero(); 4 * self.t];
+        let mut fd = vec![T::zero(); 4 * self.tp]; // zero at the padding tets
         for n in 0..self.t {
             for k in 0..4 {
-                fd[k * self.t + n] = T::of(f[4 * n + k]);
+                fd[k * self.tp + n] = T::of(f[4 * n + k]);
             }
         }
         let es = self.half_edge_slots();
@@ -3496,7 +3538,7 @@ impl<T: Real> Stepper for ClStepper<T> {
             m,
             slots,
             acc_u: self.dev.alloc(2 * m * nu, &what("U"))?,
-            acc_f: self.dev.alloc(2 * m * 4 * self.t, &what("F"))?,
+            acc_f: self.dev.alloc(2 * m * 4 * self.tp, &what("F"))?,
             pu: self.dev.alloc(2 * m, "phase factors")?,
             pf: self.dev.alloc(2 * m, "phase factors")?,
         });
@@ -3536,7 +3578,7 @@ impl<T: Real> Stepper for ClStepper<T> {
         };
         for (n, p, x, acc) in [
             (nu, &d.pu, u, &d.acc_u),
-            (4 * self.t, &d.pf, &self.f, &d.acc_f),
+            (4 * self.tp, &d.pf, &self.f, &d.acc_f),
         ] {
             launch(
                 &self.dev,
@@ -3565,7 +3607,7 @@ impl<T: Real> Stepper for ClStepper<T> {
                 .read_range(b, (2 * m + k) * n, n, "mode-shape transform")?;
             Ok(p.iter().map(|x| x.f64()).collect())
         };
-        let nf = 4 * self.t;
+        let nf = 4 * self.tp;
         let nu = if d.slots { self.nfree + 1 } else { self.nh };
         let (ur, ui) = (plane(&d.acc_u, nu, 0)?, plane(&d.acc_u, nu, 1)?);
         let (fr, fi) = (plane(&d.acc_f, nf, 0)?, plane(&d.acc_f, nf, 1)?);
@@ -3578,13 +3620,11 @@ impl<T: Real> Stepper for ClStepper<T> {
                 .collect(),
             false => ur.iter().zip(&ui).map(|(&a, &b)| C64::new(a, b)).collect(),
         };
-        let mut y = vec![C64::new(0.0, 0.0); nf];
-        for n in 0..self.t {
-            for k in 0..4 {
-                let j = k * self.t + n;
-                y[4 * n + k] = C64::new(fr[j], fi[j]);
-            }
-        }
+        let (fr, fi) = (
+            f_to_host(&fr, self.t, self.tp, |v| v),
+            f_to_host(&fi, self.t, self.tp, |v| v),
+        );
+        let y = fr.iter().zip(&fi).map(|(&a, &b)| C64::new(a, b)).collect();
         Ok((x, y))
     }
 }

@@ -84,10 +84,10 @@ struct DevHalo<T: Real> {
 
 impl<T: Real> DevHalo<T> {
     fn new(cl: &ClStepper<T>, dev: &ClDevice, part: &Part) -> Result<Self> {
-        let t = part.mesh.n_tets();
+        let tp = cl.tet_stride(); // F value k of tet n at k * tp + n
         let fslots = |tets: &[u32]| -> Vec<u32> {
             tets.iter()
-                .flat_map(|&n| (0..4).map(move |k| (k * t + n as usize) as u32))
+                .flat_map(|&n| (0..4).map(move |k| (k * tp + n as usize) as u32))
                 .collect()
         };
         let (mut fs, mut fr, mut us, mut ur) = (vec![], vec![], vec![], vec![]);
