@@ -239,7 +239,7 @@ fn resident_matches_host<T: dgatd::Real>(label: &str, m: &Mesh, mat: &Media, see
     let (dl, _) = device_assembly::masses(&dev, &k, m, &t, mat, &free, true).unwrap();
     // columns of the stepper's tet stride, zero at the padding tets
     let (nt, tp) = (m.n_tets(), dgatd::backend::opencl::tet_stride(m.n_tets()));
-    assert!(tp >= nt && tp % 64 == 0 && tp < nt + 64);
+    assert!(tp >= nt && tp.is_multiple_of(64) && tp < nt + 64);
     let primal = dev.read(&ops.primal, 10 * tp, "primal").unwrap();
     let want: Vec<T> = (0..10 * tp)
         .map(|i| match i % tp < nt {

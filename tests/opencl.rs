@@ -298,7 +298,7 @@ fn padding_stays_zero<T: dgatd::Real>(dev: &Arc<ClDevice>) {
     let mut pick = |lo: u64, k: u64| (lo + r.next_u64() % k) as usize;
     let n = loop {
         let n = [pick(3, 4), pick(3, 4), pick(2, 3)];
-        if 6 * n[0] * n[1] * n[2] % 64 != 0 {
+        if !(6 * n[0] * n[1] * n[2]).is_multiple_of(64) {
             break n;
         }
     };
@@ -309,7 +309,7 @@ fn padding_stays_zero<T: dgatd::Real>(dev: &Arc<ClDevice>) {
     let tp = s.tet_stride();
     assert_eq!(tp, dgatd::backend::opencl::tet_stride(t));
     assert!(
-        t % 64 != 0 && tp % 64 == 0 && tp > t && tp < t + 64,
+        !t.is_multiple_of(64) && tp.is_multiple_of(64) && tp > t && tp < t + 64,
         "{t} tets, stride {tp}"
     );
     s.set_time_step(0.31, None).unwrap();
