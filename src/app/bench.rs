@@ -350,7 +350,7 @@ fn resident_csr_rows<T: Real>(
             let Some((ip, ix, dv, nnz)) = &ops.csr else {
                 unreachable!("resident_csr returns the matrix")
             };
-            let nt = dga.n_tets;
+            let tp = opencl::tet_stride(dga.n_tets); // F value k of tet n at k * tp + n
             let wip = want.indptr();
             let wip = wip.raw_storage();
             let same_ip = *nnz == want.nnz()
@@ -369,7 +369,7 @@ fn resident_csr_rows<T: Real>(
                         let cols_equal = ix[rows.clone()]
                             .iter()
                             .zip(&want.indices()[rows.clone()])
-                            .all(|(&a, &c)| a as usize == (c % 4) * nt + c / 4);
+                            .all(|(&a, &c)| a as usize == (c % 4) * tp + c / 4);
                         if !cols_equal {
                             return f64::INFINITY;
                         }
