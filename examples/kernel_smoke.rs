@@ -42,7 +42,7 @@ use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{
     Arg, BlockVariant, CircVariant, ClDevice, ClStepper, CsrVariant, DispVariant, LOCAL, Lane,
-    PrimalVariant, Variants, launch, select_device,
+    PrimalVariant, ULayout, Variants, launch, select_device,
 };
 use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
 use dgatd::dg::opencl::{DgClStepper, DgUpdate};
@@ -645,6 +645,7 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         mixed(&mut g, &u0, &f0, s)?;
     }
     slot_major(&mut g, &u0, &f0, s)?;
+    energy(&mut g, &d, &ops, &u0, &f0, s, tol)?;
     g.set_variants(Variants {
         block: BlockVariant::Diag,
         ..Variants::default()
@@ -769,6 +770,51 @@ fn slot_major<T: Real>(g: &mut ClStepper<T>, u0: &[f64], f0: &[f64], s: &mut Smo
         );
     }
     Ok(())
+}
+
+/// The energy on the device (`meps_slots`, `sym4_apply`, `dot_partial`), in the half-edge and
+/// the slot-major layout of U, against the CPU stepper's energy of the same state, to the
+/// file's tolerance; F is left as it was.
+fn energy<T: Real>(
+    g: &mut ClStepper<T>,
+    d: &Arc<Dga>,
+    ops: &Arc<Operators<T>>,
+    u0: &[f64],
+    f0: &[f64],
+    s: &mut Smoke,
+    tol: f64,
+) -> Result<()> {
+    g.set_dual(DualForm::Factored)?;
+    g.set_variants(Variants::default())?;
+    let mut c = CpuStepper::new(d.clone(), ops.clone(), DualForm::Factored, None, vec![])?;
+    c.set_state(u0, f0)?;
+    let want = c.energy()?;
+    for layout in [ULayout::HalfEdge, ULayout::SlotMajor] {
+        g.set_state(u0, f0)?;
+        g.set_u_layout(layout)?;
+        let w = g.energy()?;
+        let (u, f) = g.state()?;
+        s.covered(&["meps_slots", "sym4_apply", "dot_partial", "copy"]);
+        s.check(
+            format!(
+                "{} energy on the device, {} U, vs CPU",
+                T::NAME,
+                layout.name()
+            ),
+            rel_err(&[w], &[want]),
+            tol,
+        );
+        s.check(
+            format!(
+                "{} state after the device energy, {} U",
+                T::NAME,
+                layout.name()
+            ),
+            rel_err(&[u, f].concat(), &[u0, f0].concat()),
+            T::EPS,
+        );
+    }
+    g.set_u_layout(ULayout::HalfEdge)
 }
 
 /// A random permutation of `0..n` (Fisher-Yates, seeded), split at a random point into two

@@ -638,6 +638,8 @@ impl ClDevice {
             circulation_pair_idx: k("circulation_pair_idx")?,
             vertex_block_v_idx: k("vertex_block_v_idx")?,
             gather: k("gather")?,
+            meps_slots: k("meps_slots")?,
+            sym4_apply: k("sym4_apply")?,
             scatter: k("scatter")?,
             dft_acc: k("dft_acc")?,
             mag_loss: k("mag_loss")?,
@@ -689,6 +691,8 @@ pub struct Kernels {
     pub(crate) circulation_pair_idx: Kernel,
     pub(crate) vertex_block_v_idx: Kernel,
     pub(crate) gather: Kernel,
+    pub(crate) meps_slots: Kernel,
+    pub(crate) sym4_apply: Kernel,
     pub(crate) scatter: Kernel,
     pub(crate) dft_acc: Kernel,
     pub(crate) mag_loss: Kernel,
@@ -1215,6 +1219,10 @@ pub struct ClStepper<T: Real> {
     mag: Option<(usize, Buffer<u32>, Buffer<T>)>,
     /// Dispersion, installed by [`ClStepper::set_time_step`] for a dispersive `Dga`.
     disp: Option<DeviceDisp<T>>,
+    /// The masses and scratch of the energy on the device ([`DeviceEnergy`]), built at the
+    /// first [`Stepper::energy`]; `Err` once their allocation failed (the energy is then
+    /// computed on the host).
+    energy: Option<std::result::Result<DeviceEnergy<T>, ()>>,
     /// The source (its current, for a pattern with the run's blocks at lossy or
     /// dispersive vertices).
     source: Option<Source>,
@@ -1226,6 +1234,20 @@ pub struct ClStepper<T: Real> {
     /// the kernels never write there), as set by [`ClStepper::zero_state`] and
     /// [`Stepper::set_state`]; slot-major `U` stores no such values.
     nonfree_zero: bool,
+}
+
+/// The energy's operands on the device: the masses `Meps` (packed as the vertex blocks of
+/// `vertex_block_s`, at `poff`) and `Mmu` (`primal_sym`'s symmetric layout, columns of the tet
+/// stride), in the stepper's precision, and scratch for `U` in slot order, the products and
+/// the saved F.
+struct DeviceEnergy<T> {
+    meps: Buffer<T>,
+    poff: Buffer<u64>,
+    mmu: Buffer<T>,
+    xs: Buffer<T>,
+    y: Buffer<T>,
+    f_old: Buffer<T>,
+    partial: Buffer<T>,
 }
 
 /// Dispersion on the device ([`crate::dga::operators::DispOps`]): the correction rows and
@@ -1645,6 +1667,7 @@ impl<T: Real> ClStepper<T> {
             dft: None,
             mag: None,
             disp: None,
+            energy: None,
             source: source.cloned(),
             slots: None,
             nonfree_zero: true,
@@ -3069,6 +3092,110 @@ impl<T: Real> ClStepper<T> {
         Ok(lambda)
     }
 
+    /// The energy's masses and scratch on the device ([`DeviceEnergy`]).
+    fn energy_operands(&self) -> Result<DeviceEnergy<T>> {
+        let (dga, t, tp) = (&self.dga, self.t, self.tp);
+        let poff = dga.meps.packed_offsets();
+        let packed = dga.meps.pack(&dga.meps.data, &poff, T::of);
+        let mmu = self.dev.upload_with(10 * tp, "energy: Mmu", |i| {
+            let (k, n) = (i / tp, i % tp);
+            // (r, c) of the upper triangle row by row, as primal_sym's layout
+            const RC: [(usize, usize); 10] = [
+                (0, 0),
+                (0, 1),
+                (0, 2),
+                (0, 3),
+                (1, 1),
+                (1, 2),
+                (1, 3),
+                (2, 2),
+                (2, 3),
+                (3, 3),
+            ];
+            match n < t {
+                true => T::of(dga.mmu[n][4 * RC[k].0 + RC[k].1]),
+                false => T::zero(),
+            }
+        })?;
+        let groups = self.nfree.max(4 * tp).div_ceil(LOCAL).clamp(1, 256);
+        Ok(DeviceEnergy {
+            meps: self.dev.upload(&packed, "energy: Meps blocks")?,
+            poff: self.dev.upload(&poff, "energy: block offsets")?,
+            mmu,
+            xs: self.dev.alloc(self.nfree.max(1), "energy: U by slot")?,
+            y: self
+                .dev
+                .alloc(self.nfree.max(4 * tp).max(1), "energy: products")?,
+            f_old: self.dev.alloc((4 * tp).max(1), "energy: saved F")?,
+            partial: self.dev.alloc(groups, "energy: partial sums")?,
+        })
+    }
+
+    /// `W = ½ Uᵀ Meps U + ½ F_oldᵀ Mmu F_new` on the device, with `F_new = F_old - P U` as
+    /// [`Self::state_with_next`] computes it (F is restored): the host's
+    /// [`super::cpu::energy_of`] without moving the state (two dot products of `NF` and
+    /// `4 TP` values, summed per work-group on the device and over the groups on the host in
+    /// f64).
+    fn device_energy(&mut self) -> Result<f64> {
+        let Some(Ok(d)) = self.energy.take() else {
+            unreachable!("checked by the caller");
+        };
+        let w = self.energy_with(&d);
+        self.energy = Some(Ok(d));
+        w
+    }
+
+    fn energy_with(&mut self, d: &DeviceEnergy<T>) -> Result<f64> {
+        let (nf, n4) = (self.nfree, 4 * self.tp);
+        let groups = |n: usize| n.div_ceil(LOCAL).clamp(1, 256);
+        let copy = |a: &Buffer<T>, b: &Buffer<T>| {
+            launch(
+                &self.dev,
+                &self.k.copy,
+                n4,
+                LOCAL,
+                &[Arg::U64(n4 as u64), Arg::Buf(a), Arg::Buf(b)],
+            )
+        };
+        // U by slot: slot-major U as it is, else gathered through the slots' half-edges
+        let xs = match &self.slots {
+            Some(st) => &st.sm.us,
+            None => {
+                let args = [
+                    Arg::U32(nf as u32),
+                    Arg::BufU32(&self.vh),
+                    Arg::Buf(&self.u),
+                    Arg::Buf(&d.xs),
+                ];
+                launch(&self.dev, &self.k.gather, nf, LOCAL, &args)?;
+                &d.xs
+            }
+        };
+        let args = [
+            Arg::U32(nf as u32),
+            Arg::BufU32(&self.slot_vertex),
+            Arg::BufU32(&self.vptr),
+            Arg::BufU64(&d.poff),
+            Arg::Buf(&d.meps),
+            Arg::Buf(xs),
+            Arg::Buf(&d.y),
+        ];
+        launch(&self.dev, &self.k.meps_slots, nf, LOCAL, &args)?;
+        let we = self.dot(xs, &d.y, nf, &d.partial, groups(nf))?;
+        copy(&self.f, &d.f_old)?;
+        self.primal_update()?;
+        let args = [
+            Arg::U32(self.tp as u32),
+            Arg::Buf(&d.mmu),
+            Arg::Buf(&self.f),
+            Arg::Buf(&d.y),
+        ];
+        launch(&self.dev, &self.k.sym4_apply, self.tp, LOCAL, &args)?;
+        let wm = self.dot(&d.f_old, &d.y, n4, &d.partial, groups(n4))?;
+        copy(&d.f_old, &self.f)?;
+        Ok(0.5 * (we + wm))
+    }
+
     /// `(U, F_old, F_new)` in host layouts, with `F_new = F_old - P U` computed on the device.
     pub fn state_with_next(&mut self) -> Result<(Vec<T>, Vec<T>, Vec<T>)> {
         self.sync_u()?;
@@ -3456,6 +3583,15 @@ impl<T: Real> Stepper for ClStepper<T> {
 
     fn energy(&mut self) -> Result<f64> {
         self.dga.require_masses("energy")?;
+        if self.disp.is_none() {
+            if self.energy.is_none() {
+                self.energy = Some(self.energy_operands().map_err(|_| ()));
+            }
+            if let Some(Ok(_)) = &self.energy {
+                return self.device_energy();
+            }
+        }
+        // on the host: dispersive runs (the pole states' energy), or no room on the device
         let (u, f, fnew) = self.state_with_next()?;
         let aux = match &self.disp {
             Some(d) => {
