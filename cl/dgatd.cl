@@ -37,6 +37,12 @@ typedef REAL real;
 typedef OPREAL opreal;
 #define EDGE_MASK 0x7fffffffu
 
+// Entry (i, j) of a symmetric block packed as its upper triangle column by column
+// (VertexBlocks::pack), ci = i (i + 1) / 2 the start of column i.
+uint packed_at(const uint ci, const uint i, const uint j) {
+    return (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+}
+
 // F -= P (U_a + U_b) for tet n (the body of primal_tet and primal_tet_idx). Bit 31 of an
 // edge id in PE is the edge's orientation bit (primal_sym_one), masked off here.
 void primal_one(const size_t n, const uint T, __global const real* restrict P,
@@ -336,7 +342,7 @@ __kernel void meps_slots(const uint NF, __global const uint* restrict slot_verte
     const uint ci = i * (i + 1) / 2;
     real acc = 0;
     for (uint j = 0; j < d; j++) {
-        const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+        const uint k = packed_at(ci, i, j);
         acc += bv[k] * X[a + j];
     }
     Y[g] = acc;
@@ -440,7 +446,7 @@ real packed_row(__global const opreal* bv, const uint i, const uint d, const uin
     const uint ci = i * (i + 1) / 2;
     real acc = 0;
     for (uint j = 0; j < d; j++) {
-        const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+        const uint k = packed_at(ci, i, j);
         acc += bv[k] * C[vh[a + j] >> 1];
     }
     return acc;
@@ -568,7 +574,7 @@ __kernel void vertex_block_sc(const uint NF, __global const uint* restrict slot_
     if (a >= g0 && a + d <= g0 + get_local_size(0)) {
         __local const real* cv = LC + (a - g0);
         for (uint j = 0; j < d; j++) {
-            const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+            const uint k = packed_at(ci, i, j);
             acc += bv[k] * cv[j];
         }
     } else {
@@ -611,7 +617,7 @@ __kernel void vertex_block_sl(const uint NF, __global const uint* restrict slot_
     if (staged) {
         __local const real* bv = SB + (poff[v] - b0);
         for (uint j = 0; j < d; j++) {
-            const uint k = (j <= i) ? ci + j : j * (j + 1) / 2 + i;
+            const uint k = packed_at(ci, i, j);
             acc += bv[k] * C[vh[a + j] >> 1];
         }
     } else {
