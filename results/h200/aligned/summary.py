@@ -60,24 +60,27 @@ for p in ["f64", "f32"]:
             a = row(after, p, k, v, t)
             if a and b:
                 w(f"| {p} | {name} | {t} | {cell(b)} | {cell(a)} | {per_m(b) / per_m(a):.3f} |")
-w("\n## Issue 19's step targets at 89f2f3d\n")
+final = load("bench_3bce426_1M_10M.csv") + load("bench_3bce426_100M.csv")
+w("\n## Issue 19's step targets at 89f2f3d and at 3bce426 (the session's last commit)\n")
 w("Best exact variant: the fastest `step` row that is neither mixed storage nor a locality "
   "experiment (`_morton`, `_shuffled`).\n")
-w("| precision | tets | target | main job's step | best exact step | met by the main job |")
-w("| --- | ---: | ---: | ---: | --- | --- |")
-for p, target in [("f64", 0.15), ("f32", 0.09)]:
+w("| commit | precision | tets | target | main job's step | best exact step | met by the main job |")
+w("| --- | --- | ---: | ---: | ---: | --- | --- |")
+for c, rows_c in [("89f2f3d", after), ("3bce426", final)]:
+  for p, target in [("f64", 0.15), ("f32", 0.09)]:
     for t in [998250, 10110954, 100663296]:
-        m = row(after, p, "step", MAIN, t)
-        steps = [r for r in after if r["precision"] == p and r["kernel"] == "step" and int(r["tets"]) == t
+        m = row(rows_c, p, "step", MAIN, t)
+        steps = [r for r in rows_c if r["precision"] == p and r["kernel"] == "step" and int(r["tets"]) == t
                  and "mixed" not in r["variant"] and "morton" not in r["variant"] and "shuffled" not in r["variant"]]
         best = min(steps, key=lambda r: float(r["median_s"]))
-        w(f"| {p} | {t} | {target} | {per_m(m):.4f} | {per_m(best):.4f} (`{best['variant']}`) | "
+        w(f"| {c} | {p} | {t} | {target} | {per_m(m):.4f} | {per_m(best):.4f} (`{best['variant']}`) | "
           f"{'yes' if per_m(m) <= target else 'no'}{' (target at ≥ 10M tets)' if t < 5e6 else ''} |")
-w("\n## f32 primal kernels at 89f2f3d (fraction of the f32 copy bandwidth; target 0.90)\n")
-w("| variant | 998250 | 10110954 | 100663296 |")
-w("| --- | ---: | ---: | ---: |")
-for v in ["tet_sym", "tet_sym_slot", "tet_sym_slot_tet", "tet"]:
-    cells = [row(after, "f32", "primal", v, t) for t in [998250, 10110954, 100663296]]
-    w(f"| `{v}` | " + " | ".join(f"{float(r['frac_copy_bw']):.3f}" if r else "-" for r in cells) + " |")
+w("\n## f32 primal kernels (fraction of the f32 copy bandwidth; target 0.90)\n")
+w("| commit | variant | 998250 | 10110954 | 100663296 |")
+w("| --- | --- | ---: | ---: | ---: |")
+for c, rows_c in [("89f2f3d", after), ("3bce426", final)]:
+    for v in ["tet_sym", "tet_sym_slot", "tet_sym_slot_tet", "tet"]:
+        cells = [row(rows_c, "f32", "primal", v, t) for t in [998250, 10110954, 100663296]]
+        w(f"| {c} | `{v}` | " + " | ".join(f"{float(r['frac_copy_bw']):.3f}" if r else "-" for r in cells) + " |")
 open(os.path.join(here, "summary.md"), "w").write("\n".join(out) + "\n")
 print("\n".join(out))
