@@ -3764,3 +3764,36 @@ impl<T: Real> Stepper for ClStepper<T> {
         Ok((x, y))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{TET_ALIGN, f_slot, f_to_host, tet_stride};
+
+    #[test]
+    fn the_tet_stride_is_the_next_multiple_of_the_alignment() {
+        assert_eq!(tet_stride(0), 0);
+        for t in [1, 63, 64, 65, 998250, 10110954, 100663296] {
+            let s = tet_stride(t);
+            assert!(
+                s >= t && s < t + TET_ALIGN && s.is_multiple_of(TET_ALIGN),
+                "{t} -> {s}"
+            );
+        }
+        assert_eq!(tet_stride(64), 64);
+        assert_eq!(tet_stride(65), 128);
+    }
+
+    #[test]
+    fn f_slots_and_the_host_layout_are_inverse() {
+        // F value k of tet n: host 4n + k, device k * tp + n
+        let (t, tp) = (5, tet_stride(5));
+        let mut dev = vec![-1.0; 4 * tp];
+        for x in 0..4 * t as u32 {
+            dev[f_slot(x, tp) as usize] = x as f64;
+        }
+        let host = f_to_host(&dev, t, tp, |v| v);
+        assert_eq!(host, (0..4 * t).map(|x| x as f64).collect::<Vec<_>>());
+        // the padding was never named
+        assert_eq!(dev.iter().filter(|&&v| v < 0.0).count(), 4 * (tp - t));
+    }
+}
