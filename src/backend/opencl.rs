@@ -1389,26 +1389,40 @@ fn upload_primal<T: Real>(
     v: PrimalVariant,
     scale: &(dyn Fn(usize) -> f64 + Sync),
 ) -> Result<Buffer<T>> {
-    // columns of tet_stride(t) values, zero for the padding tets
-    let (t, tp) = (dga.n_tets, tet_stride(dga.n_tets));
+    let (t, what) = (dga.n_tets, "primal blocks");
     match v {
-        PrimalVariant::Sym => dev.upload_with(10 * tp, "primal blocks", |i| {
-            let (k, n) = (i / tp, i % tp);
-            T::of(if n < t {
-                scale(n) * dga.mmu_inv[n][k]
-            } else {
-                0.0
-            })
+        PrimalVariant::Sym => upload_columns(dev, t, 10, what, T::zero(), |k, n| {
+            T::of(scale(n) * dga.mmu_inv[n][k])
         }),
-        PrimalVariant::Tet | PrimalVariant::Row => dev.upload_with(24 * tp, "primal blocks", |i| {
-            let (rl, n) = (i / tp, i % tp);
-            T::of(if n < t {
-                scale(n) * dga.primal_entry(n, rl / 6, rl % 6)
-            } else {
-                0.0
+        PrimalVariant::Tet | PrimalVariant::Row => {
+            upload_columns(dev, t, 24, what, T::zero(), |rl, n| {
+                T::of(scale(n) * dga.primal_entry(n, rl / 6, rl % 6))
             })
-        }),
+        }
     }
+}
+
+/// A per-tet device array of `cols` columns of the tet stride ([`tet_stride`]): `f(k, n)`
+/// at `k * tet_stride(t) + n` for the `t` tets, `pad` at the padding tets.
+fn upload_columns<U: Copy + Default + Send + Sync>(
+    dev: &ClDevice,
+    t: usize,
+    cols: usize,
+    what: &str,
+    pad: U,
+    f: impl Fn(usize, usize) -> U + Sync,
+) -> Result<Buffer<U>> {
+    let tp = tet_stride(t);
+    dev.upload_with(cols * tp, what, |i| match i % tp < t {
+        true => f(i / tp, i % tp),
+        false => pad,
+    })
+}
+
+/// Work-groups of a [`ClStepper`] dot product of `n` values: at most 256, fewer when fewer
+/// already give every value its own work-item.
+fn dot_groups(n: usize) -> usize {
+    n.div_ceil(LOCAL).clamp(1, 256)
 }
 
 /// The vertex blocks `scale · full` (in the layout of `layout`), full or packed
@@ -1471,6 +1485,17 @@ fn f_slot(x: u32, tp: usize) -> u32 {
 /// The host layout (`4n + k`, `t` tets) of device F values `d` (`k*tp + n`).
 fn f_to_host<X: Copy, Y>(d: &[X], t: usize, tp: usize, f: impl Fn(X) -> Y) -> Vec<Y> {
     (0..4 * t).map(|i| f(d[(i % 4) * tp + i / 4])).collect()
+}
+
+/// The device layout (`k*tp + n`, zero at the padding tets) of host F values `h` (`4n + k`,
+/// `t` tets): the inverse of [`f_to_host`].
+fn f_to_device<T: Real>(h: &[f64], t: usize, tp: usize) -> Vec<T> {
+    (0..4 * tp)
+        .map(|j| match j % tp < t {
+            true => T::of(h[4 * (j % tp) + j / tp]),
+            false => T::zero(),
+        })
+        .collect()
 }
 
 impl<T: Real> ClStepper<T> {
@@ -1581,12 +1606,8 @@ impl<T: Real> ClStepper<T> {
         };
         // edge ids with the edge's orientation in the tet in bit 31 (primal_sym); edge 0
         // for the padding tets
-        let pe = dev.upload_with(6 * tp, "primal edge table", |i| {
-            let (n, l) = (i % tp, i / tp);
-            match n < t {
-                true => dga.tet_edges[n][l] | (((dga.tet_orient[n] >> l) & 1) as u32) << 31,
-                false => 0,
-            }
+        let pe = upload_columns(&dev, t, 6, "primal edge table", 0, |l, n| {
+            dga.tet_edges[n][l] | (((dga.tet_orient[n] >> l) & 1) as u32) << 31
         })?;
         let circ = dev.upload(
             &circulation_words(&dga, variants.circ)?,
@@ -2247,13 +2268,10 @@ impl<T: Real> ClStepper<T> {
         }
         let [primal, block] = self.dgatd_kernels(true, ["primal_sym", "vertex_block_s"])?;
         let dt = self.dt;
-        let (d, t, tp) = (&self.dga, self.t, self.tp);
-        let p = self
-            .dev
-            .upload_with(10 * tp, "mixed primal blocks", |i| match i % tp < t {
-                true => (dt * d.mmu_inv[i % tp][i / tp]) as f32,
-                false => 0.0,
-            })?;
+        let d = &self.dga;
+        let p = upload_columns(&self.dev, self.t, 10, "mixed primal blocks", 0.0, |k, n| {
+            (dt * d.mmu_inv[n][k]) as f32
+        })?;
         let poff = d.meps.packed_offsets();
         let packed = d
             .meps_inv
@@ -3031,7 +3049,7 @@ impl<T: Real> ClStepper<T> {
         // Up to 256 work-groups; fewer when fewer already give every element its own
         // work-item (then the extra groups only added exact zeros: the sums are the same
         // bit for bit, and a simulator such as Oclgrind runs far fewer work-items).
-        let groups = self.nh.div_ceil(LOCAL).clamp(1, 256);
+        let groups = dot_groups(self.nh);
         let partial = self.dev.alloc::<T>(groups, "partial sums")?;
         // Operate on (x -> f -> kx) with the stepper's own F and C buffers, saved around.
         let saved = self.state()?;
@@ -3094,30 +3112,15 @@ impl<T: Real> ClStepper<T> {
 
     /// The energy's masses and scratch on the device ([`DeviceEnergy`]).
     fn energy_operands(&self) -> Result<DeviceEnergy<T>> {
-        let (dga, t, tp) = (&self.dga, self.t, self.tp);
+        let (dga, tp) = (&self.dga, self.tp);
         let poff = dga.meps.packed_offsets();
         let packed = dga.meps.pack(&dga.meps.data, &poff, T::of);
-        let mmu = self.dev.upload_with(10 * tp, "energy: Mmu", |i| {
-            let (k, n) = (i / tp, i % tp);
-            // (r, c) of the upper triangle row by row, as primal_sym's layout
-            const RC: [(usize, usize); 10] = [
-                (0, 0),
-                (0, 1),
-                (0, 2),
-                (0, 3),
-                (1, 1),
-                (1, 2),
-                (1, 3),
-                (2, 2),
-                (2, 3),
-                (3, 3),
-            ];
-            match n < t {
-                true => T::of(dga.mmu[n][4 * RC[k].0 + RC[k].1]),
-                false => T::zero(),
-            }
+        // the upper triangle row by row, as primal_sym's layout
+        let mmu = upload_columns(&self.dev, self.t, 10, "energy: Mmu", T::zero(), |k, n| {
+            let (r, c) = crate::dga::SYM4_RC[k];
+            T::of(dga.mmu[n][4 * r + c])
         })?;
-        let groups = self.nfree.max(4 * tp).div_ceil(LOCAL).clamp(1, 256);
+        let groups = dot_groups(self.nfree.max(4 * tp));
         Ok(DeviceEnergy {
             meps: self.dev.upload(&packed, "energy: Meps blocks")?,
             poff: self.dev.upload(&poff, "energy: block offsets")?,
@@ -3136,18 +3139,8 @@ impl<T: Real> ClStepper<T> {
     /// [`super::cpu::energy_of`] without moving the state (two dot products of `NF` and
     /// `4 TP` values, summed per work-group on the device and over the groups on the host in
     /// f64).
-    fn device_energy(&mut self) -> Result<f64> {
-        let Some(Ok(d)) = self.energy.take() else {
-            unreachable!("checked by the caller");
-        };
-        let w = self.energy_with(&d);
-        self.energy = Some(Ok(d));
-        w
-    }
-
-    fn energy_with(&mut self, d: &DeviceEnergy<T>) -> Result<f64> {
+    fn device_energy(&self, d: &DeviceEnergy<T>) -> Result<f64> {
         let (nf, n4) = (self.nfree, 4 * self.tp);
-        let groups = |n: usize| n.div_ceil(LOCAL).clamp(1, 256);
         let copy = |a: &Buffer<T>, b: &Buffer<T>| {
             launch(
                 &self.dev,
@@ -3181,7 +3174,7 @@ impl<T: Real> ClStepper<T> {
             Arg::Buf(&d.y),
         ];
         launch(&self.dev, &self.k.meps_slots, nf, LOCAL, &args)?;
-        let we = self.dot(xs, &d.y, nf, &d.partial, groups(nf))?;
+        let we = self.dot(xs, &d.y, nf, &d.partial, dot_groups(nf))?;
         copy(&self.f, &d.f_old)?;
         self.primal_update()?;
         let args = [
@@ -3191,7 +3184,7 @@ impl<T: Real> ClStepper<T> {
             Arg::Buf(&d.y),
         ];
         launch(&self.dev, &self.k.sym4_apply, self.tp, LOCAL, &args)?;
-        let wm = self.dot(&d.f_old, &d.y, n4, &d.partial, groups(n4))?;
+        let wm = self.dot(&d.f_old, &d.y, n4, &d.partial, dot_groups(n4))?;
         copy(&d.f_old, &self.f)?;
         Ok(0.5 * (we + wm))
     }
@@ -3587,8 +3580,8 @@ impl<T: Real> Stepper for ClStepper<T> {
             if self.energy.is_none() {
                 self.energy = Some(self.energy_operands().map_err(|_| ()));
             }
-            if let Some(Ok(_)) = &self.energy {
-                return self.device_energy();
+            if let Some(Ok(d)) = &self.energy {
+                return self.device_energy(d);
             }
         }
         // on the host: dispersive runs (the pole states' energy), or no room on the device
@@ -3620,12 +3613,7 @@ impl<T: Real> Stepper for ClStepper<T> {
             ));
         }
         let ut: Vec<T> = u.iter().map(|&x| T::of(x)).collect();
-        let mut fd = vec![T::zero(); 4 * self.tp]; // zero at the padding tets
-        for n in 0..self.t {
-            for k in 0..4 {
-                fd[k * self.tp + n] = T::of(f[4 * n + k]);
-            }
-        }
+        let fd = f_to_device::<T>(f, self.t, self.tp);
         let es = self.half_edge_slots();
         let nf = self.nfree as u32;
         self.nonfree_zero = u.iter().zip(&es).all(|(&x, &g)| g != nf || x == 0.0);
@@ -3767,7 +3755,7 @@ impl<T: Real> Stepper for ClStepper<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{TET_ALIGN, f_slot, f_to_host, tet_stride};
+    use super::{TET_ALIGN, f_slot, f_to_device, f_to_host, tet_stride};
 
     #[test]
     fn the_tet_stride_is_the_next_multiple_of_the_alignment() {
@@ -3795,5 +3783,9 @@ mod tests {
         assert_eq!(host, (0..4 * t).map(|x| x as f64).collect::<Vec<_>>());
         // the padding was never named
         assert_eq!(dev.iter().filter(|&&v| v < 0.0).count(), 4 * (tp - t));
+        // and back: the same values at the named slots, zero at the padding
+        let back = f_to_device::<f64>(&host, t, tp);
+        let want: Vec<f64> = dev.iter().map(|&v| v.max(0.0)).collect();
+        assert_eq!(back, want);
     }
 }

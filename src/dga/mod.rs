@@ -51,6 +51,20 @@ pub fn curl_block(v: [u32; 4]) -> [[f64; 6]; 4] {
 /// triangle stored row by row: `SYM4[r][c]` (and `SYM4[c][r]`, the same value).
 pub const SYM4: [[usize; 4]; 4] = [[0, 1, 2, 3], [1, 4, 5, 6], [2, 5, 7, 8], [3, 6, 8, 9]];
 
+/// The entry `(r, c)`, `r <= c`, stored at each of the 10 positions of [`SYM4`] (its inverse).
+pub const SYM4_RC: [(usize, usize); 10] = [
+    (0, 0),
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (1, 1),
+    (1, 2),
+    (1, 3),
+    (2, 2),
+    (2, 3),
+    (3, 3),
+];
+
 /// `C_n[k][l]` of a tet all of whose edges run from the lower to the higher local vertex
 /// (the kernel `primal_sym` spells the same table out; checked against [`curl_block`]).
 pub const FACE_SIGN: [[i8; 6]; 4] = [
@@ -1012,7 +1026,6 @@ mod tests {
         assert!(asym < 1e-12, "blocks symmetric to round-off: {asym:e}");
     }
 
-    /// `SYM4` addresses each of the 10 upper-triangle values once and is symmetric.
     /// The incidence of [`vertex_tets`]: per vertex, every (tet, local vertex) once, tets
     /// ascending (the summation order of the blocks on the host and on the device).
     #[test]
@@ -1031,8 +1044,14 @@ mod tests {
         }
     }
 
+    /// `SYM4` addresses each of the 10 upper-triangle values once and is symmetric, and
+    /// `SYM4_RC` is its inverse.
     #[test]
     fn the_packed_4x4_index_is_a_symmetric_bijection() {
+        for (k, &(r, c)) in SYM4_RC.iter().enumerate() {
+            assert!(r <= c);
+            assert_eq!(SYM4[r][c], k);
+        }
         let mut hit = [0; 10];
         for r in 0..4 {
             for c in 0..4 {
