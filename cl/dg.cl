@@ -227,6 +227,100 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
 }
 #endif
 
+// The update of `dg_update_blk` with every operand read two values at a time as REAL2
+// (`dg_update_pair`, same -D KB, same work-items): the operators are stored in pairs of
+// columns, dT2[(jh * 3 + r) NP + i] = (D_r[i][2 jh], D_r[i][2 jh + 1]) and liftT2[mh NP + i]
+// = (LIFT[i][2 mh], LIFT[i][2 mh + 1]), so that one 16-byte (f64) load feeds a node two
+// columns; the staged fields and fluxes are one local buffer of REAL2 (an argument typed
+// REAL2, so its alignment is the runtime's to honour), whose rows are padded to an even NPP
+// values (zero pad, zero operator column), so that every pair is aligned also for an odd NP
+// (N = 2, 4). The sums run in the order of `dg_update_blk` (j, then m; the pad adds 0 * 0).
+// Local buffer: KB * 6 * (NPP + NF) values, the fields of the KB tets, then their fluxes.
+#ifdef KB
+#define NPP (NP + (NP & 1))
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
+    const uint K, __global const REAL* q, __global const REAL* flux, __global const REAL* geo,
+    __global const REAL2* dT2, __global const REAL2* liftT2, __global const REAL* inv_eps,
+    __global const REAL* inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* res,
+    __global REAL* q_out, __local REAL2* s2) {
+    const uint lid = get_local_id(0);
+    const uint k0 = get_group_id(0) * KB;
+    const uint nk = min((uint)KB, K - k0);
+    __local REAL* sq = (__local REAL*)s2;
+    __local REAL* sf = sq + KB * 6 * NPP;
+    __global const REAL* qg = q + (size_t)k0 * 6 * NP;
+    for (uint t = lid; t < nk * 6 * NP; t += WG) {
+        const uint row = t / NP, col = t - row * NP;
+        sq[row * NPP + col] = qg[t];
+    }
+#if NP % 2 == 1
+    for (uint row = lid; row < nk * 6; row += WG) sq[row * NPP + NP] = 0;
+#endif
+    __global const REAL* fg = flux + (size_t)k0 * 6 * NF;
+    for (uint t = lid; t < nk * 6 * NF; t += WG) sf[t] = fg[t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e = lid / NP, i = lid - e * NP;
+    if (e >= nk) return;
+    const uint k = k0 + e;
+    __local const REAL2* qk = s2 + e * 3 * NPP;
+    REAL d[3][6];
+    #pragma unroll
+    for (int c = 0; c < 6; c++) { d[0][c] = 0; d[1][c] = 0; d[2][c] = 0; }
+    for (int jh = 0; jh < NPP / 2; jh++) {
+        const REAL2 wr = dT2[(jh * 3) * NP + i], ws = dT2[(jh * 3 + 1) * NP + i],
+                    wt = dT2[(jh * 3 + 2) * NP + i];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL2 u = qk[c * (NPP / 2) + jh];
+            d[0][c] += wr.x * u.x;
+            d[1][c] += ws.x * u.x;
+            d[2][c] += wt.x * u.x;
+            d[0][c] += wr.y * u.y;
+            d[1][c] += ws.y * u.y;
+            d[2][c] += wt.y * u.y;
+        }
+    }
+    __global const REAL* G = geo + 9 * k;
+    REAL p[3][6];
+    #pragma unroll
+    for (int x = 0; x < 3; x++)
+        #pragma unroll
+        for (int c = 0; c < 6; c++)
+            p[x][c] = G[3 * x] * d[0][c] + G[3 * x + 1] * d[1][c] + G[3 * x + 2] * d[2][c];
+    REAL l[6];
+    #pragma unroll
+    for (int c = 0; c < 6; c++) l[c] = 0;
+    __local const REAL2* fk = s2 + KB * 3 * NPP + e * 3 * NF;
+    for (int mh = 0; mh < NF / 2; mh++) {
+        const REAL2 w = liftT2[mh * NP + i];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL2 f = fk[c * (NF / 2) + mh];
+            l[c] += w.x * f.x;
+            l[c] += w.y * f.y;
+        }
+    }
+    const REAL ie = inv_eps[k], im = inv_mu[k];
+    REAL r[6];
+    r[0] = ie * (p[1][5] - p[2][4] + l[0]);
+    r[1] = ie * (p[2][3] - p[0][5] + l[1]);
+    r[2] = ie * (p[0][4] - p[1][3] + l[2]);
+    r[3] = im * (-(p[1][2] - p[2][1]) - l[3]);
+    r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
+    r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
+    if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+    __local const REAL* qs = sq + e * 6 * NPP;
+    #pragma unroll
+    for (int c = 0; c < 6; c++) {
+        const size_t o = ((size_t)k * 6 + c) * NP + i;
+        const REAL rs = a * res[o] + dt * r[c];
+        res[o] = rs;
+        q_out[o] = qs[c * NPP + i] + b * rs;
+    }
+}
+#endif
+
 // The update with the operators resident in local memory (`dg_update_lm`, built with -D KB3
 // tets per chunk and -D LIFT_LOCAL where LIFT fits too): each work-group copies the
 // transposed Dr, Ds, Dt (and LIFT) into local memory once, then walks over chunks of KB3

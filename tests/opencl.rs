@@ -870,7 +870,7 @@ fn dg_runs_match_the_cpu() {
                 probes.clone(),
             )
             .unwrap();
-            for u in [DgUpdate::Blocked, DgUpdate::Resident, DgUpdate::Node] {
+            for u in DgUpdate::ALL {
                 g.set_update(u).unwrap();
                 g.set_state(&q0, &[]).unwrap();
                 let mut sg = vec![];
@@ -880,7 +880,7 @@ fn dg_runs_match_the_cpu() {
         }
         let mut g =
             DgClStepper::<f32>::new(dev.clone(), op.clone(), dt, Some(src), probes).unwrap();
-        for u in [DgUpdate::Blocked, DgUpdate::Resident, DgUpdate::Node] {
+        for u in DgUpdate::ALL {
             g.set_update(u).unwrap();
             g.set_state(&q0, &[]).unwrap();
             let mut sg = vec![];
@@ -922,7 +922,7 @@ fn dg_blocked_update_matches_the_node_update() {
     ) {
         let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, Some(src.clone()), vec![])
             .unwrap();
-        const KERNELS: [DgUpdate; 2] = [DgUpdate::Blocked, DgUpdate::Resident];
+        const KERNELS: [DgUpdate; 3] = [DgUpdate::Blocked, DgUpdate::Resident, DgUpdate::Paired];
         let groups = KERNELS.map(|u| g.tets_per_group(u));
         // the resident kernel's work-groups walk over 2-3 chunks each
         g.set_resident_groups(5);

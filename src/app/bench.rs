@@ -1516,10 +1516,11 @@ fn dg_device_rows<T: Real>(
     })?;
     push("dg_flux", "", flux, fb, ff);
     push("dg_update", "", upd, ub, uf);
-    // The other update kernels, each as its own row (`N=k+node`, `N=k+blocked`, `N=k+resident`).
+    // The other update kernels, each as its own row (`N=k+node`, `N=k+blocked`, `N=k+resident`,
+    // `N=k+paired`).
     use dgatd::dg::opencl::DgUpdate;
     let default = s.update();
-    for u in [DgUpdate::Node, DgUpdate::Blocked, DgUpdate::Resident] {
+    for u in DgUpdate::ALL {
         if u == default || s.set_update(u).is_err() {
             continue;
         }

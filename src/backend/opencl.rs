@@ -562,6 +562,11 @@ impl ClDevice {
                 }
             );
         }
+        // DGATD_CL_DUMP_BINARY=<dir>: the built program's binary (PTX text on NVIDIA) is
+        // written there, for reading the generated loads and registers when tuning a kernel
+        if let Ok(dir) = std::env::var("DGATD_CL_DUMP_BINARY") {
+            dump_binary(&program, &dir, name, &opts);
+        }
         self.logs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -3750,6 +3755,30 @@ impl<T: Real> Stepper for ClStepper<T> {
         );
         let y = fr.iter().zip(&fi).map(|(&a, &b)| C64::new(a, b)).collect();
         Ok((x, y))
+    }
+}
+
+/// Writes `program`'s binaries to `dir/<name>_<n>.bin` (`name` with its path separators
+/// replaced), `n` counting the files already there, with the options in a `.opts` file beside
+/// each. A tuning aid ([`Device::build_source`], `DGATD_CL_DUMP_BINARY`): a failure is
+/// reported on stderr and does not stop the run.
+fn dump_binary(program: &Program, dir: &str, name: &str, opts: &str) {
+    let stem = name.replace(['/', '\\', '.'], "_");
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let n = std::fs::read_dir(dir)?.count();
+        let bins = program
+            .get_binaries()
+            .map_err(|e| std::io::Error::other(format!("clGetProgramInfo: {e}")))?;
+        for (d, b) in bins.iter().enumerate() {
+            let p = std::path::Path::new(dir).join(format!("{stem}_{n}_{d}"));
+            std::fs::write(p.with_extension("bin"), b)?;
+            std::fs::write(p.with_extension("opts"), opts)?;
+        }
+        Ok(())
+    };
+    if let Err(e) = write() {
+        eprintln!("warning: DGATD_CL_DUMP_BINARY: binary of {name} not written to {dir}: {e}");
     }
 }
 

@@ -28,15 +28,27 @@ pub enum DgUpdate {
     /// `dg_update_lm`: the operators copied into local memory once per work-group, which
     /// then walks over chunks of tets (fields staged, a work-item per node).
     Resident,
+    /// `dg_update_pair`: [`DgUpdate::Blocked`] with every operand read two values at a
+    /// time (operators stored in pairs of columns, staged rows padded to an even length).
+    Paired,
 }
 
 impl DgUpdate {
+    /// Every form, in the order the bench rows and tests take them.
+    pub const ALL: [DgUpdate; 4] = [
+        DgUpdate::Node,
+        DgUpdate::Blocked,
+        DgUpdate::Resident,
+        DgUpdate::Paired,
+    ];
+
     /// The suffix of the bench variant (`N=3` for the default, `N=3+node` for the other).
     pub fn name(self) -> &'static str {
         match self {
             DgUpdate::Node => "node",
             DgUpdate::Blocked => "blocked",
             DgUpdate::Resident => "resident",
+            DgUpdate::Paired => "paired",
         }
     }
 }
@@ -103,6 +115,11 @@ pub struct DgClStepper<T: Real> {
     k_update: Kernel,
     /// `dg_update_blk` and its tets per work-group (None where it does not fit).
     k_blk: Option<(Kernel, usize)>,
+    /// `dg_update_pair` (the same tets per work-group as `k_blk`).
+    k_pair: Option<Kernel>,
+    /// `Dr`, `Ds`, `Dt` and `LIFT` transposed in pairs of columns, for `dg_update_pair`.
+    d_t2: Buffer<T>,
+    lift_t2: Buffer<T>,
     /// `Dr`, `Ds`, `Dt` transposed, one after the other, and `LIFT` transposed.
     d_t: Buffer<T>,
     lift_t: Buffer<T>,
@@ -147,8 +164,9 @@ impl<T: Real> DgClStepper<T> {
                 indicatif::HumanBytes(dev.info.global_mem)
             )));
         }
-        // `dg_update_blk`: a work-item per node, fields and fluxes staged
-        let per_tet = 6 * (np + 4 * nfp) * real;
+        // `dg_update_blk` and `dg_update_pair`: a work-item per node, fields and fluxes
+        // staged (the pair kernel's field rows padded to an even length)
+        let per_tet = 6 * (np + np % 2 + 4 * nfp) * real;
         let kb = tets_per_group(&dev, np, per_tet, 0, DG_STAGE_BYTES.max(per_tet));
         // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
         // local memory, and the fields of a chunk of tets
@@ -200,6 +218,22 @@ impl<T: Real> DgClStepper<T> {
             .into_iter()
             .flat_map(col_major)
             .collect();
+        // pairs of columns: [(jh * rows + r) * nrows + i] = (M_r[i][2 jh], M_r[i][2 jh + 1]),
+        // zero past the last column
+        let paired = |ms: &[&nalgebra::DMatrix<f64>]| -> Vec<T> {
+            let (nr, nc) = (ms[0].nrows(), ms[0].ncols());
+            let at = |m: &nalgebra::DMatrix<f64>, i: usize, j: usize| {
+                T::of(if j < nc { m[(i, j)] } else { 0.0 })
+            };
+            (0..nc.div_ceil(2))
+                .flat_map(|jh| ms.iter().map(move |m| (jh, m)))
+                .flat_map(|(jh, m)| {
+                    (0..nr).flat_map(move |i| [at(m, i, 2 * jh), at(m, i, 2 * jh + 1)])
+                })
+                .collect()
+        };
+        let d_t2 = paired(&[&op.re.dr, &op.re.ds, &op.re.dt]);
+        let lift_t2 = paired(&[&op.re.lift]);
         let fmask: Vec<u32> = op.re.fmask.iter().flatten().map(|&i| i as u32).collect();
         let geo: Vec<T> = op.geo.iter().flatten().map(|&x| T::of(x)).collect();
         let normal: Vec<T> = op.normal.iter().flatten().map(|&x| T::of(x)).collect();
@@ -244,6 +278,13 @@ impl<T: Real> DgClStepper<T> {
             } else {
                 None
             },
+            k_pair: if kb > 0 {
+                Some(kernel("dg_update_pair")?)
+            } else {
+                None
+            },
+            d_t2: dev.upload(&d_t2, "Dr, Ds, Dt in pairs of columns")?,
+            lift_t2: dev.upload(&lift_t2, "LIFT in pairs of columns")?,
             k_lm: if kb3 > 0 {
                 Some((kernel("dg_update_lm")?, kb3))
             } else {
@@ -329,7 +370,15 @@ impl<T: Real> DgClStepper<T> {
         let nf = 4 * nfp;
         // the kernel, its work-items and work-group size, its operator buffers and the
         // bytes of its local buffers (see cl/dg.cl); set_update admits only a kernel built
+        let pair = self.k_pair.as_ref();
         let (kern, global, group, ops, scratch) = match (self.update, &self.k_blk, &self.k_lm) {
+            (DgUpdate::Paired, Some((_, kb)), _) if pair.is_some() => (
+                pair.unwrap(),
+                k.div_ceil(*kb) * kb * np,
+                kb * np,
+                vec![&self.d_t2, &self.lift_t2],
+                vec![kb * 6 * (np + np % 2 + nf) * real],
+            ),
             (DgUpdate::Blocked, Some((kern, kb)), _) => (
                 kern,
                 k.div_ceil(*kb) * kb * np,
@@ -402,6 +451,7 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Node => true,
             DgUpdate::Blocked => self.k_blk.is_some(),
             DgUpdate::Resident => self.k_lm.is_some(),
+            DgUpdate::Paired => self.k_pair.is_some(),
         };
         if !fits {
             return Err(Error::config(
@@ -424,6 +474,10 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Node => 0,
             DgUpdate::Blocked => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Resident => self.k_lm.as_ref().map(|b| b.1).unwrap_or(0),
+            DgUpdate::Paired => match self.k_pair {
+                Some(_) => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
+                None => 0,
+            },
         }
     }
 
