@@ -135,6 +135,24 @@ __kernel void dg_update(const uint K, __global const REAL* q, __global const REA
 // The local buffers are arguments, sized by the host: sq KB * 6 * NP values, sf KB * 6 * NF.
 #ifdef KB
 #define WG (KB * NP)
+// The staging's loads, all issued before any of its stores to local memory: work-item lid
+// loads values lid + r WG, 6 of the fields (a work-group stages 6 NP values per tet, WG = KB
+// NP work-items) and FPER of the fluxes. Written as a loop of load-then-store, each store
+// waited for its load and a work-item made 6 + FPER round trips to memory in a row; its
+// work-group then sat idle at the barrier for all of them. (The loops have constant trip
+// counts and are unrolled, so vq and vf stay in registers: the ptxas report shows no stack.)
+#define FPER ((6 * NF + NP - 1) / NP)
+#define STAGE_LOADS(vq, vf, nk, lid, qg, fg)                                              \
+    do {                                                                                  \
+        for (int r = 0; r < 6; r++) {                                                     \
+            const uint t = (lid) + r * WG;                                                \
+            vq[r] = t < (nk) * 6 * NP ? (qg)[t] : 0;                                      \
+        }                                                                                 \
+        for (int r = 0; r < FPER; r++) {                                                  \
+            const uint t = (lid) + r * WG;                                                \
+            vf[r] = t < (nk) * 6 * NF ? (fg)[t] : 0;                                      \
+        }                                                                                 \
+    } while (0)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     const uint K, __global const REAL* q, __global const REAL* flux, __global const REAL* geo,
     __global const REAL* dT, __global const REAL* liftT, __global const REAL* inv_eps,
@@ -144,10 +162,17 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     const uint lid = get_local_id(0);
     const uint k0 = get_group_id(0) * KB;
     const uint nk = min((uint)KB, K - k0);
-    __global const REAL* qg = q + (size_t)k0 * 6 * NP;
-    for (uint t = lid; t < nk * 6 * NP; t += WG) sq[t] = qg[t];
-    __global const REAL* fg = flux + (size_t)k0 * 6 * NF;
-    for (uint t = lid; t < nk * 6 * NF; t += WG) sf[t] = fg[t];
+    {
+        // every load of the staging issued before its stores (see STAGE_LOADS)
+        REAL vq[6], vf[FPER];
+        STAGE_LOADS(vq, vf, nk, lid, q + (size_t)k0 * 6 * NP, flux + (size_t)k0 * 6 * NF);
+        #pragma unroll
+        for (int r = 0; r < 6; r++)
+            if (lid + r * WG < nk * 6 * NP) sq[lid + r * WG] = vq[r];
+        #pragma unroll
+        for (int r = 0; r < FPER; r++)
+            if (lid + r * WG < nk * 6 * NF) sf[lid + r * WG] = vf[r];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint e = lid / NP, i = lid - e * NP;
     if (e >= nk) return;
@@ -217,10 +242,14 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
     r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
     if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+    // the six residuals loaded before any store (one round trip to memory, not six)
+    REAL ro[6];
+    #pragma unroll
+    for (int c = 0; c < 6; c++) ro[c] = res[((size_t)k * 6 + c) * NP + i];
     #pragma unroll
     for (int c = 0; c < 6; c++) {
         const size_t o = ((size_t)k * 6 + c) * NP + i;
-        const REAL rs = a * res[o] + dt * r[c];
+        const REAL rs = a * ro[c] + dt * r[c];
         res[o] = rs;
         q_out[o] = qk[c * NP + i] + b * rs;
     }
@@ -249,16 +278,21 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
     const uint nk = min((uint)KB, K - k0);
     __local REAL* sq = (__local REAL*)s2;
     __local REAL* sf = sq + KB * 6 * NPP;
-    __global const REAL* qg = q + (size_t)k0 * 6 * NP;
-    for (uint t = lid; t < nk * 6 * NP; t += WG) {
-        const uint row = t / NP, col = t - row * NP;
-        sq[row * NPP + col] = qg[t];
-    }
+    {
+        REAL vq[6], vf[FPER];
+        STAGE_LOADS(vq, vf, nk, lid, q + (size_t)k0 * 6 * NP, flux + (size_t)k0 * 6 * NF);
+        #pragma unroll
+        for (int r = 0; r < 6; r++) {
+            const uint t = lid + r * WG, row = t / NP, col = t - row * NP;
+            if (t < nk * 6 * NP) sq[row * NPP + col] = vq[r];
+        }
 #if NP % 2 == 1
-    for (uint row = lid; row < nk * 6; row += WG) sq[row * NPP + NP] = 0;
+        if (lid < nk * 6) sq[lid * NPP + NP] = 0;
 #endif
-    __global const REAL* fg = flux + (size_t)k0 * 6 * NF;
-    for (uint t = lid; t < nk * 6 * NF; t += WG) sf[t] = fg[t];
+        #pragma unroll
+        for (int r = 0; r < FPER; r++)
+            if (lid + r * WG < nk * 6 * NF) sf[lid + r * WG] = vf[r];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint e = lid / NP, i = lid - e * NP;
     if (e >= nk) return;
@@ -311,10 +345,13 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
     r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
     if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
     __local const REAL* qs = sq + e * 6 * NPP;
+    REAL ro[6];
+    #pragma unroll
+    for (int c = 0; c < 6; c++) ro[c] = res[((size_t)k * 6 + c) * NP + i];
     #pragma unroll
     for (int c = 0; c < 6; c++) {
         const size_t o = ((size_t)k * 6 + c) * NP + i;
-        const REAL rs = a * res[o] + dt * r[c];
+        const REAL rs = a * ro[c] + dt * r[c];
         res[o] = rs;
         q_out[o] = qs[c * NPP + i] + b * rs;
     }
