@@ -132,46 +132,75 @@ __kernel void dg_update(const uint K, __global const REAL* q, __global const REA
 // for bit where the compiler contracts alike). The fields (for an even NP) and the fluxes are
 // read from local memory two values at a time (pairs of nodes j and of face points m; the
 // rows of 6 NP and 6 NF values start at even offsets of buffers aligned to at least 16 bytes).
-// The local buffers are arguments, sized by the host: sq KB * 6 * NP values, sf KB * 6 * NF.
+// The residuals and each tet's scalars are staged too (see STAGE_LOADS), so the work-group
+// reads global memory once, at its start. The local buffer is an argument, sized by the host:
+// KB * (6 * (2 NP + NF) + 11) values (fields, fluxes, residuals, scalars).
 #ifdef KB
 #define WG (KB * NP)
-// The staging's loads, all issued before any of its stores to local memory: work-item lid
-// loads values lid + r WG, 6 of the fields (a work-group stages 6 NP values per tet, WG = KB
-// NP work-items) and FPER of the fluxes. Written as a loop of load-then-store, each store
-// waited for its load and a work-item made 6 + FPER round trips to memory in a row; its
-// work-group then sat idle at the barrier for all of them. (The loops have constant trip
-// counts and are unrolled, so vq and vf stay in registers: the ptxas report shows no stack.)
+// The staging: everything the work-group reads from global memory but the operators, loaded
+// at once and then stored into local memory. Work-item lid loads the values lid + r WG of
+// each contiguous run (WG = KB NP work-items): 6 of the fields and 6 of the residuals (6 NP
+// values per tet each), FPER of the fluxes (6 NF per tet), and GPER of the tets' 11 scalars
+// (9 geometric factors, 1/eps, 1/mu; staged as nk * 9 + nk + nk values). All loads come
+// before any store: written as loops of load-then-store, each store waited for its load, and
+// a work-item made one round trip to memory after another (6 + FPER of them for the fields
+// and fluxes) while its work-group sat at the barrier; the residuals and scalars, read after
+// the sums, cost further round trips there. The loops have constant trip counts and are
+// unrolled, so the values stay in registers (the ptxas report shows no stack).
 #define FPER ((6 * NF + NP - 1) / NP)
-#define STAGE_LOADS(vq, vf, nk, lid, qg, fg)                                              \
+#define GPER ((11 + NP - 1) / NP)
+#define STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0)                                          \
     do {                                                                                  \
+        __global const REAL* qg_ = q + (size_t)(k0) * 6 * NP;                             \
+        __global const REAL* rg_ = res + (size_t)(k0) * 6 * NP;                           \
+        __global const REAL* fg_ = flux + (size_t)(k0) * 6 * NF;                          \
         for (int r = 0; r < 6; r++) {                                                     \
             const uint t = (lid) + r * WG;                                                \
-            vq[r] = t < (nk) * 6 * NP ? (qg)[t] : 0;                                      \
+            vq[r] = t < (nk) * 6 * NP ? qg_[t] : 0;                                       \
+            vr[r] = t < (nk) * 6 * NP ? rg_[t] : 0;                                       \
         }                                                                                 \
         for (int r = 0; r < FPER; r++) {                                                  \
             const uint t = (lid) + r * WG;                                                \
-            vf[r] = t < (nk) * 6 * NF ? (fg)[t] : 0;                                      \
+            vf[r] = t < (nk) * 6 * NF ? fg_[t] : 0;                                       \
+        }                                                                                 \
+        for (int r = 0; r < GPER; r++) {                                                  \
+            const uint t = (lid) + r * WG;                                                \
+            vg[r] = t < 9 * (nk) ? geo[9 * (size_t)(k0) + t]                              \
+                  : t < 10 * (nk) ? inv_eps[(k0) + t - 9 * (nk)]                          \
+                  : t < 11 * (nk) ? inv_mu[(k0) + t - 10 * (nk)] : 0;                     \
         }                                                                                 \
     } while (0)
+// The stores of the staging common to both kernels: residuals to sr, scalars to sg.
+#define STAGE_STORE_RG(vr, vg, nk, lid)                                                   \
+    do {                                                                                  \
+        for (int r = 0; r < 6; r++)                                                       \
+            if ((lid) + r * WG < (nk) * 6 * NP) sr[(lid) + r * WG] = vr[r];               \
+        for (int r = 0; r < GPER; r++)                                                    \
+            if ((lid) + r * WG < 11 * (nk)) sg[(lid) + r * WG] = vg[r];                   \
+    } while (0)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
-    const uint K, __global const REAL* q, __global const REAL* flux, __global const REAL* geo,
-    __global const REAL* dT, __global const REAL* liftT, __global const REAL* inv_eps,
-    __global const REAL* inv_mu, const uint src_tet, const REAL sx, const REAL sy,
-    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* res,
-    __global REAL* q_out, __local REAL* sq, __local REAL* sf) {
+    const uint K, __global const REAL* restrict q, __global const REAL* restrict flux,
+    __global const REAL* restrict geo, __global const REAL* restrict dT,
+    __global const REAL* restrict liftT, __global const REAL* restrict inv_eps,
+    __global const REAL* restrict inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* restrict res,
+    __global REAL* restrict q_out, __local REAL* sq) {
     const uint lid = get_local_id(0);
     const uint k0 = get_group_id(0) * KB;
     const uint nk = min((uint)KB, K - k0);
+    __local REAL* sf = sq + KB * 6 * NP;
+    __local REAL* sr = sf + KB * 6 * NF;
+    __local REAL* sg = sr + KB * 6 * NP;
     {
-        // every load of the staging issued before its stores (see STAGE_LOADS)
-        REAL vq[6], vf[FPER];
-        STAGE_LOADS(vq, vf, nk, lid, q + (size_t)k0 * 6 * NP, flux + (size_t)k0 * 6 * NF);
+        REAL vq[6], vr[6], vf[FPER], vg[GPER];
+        STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0);
         #pragma unroll
         for (int r = 0; r < 6; r++)
             if (lid + r * WG < nk * 6 * NP) sq[lid + r * WG] = vq[r];
         #pragma unroll
         for (int r = 0; r < FPER; r++)
             if (lid + r * WG < nk * 6 * NF) sf[lid + r * WG] = vf[r];
+        STAGE_STORE_RG(vr, vg, nk, lid);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint e = lid / NP, i = lid - e * NP;
@@ -212,7 +241,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
         }
     }
 #endif
-    __global const REAL* G = geo + 9 * k;
+    __local const REAL* G = sg + 9 * e;
     REAL p[3][6];
     #pragma unroll
     for (int x = 0; x < 3; x++)
@@ -233,7 +262,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
             l[c] += w1 * f.y;
         }
     }
-    const REAL ie = inv_eps[k], im = inv_mu[k];
+    const REAL ie = sg[9 * nk + e], im = sg[10 * nk + e];
     REAL r[6];
     r[0] = ie * (p[1][5] - p[2][4] + l[0]);
     r[1] = ie * (p[2][3] - p[0][5] + l[1]);
@@ -242,14 +271,11 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
     r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
     if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
-    // the six residuals loaded before any store (one round trip to memory, not six)
-    REAL ro[6];
-    #pragma unroll
-    for (int c = 0; c < 6; c++) ro[c] = res[((size_t)k * 6 + c) * NP + i];
+    __local const REAL* rk = sr + e * 6 * NP;
     #pragma unroll
     for (int c = 0; c < 6; c++) {
         const size_t o = ((size_t)k * 6 + c) * NP + i;
-        const REAL rs = a * ro[c] + dt * r[c];
+        const REAL rs = a * rk[c * NP + i] + dt * r[c];
         res[o] = rs;
         q_out[o] = qk[c * NP + i] + b * rs;
     }
@@ -264,23 +290,27 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
 // REAL2, so its alignment is the runtime's to honour), whose rows are padded to an even NPP
 // values (zero pad, zero operator column), so that every pair is aligned also for an odd NP
 // (N = 2, 4). The sums run in the order of `dg_update_blk` (j, then m; the pad adds 0 * 0).
-// Local buffer: KB * 6 * (NPP + NF) values, the fields of the KB tets, then their fluxes.
+// Local buffer: KB * (6 * (NPP + NF + NP) + 11) values: the fields of the KB tets, their
+// fluxes, residuals and scalars (as in `dg_update_blk`).
 #ifdef KB
 #define NPP (NP + (NP & 1))
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
-    const uint K, __global const REAL* q, __global const REAL* flux, __global const REAL* geo,
-    __global const REAL2* dT2, __global const REAL2* liftT2, __global const REAL* inv_eps,
-    __global const REAL* inv_mu, const uint src_tet, const REAL sx, const REAL sy,
-    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* res,
-    __global REAL* q_out, __local REAL2* s2) {
+    const uint K, __global const REAL* restrict q, __global const REAL* restrict flux,
+    __global const REAL* restrict geo, __global const REAL2* restrict dT2,
+    __global const REAL2* restrict liftT2, __global const REAL* restrict inv_eps,
+    __global const REAL* restrict inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* restrict res,
+    __global REAL* restrict q_out, __local REAL2* s2) {
     const uint lid = get_local_id(0);
     const uint k0 = get_group_id(0) * KB;
     const uint nk = min((uint)KB, K - k0);
     __local REAL* sq = (__local REAL*)s2;
     __local REAL* sf = sq + KB * 6 * NPP;
+    __local REAL* sr = sf + KB * 6 * NF;
+    __local REAL* sg = sr + KB * 6 * NP;
     {
-        REAL vq[6], vf[FPER];
-        STAGE_LOADS(vq, vf, nk, lid, q + (size_t)k0 * 6 * NP, flux + (size_t)k0 * 6 * NF);
+        REAL vq[6], vr[6], vf[FPER], vg[GPER];
+        STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0);
         #pragma unroll
         for (int r = 0; r < 6; r++) {
             const uint t = lid + r * WG, row = t / NP, col = t - row * NP;
@@ -292,6 +322,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
         #pragma unroll
         for (int r = 0; r < FPER; r++)
             if (lid + r * WG < nk * 6 * NF) sf[lid + r * WG] = vf[r];
+        STAGE_STORE_RG(vr, vg, nk, lid);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint e = lid / NP, i = lid - e * NP;
@@ -315,7 +346,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
             d[2][c] += wt.y * u.y;
         }
     }
-    __global const REAL* G = geo + 9 * k;
+    __local const REAL* G = sg + 9 * e;
     REAL p[3][6];
     #pragma unroll
     for (int x = 0; x < 3; x++)
@@ -335,7 +366,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
             l[c] += w.y * f.y;
         }
     }
-    const REAL ie = inv_eps[k], im = inv_mu[k];
+    const REAL ie = sg[9 * nk + e], im = sg[10 * nk + e];
     REAL r[6];
     r[0] = ie * (p[1][5] - p[2][4] + l[0]);
     r[1] = ie * (p[2][3] - p[0][5] + l[1]);
@@ -345,13 +376,11 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
     r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
     if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
     __local const REAL* qs = sq + e * 6 * NPP;
-    REAL ro[6];
-    #pragma unroll
-    for (int c = 0; c < 6; c++) ro[c] = res[((size_t)k * 6 + c) * NP + i];
+    __local const REAL* rk = sr + e * 6 * NP;
     #pragma unroll
     for (int c = 0; c < 6; c++) {
         const size_t o = ((size_t)k * 6 + c) * NP + i;
-        const REAL rs = a * ro[c] + dt * r[c];
+        const REAL rs = a * rk[c * NP + i] + dt * r[c];
         res[o] = rs;
         q_out[o] = qs[c * NPP + i] + b * rs;
     }

@@ -164,9 +164,10 @@ impl<T: Real> DgClStepper<T> {
                 indicatif::HumanBytes(dev.info.global_mem)
             )));
         }
-        // `dg_update_blk` and `dg_update_pair`: a work-item per node, fields and fluxes
-        // staged (the pair kernel's field rows padded to an even length)
-        let per_tet = 6 * (np + np % 2 + 4 * nfp) * real;
+        // `dg_update_blk` and `dg_update_pair`: a work-item per node, fields, fluxes,
+        // residuals and the 11 scalars of each tet staged (the pair kernel's field rows padded
+        // to an even length)
+        let per_tet = (6 * (2 * np + np % 2 + 4 * nfp) + 11) * real;
         let kb = tets_per_group(&dev, np, per_tet, 0, DG_STAGE_BYTES.max(per_tet));
         // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
         // local memory, and the fields of a chunk of tets
@@ -377,14 +378,14 @@ impl<T: Real> DgClStepper<T> {
                 k.div_ceil(*kb) * kb * np,
                 kb * np,
                 vec![&self.d_t2, &self.lift_t2],
-                vec![kb * 6 * (np + np % 2 + nf) * real],
+                vec![kb * (6 * (2 * np + np % 2 + nf) + 11) * real],
             ),
             (DgUpdate::Blocked, Some((kern, kb)), _) => (
                 kern,
                 k.div_ceil(*kb) * kb * np,
                 kb * np,
                 vec![&self.d_t, &self.lift_t],
-                vec![kb * 6 * np * real, kb * 6 * nf * real],
+                vec![kb * (6 * (2 * np + nf) + 11) * real],
             ),
             // one work-group per chunk of kb tets, at most lm_groups of them walking over
             // the chunks
