@@ -22,7 +22,7 @@
 //! `scatter`) against the host; 3 lossy steps (`loss_rows`, `loss_scatter`; σ on about half
 //! the tets of a 48-tet box) with the factored and the CSR dual against `CpuStepper`;
 //! copy, triad and their vec4 forms against the host; 1 DG step of orders 2 (upwind) and
-//! 1 (central) with each update kernel (node, blocked, resident, paired) against `DgCpuStepper`, and the DG power iteration against the host's; the
+//! 1 (central) with each update kernel (node, blocked, resident, paired, two nodes) against `DgCpuStepper`, and the DG power iteration against the host's; the
 //! masses and inverses assembled on the device against the host's (f64 only); and that
 //! every kernel declared in the sources was launched.
 //!
@@ -1474,6 +1474,7 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             (DgUpdate::Blocked, "dg_update_blk"),
             (DgUpdate::Resident, "dg_update_lm"),
             (DgUpdate::Paired, "dg_update_pair"),
+            (DgUpdate::TwoNodes, "dg_update_nb"),
         ] {
             g.set_update(u)?;
             g.set_state(&q0, &[])?;

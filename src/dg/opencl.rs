@@ -31,15 +31,19 @@ pub enum DgUpdate {
     /// `dg_update_pair`: [`DgUpdate::Blocked`] with every operand read two values at a
     /// time (operators stored in pairs of columns, staged rows padded to an even length).
     Paired,
+    /// `dg_update_nb`: [`DgUpdate::Blocked`] with two nodes per work-item (each staged value
+    /// loaded feeds both).
+    TwoNodes,
 }
 
 impl DgUpdate {
     /// Every form, in the order the bench rows and tests take them.
-    pub const ALL: [DgUpdate; 4] = [
+    pub const ALL: [DgUpdate; 5] = [
         DgUpdate::Node,
         DgUpdate::Blocked,
         DgUpdate::Resident,
         DgUpdate::Paired,
+        DgUpdate::TwoNodes,
     ];
 
     /// The suffix of the bench variant (`N=3` for the default, `N=3+node` for the other).
@@ -49,12 +53,21 @@ impl DgUpdate {
             DgUpdate::Blocked => "blocked",
             DgUpdate::Resident => "resident",
             DgUpdate::Paired => "paired",
+            DgUpdate::TwoNodes => "two_nodes",
         }
     }
 }
 
 /// Local memory `dg_update_blk` may use per work-group, bytes.
 const DG_STAGE_BYTES: usize = 32 << 10;
+
+/// [`DG_STAGE_BYTES`], or `DGATD_DG_STAGE_BYTES` (for tuning).
+fn stage_bytes() -> usize {
+    std::env::var("DGATD_DG_STAGE_BYTES")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(DG_STAGE_BYTES)
+}
 /// Local memory `dg_update_lm` may use per work-group (with the operators), bytes.
 const DG_RESIDENT_BYTES: usize = 48 << 10;
 /// Work-groups of `dg_update_lm` per compute unit.
@@ -117,6 +130,8 @@ pub struct DgClStepper<T: Real> {
     k_blk: Option<(Kernel, usize)>,
     /// `dg_update_pair` (the same tets per work-group as `k_blk`).
     k_pair: Option<Kernel>,
+    /// `dg_update_nb` and its tets per work-group.
+    k_nb: Option<(Kernel, usize)>,
     /// `Dr`, `Ds`, `Dt` and `LIFT` transposed in pairs of columns, for `dg_update_pair`.
     d_t2: Buffer<T>,
     lift_t2: Buffer<T>,
@@ -168,7 +183,9 @@ impl<T: Real> DgClStepper<T> {
         // residuals and the 11 scalars of each tet staged (the pair kernel's field rows padded
         // to an even length)
         let per_tet = (6 * (2 * np + np % 2 + 4 * nfp) + 11) * real;
-        let kb = tets_per_group(&dev, np, per_tet, 0, DG_STAGE_BYTES.max(per_tet));
+        let kb = tets_per_group(&dev, np, per_tet, 0, stage_bytes().max(per_tet));
+        // `dg_update_nb`: the same staging, ceil(np / 2) work-items per tet
+        let kbn = tets_per_group(&dev, np.div_ceil(2), per_tet, 0, stage_bytes().max(per_tet));
         // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
         // local memory, and the fields of a chunk of tets
         let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
@@ -180,7 +197,7 @@ impl<T: Real> DgClStepper<T> {
             tets_per_group(&dev, np, per_tet, fixed, DG_RESIDENT_BYTES)
         };
         let opts = format!(
-            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={}{}",
+            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={}{}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
@@ -189,6 +206,7 @@ impl<T: Real> DgClStepper<T> {
             },
             kb.max(1),
             kb3.max(1),
+            kbn.max(1),
             if lift_local { " -D LIFT_LOCAL=1" } else { "" }
         );
         let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
@@ -284,6 +302,11 @@ impl<T: Real> DgClStepper<T> {
             } else {
                 None
             },
+            k_nb: if kbn > 0 {
+                Some((kernel("dg_update_nb")?, kbn))
+            } else {
+                None
+            },
             d_t2: dev.upload(&d_t2, "Dr, Ds, Dt in pairs of columns")?,
             lift_t2: dev.upload(&lift_t2, "LIFT in pairs of columns")?,
             k_lm: if kb3 > 0 {
@@ -373,6 +396,17 @@ impl<T: Real> DgClStepper<T> {
         // bytes of its local buffers (see cl/dg.cl); set_update admits only a kernel built
         let pair = self.k_pair.as_ref();
         let (kern, global, group, ops, scratch) = match (self.update, &self.k_blk, &self.k_lm) {
+            (DgUpdate::TwoNodes, _, _) if self.k_nb.is_some() => {
+                let (kern, kb) = self.k_nb.as_ref().unwrap();
+                let tpt = np.div_ceil(2);
+                (
+                    kern,
+                    k.div_ceil(*kb) * kb * tpt,
+                    kb * tpt,
+                    vec![&self.d_t, &self.lift_t],
+                    vec![kb * (6 * (2 * np + nf) + 11) * real],
+                )
+            }
             (DgUpdate::Paired, Some((_, kb)), _) if pair.is_some() => (
                 pair.unwrap(),
                 k.div_ceil(*kb) * kb * np,
@@ -453,6 +487,7 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Blocked => self.k_blk.is_some(),
             DgUpdate::Resident => self.k_lm.is_some(),
             DgUpdate::Paired => self.k_pair.is_some(),
+            DgUpdate::TwoNodes => self.k_nb.is_some(),
         };
         if !fits {
             return Err(Error::config(
@@ -475,6 +510,7 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Node => 0,
             DgUpdate::Blocked => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Resident => self.k_lm.as_ref().map(|b| b.1).unwrap_or(0),
+            DgUpdate::TwoNodes => self.k_nb.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Paired => match self.k_pair {
                 Some(_) => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
                 None => 0,
