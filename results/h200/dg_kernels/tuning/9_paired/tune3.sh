@@ -2,7 +2,8 @@
 # DG update tuning on the H200, third round: the paired update (dg_update_pair) against the
 # blocked one. 1) the PTX of cl/dg.cl (DGATD_CL_DUMP_BINARY) at N = 3 and 4, f64, and the
 # loads, stores and FMAs per update kernel counted in it; 2) the bench at 1M tets (DG orders
-# 3 and 4) for each "name|precision|tets per group (99: default)". Carries target/dgatd_h200.
+# 3 and 4) for each "name|precision|tets per group (99: default)|local bytes per work-group
+# (DGATD_DG_STAGE_BYTES, default 32768)". Carries target/dgatd_h200.
 # Writes $OUT/ptx/, $OUT/<name>/bench.csv and $OUT/<name>.log.
 mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd; export OCL_ICD_VENDORS=/tmp/icd
 DGATD_CL_DUMP_BINARY=$OUT/ptx DGATD_CL_OPTIONS="-cl-nv-verbose" DGATD_CL_BUILD_LOG=1 \
@@ -17,9 +18,9 @@ for f in $(grep -l "dg_update_pair" $OUT/ptx/*.bin); do
        END { for (k in c) print k, c[k] }' "$f" | sort
 done
 for cfg in "$@"; do
-  IFS='|' read -r name prec kb <<< "$cfg"
-  export DGATD_DG_TETS_PER_GROUP=$kb
+  IFS='|' read -r name prec kb sb <<< "$cfg"
+  export DGATD_DG_TETS_PER_GROUP=$kb DGATD_DG_STAGE_BYTES=${sb:-32768}
   timeout 150 target/dgatd_h200 bench --devices NVIDIA --no-cpu --precision $prec --sizes 1e6 --reps 10 --warmup 3 --csr-max-tets 1 --dg-orders 3,4 --stream-elems 1.34e8 --out $OUT/$name > $OUT/$name.log 2>&1
-  echo "== $name ($prec, kb $kb) rc=$?"
+  echo "== $name ($prec, kb $kb, stage bytes ${sb:-32768}) rc=$?"
   grep -E ",(dg_update|fma)," $OUT/$name/bench.csv | cut -d, -f7-10,13,18,22
 done
