@@ -387,18 +387,21 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
 }
 #endif
 
-// The update of `dg_update_blk` with two nodes per work-item (`dg_update_nb`, built with
-// -D KBN tets per work-group): work-item t of a tet owns its nodes t and t + TPT (TPT =
-// ceil(NP / 2) work-items per tet; for an odd NP the last one owns one node). Each operator
-// value loaded serves one node as before, but each staged field and flux value loaded feeds
-// both nodes, and a warp's operator loads name TPT distinct nodes instead of up to 32: the
-// loads from local memory and the cache per multiply-add fall by about a third, and these
-// loads, not the multiply-adds, bound the blocked kernel's sums (results/h200/dg_kernels).
-// The staging is that of `dg_update_blk` (fields, fluxes, residuals and scalars, all loads
-// before the stores). The sums run per node in the order of `dg_update_blk`. Local buffer:
+// The update of `dg_update_blk` with NBM nodes per work-item (`dg_update_nb`, built with
+// -D KBN tets per work-group and -D NBM, 2 by default): work-item t of a tet owns its nodes
+// t + s TPT, s < NBM (TPT = ceil(NP / NBM) work-items per tet; the last ones may own fewer).
+// Each operator value loaded serves one node as before, but each staged field and flux value
+// loaded feeds NBM nodes, and a warp's operator loads name TPT distinct nodes instead of up
+// to 32: fewer loads from local memory and the cache per multiply-add, and these loads, not
+// the multiply-adds, bound the blocked kernel's sums (results/h200/dg_kernels). The staging
+// is that of `dg_update_blk` (fields, fluxes, residuals and scalars, all loads before the
+// stores). The sums run per node in the order of `dg_update_blk`. Local buffer:
 // KBN * (6 * (2 NP + NF) + 11) values.
 #ifdef KBN
-#define TPT ((NP + 1) / 2)
+#ifndef NBM
+#define NBM 2
+#endif
+#define TPT ((NP + NBM - 1) / NBM)
 #define WGN (KBN * TPT)
 #define QPERN ((6 * NP + TPT - 1) / TPT)
 #define FPERN ((6 * NF + TPT - 1) / TPT)
@@ -452,91 +455,93 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
             if (lid + r * WGN < 11 * nk) sg[lid + r * WGN] = vg[r];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint e = lid / TPT, i0 = lid - e * TPT, i1 = i0 + TPT;
+    const uint e = lid / TPT, t0 = lid - e * TPT;
     if (e >= nk) return;
-    // the second node's operator column, clamped for the last work-item of an odd NP (its
-    // values are then unused)
-    const uint i1c = min(i1, (uint)(NP - 1));
+    // the nodes' operator columns, clamped for the last work-items (whose values past NP are
+    // then unused)
+    uint ic[NBM];
+    #pragma unroll
+    for (int s = 0; s < NBM; s++) ic[s] = min(t0 + s * TPT, (uint)(NP - 1));
     const uint k = k0 + e;
     __local const REAL* qk = sq + e * 6 * NP;
-    REAL d0[3][6], d1[3][6];
+    REAL d[NBM][3][6];
     #pragma unroll
-    for (int c = 0; c < 6; c++) {
-        d0[0][c] = 0; d0[1][c] = 0; d0[2][c] = 0;
-        d1[0][c] = 0; d1[1][c] = 0; d1[2][c] = 0;
-    }
+    for (int s = 0; s < NBM; s++)
+        #pragma unroll
+        for (int c = 0; c < 6; c++) { d[s][0][c] = 0; d[s][1][c] = 0; d[s][2][c] = 0; }
     for (int j = 0; j < NP; j++) {
-        const REAL wr0 = dT[j * NP + i0], ws0 = dT[(NP + j) * NP + i0],
-                   wt0 = dT[(2 * NP + j) * NP + i0];
-        const REAL wr1 = dT[j * NP + i1c], ws1 = dT[(NP + j) * NP + i1c],
-                   wt1 = dT[(2 * NP + j) * NP + i1c];
+        REAL w[NBM][3];
+        #pragma unroll
+        for (int s = 0; s < NBM; s++) {
+            w[s][0] = dT[j * NP + ic[s]];
+            w[s][1] = dT[(NP + j) * NP + ic[s]];
+            w[s][2] = dT[(2 * NP + j) * NP + ic[s]];
+        }
         #pragma unroll
         for (int c = 0; c < 6; c++) {
             const REAL u = qk[c * NP + j];
-            d0[0][c] += wr0 * u;
-            d0[1][c] += ws0 * u;
-            d0[2][c] += wt0 * u;
-            d1[0][c] += wr1 * u;
-            d1[1][c] += ws1 * u;
-            d1[2][c] += wt1 * u;
+            #pragma unroll
+            for (int s = 0; s < NBM; s++) {
+                d[s][0][c] += w[s][0] * u;
+                d[s][1][c] += w[s][1] * u;
+                d[s][2][c] += w[s][2] * u;
+            }
         }
     }
     // the curls of each node (E rows: curl H; H rows: -curl E), in blk's order of operations
     __local const REAL* G = sg + 9 * e;
-    REAL cu0[6], cu1[6];
-    {
+    REAL cu[NBM][6];
+    #pragma unroll
+    for (int s = 0; s < NBM; s++) {
         REAL p[3][6];
         #pragma unroll
         for (int x = 0; x < 3; x++)
             #pragma unroll
             for (int c = 0; c < 6; c++)
-                p[x][c] = G[3 * x] * d0[0][c] + G[3 * x + 1] * d0[1][c] + G[3 * x + 2] * d0[2][c];
-        cu0[0] = p[1][5] - p[2][4];
-        cu0[1] = p[2][3] - p[0][5];
-        cu0[2] = p[0][4] - p[1][3];
-        cu0[3] = -(p[1][2] - p[2][1]);
-        cu0[4] = -(p[2][0] - p[0][2]);
-        cu0[5] = -(p[0][1] - p[1][0]);
-        #pragma unroll
-        for (int x = 0; x < 3; x++)
-            #pragma unroll
-            for (int c = 0; c < 6; c++)
-                p[x][c] = G[3 * x] * d1[0][c] + G[3 * x + 1] * d1[1][c] + G[3 * x + 2] * d1[2][c];
-        cu1[0] = p[1][5] - p[2][4];
-        cu1[1] = p[2][3] - p[0][5];
-        cu1[2] = p[0][4] - p[1][3];
-        cu1[3] = -(p[1][2] - p[2][1]);
-        cu1[4] = -(p[2][0] - p[0][2]);
-        cu1[5] = -(p[0][1] - p[1][0]);
+                p[x][c] = G[3 * x] * d[s][0][c] + G[3 * x + 1] * d[s][1][c]
+                        + G[3 * x + 2] * d[s][2][c];
+        cu[s][0] = p[1][5] - p[2][4];
+        cu[s][1] = p[2][3] - p[0][5];
+        cu[s][2] = p[0][4] - p[1][3];
+        cu[s][3] = -(p[1][2] - p[2][1]);
+        cu[s][4] = -(p[2][0] - p[0][2]);
+        cu[s][5] = -(p[0][1] - p[1][0]);
     }
-    REAL l0[6], l1[6];
+    REAL l[NBM][6];
     #pragma unroll
-    for (int c = 0; c < 6; c++) { l0[c] = 0; l1[c] = 0; }
+    for (int s = 0; s < NBM; s++)
+        #pragma unroll
+        for (int c = 0; c < 6; c++) l[s][c] = 0;
     __local const REAL* fk = sf + e * 6 * NF;
     // pairs of face points m (NF is even), as in dg_update_blk
     for (int m = 0; m < NF; m += 2) {
-        const REAL w00 = liftT[m * NP + i0], w01 = liftT[(m + 1) * NP + i0];
-        const REAL w10 = liftT[m * NP + i1c], w11 = liftT[(m + 1) * NP + i1c];
+        REAL w0[NBM], w1[NBM];
+        #pragma unroll
+        for (int s = 0; s < NBM; s++) {
+            w0[s] = liftT[m * NP + ic[s]];
+            w1[s] = liftT[(m + 1) * NP + ic[s]];
+        }
         #pragma unroll
         for (int c = 0; c < 6; c++) {
             const REAL2 f = vload2(0, fk + c * NF + m);
-            l0[c] += w00 * f.x;
-            l0[c] += w01 * f.y;
-            l1[c] += w10 * f.x;
-            l1[c] += w11 * f.y;
+            #pragma unroll
+            for (int s = 0; s < NBM; s++) {
+                l[s][c] += w0[s] * f.x;
+                l[s][c] += w1[s] * f.y;
+            }
         }
     }
     const REAL ie = sg[9 * nk + e], im = sg[10 * nk + e];
     __local const REAL* rk = sr + e * 6 * NP;
     #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const uint i = h == 0 ? i0 : i1;
+    for (int s = 0; s < NBM; s++) {
+        const uint i = t0 + s * TPT;
         if (i >= NP) break;
         REAL r[6];
         #pragma unroll
         for (int c = 0; c < 3; c++) {
-            r[c] = ie * ((h == 0 ? cu0[c] : cu1[c]) + (h == 0 ? l0[c] : l1[c]));
-            r[3 + c] = im * ((h == 0 ? cu0[3 + c] : cu1[3 + c]) - (h == 0 ? l0[3 + c] : l1[3 + c]));
+            r[c] = ie * (cu[s][c] + l[s][c]);
+            r[3 + c] = im * (cu[s][3 + c] - l[s][3 + c]);
         }
         if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
         #pragma unroll

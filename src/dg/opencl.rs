@@ -61,6 +61,18 @@ impl DgUpdate {
 /// Local memory `dg_update_blk` may use per work-group, bytes.
 const DG_STAGE_BYTES: usize = 32 << 10;
 
+/// Nodes per work-item of `dg_update_nb`.
+const DG_NODES_PER_ITEM: usize = 2;
+
+/// [`DG_NODES_PER_ITEM`], or `DGATD_DG_NODES_PER_ITEM` (for tuning).
+fn nodes_per_item() -> usize {
+    std::env::var("DGATD_DG_NODES_PER_ITEM")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(DG_NODES_PER_ITEM)
+        .max(1)
+}
+
 /// [`DG_STAGE_BYTES`], or `DGATD_DG_STAGE_BYTES` (for tuning).
 fn stage_bytes() -> usize {
     std::env::var("DGATD_DG_STAGE_BYTES")
@@ -130,8 +142,9 @@ pub struct DgClStepper<T: Real> {
     k_blk: Option<(Kernel, usize)>,
     /// `dg_update_pair` (the same tets per work-group as `k_blk`).
     k_pair: Option<Kernel>,
-    /// `dg_update_nb` and its tets per work-group.
+    /// `dg_update_nb` and its tets per work-group; its nodes per work-item.
     k_nb: Option<(Kernel, usize)>,
+    nbm: usize,
     /// `Dr`, `Ds`, `Dt` and `LIFT` transposed in pairs of columns, for `dg_update_pair`.
     d_t2: Buffer<T>,
     lift_t2: Buffer<T>,
@@ -184,8 +197,15 @@ impl<T: Real> DgClStepper<T> {
         // to an even length)
         let per_tet = (6 * (2 * np + np % 2 + 4 * nfp) + 11) * real;
         let kb = tets_per_group(&dev, np, per_tet, 0, stage_bytes().max(per_tet));
-        // `dg_update_nb`: the same staging, ceil(np / 2) work-items per tet
-        let kbn = tets_per_group(&dev, np.div_ceil(2), per_tet, 0, stage_bytes().max(per_tet));
+        // `dg_update_nb`: the same staging, ceil(np / nbm) work-items per tet
+        let nbm = nodes_per_item();
+        let kbn = tets_per_group(
+            &dev,
+            np.div_ceil(nbm),
+            per_tet,
+            0,
+            stage_bytes().max(per_tet),
+        );
         // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
         // local memory, and the fields of a chunk of tets
         let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
@@ -197,7 +217,7 @@ impl<T: Real> DgClStepper<T> {
             tets_per_group(&dev, np, per_tet, fixed, DG_RESIDENT_BYTES)
         };
         let opts = format!(
-            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={}{}",
+            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm}{}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
@@ -302,6 +322,7 @@ impl<T: Real> DgClStepper<T> {
             } else {
                 None
             },
+            nbm,
             k_nb: if kbn > 0 {
                 Some((kernel("dg_update_nb")?, kbn))
             } else {
@@ -398,7 +419,7 @@ impl<T: Real> DgClStepper<T> {
         let (kern, global, group, ops, scratch) = match (self.update, &self.k_blk, &self.k_lm) {
             (DgUpdate::TwoNodes, _, _) if self.k_nb.is_some() => {
                 let (kern, kb) = self.k_nb.as_ref().unwrap();
-                let tpt = np.div_ceil(2);
+                let tpt = np.div_ceil(self.nbm);
                 (
                     kern,
                     k.div_ceil(*kb) * kb * tpt,
