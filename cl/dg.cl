@@ -10,6 +10,8 @@
 #endif
 
 #define NF (4 * NFP)
+// NP rounded up to even: the row length of the staged fields read in pairs
+#define NPP (NP + (NP & 1))
 #define VCAT_(t, n) t##n
 #define VCAT(t, n) VCAT_(t, n)
 #define REAL2 VCAT(REAL, 2)
@@ -293,7 +295,6 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
 // Local buffer: KB * (6 * (NPP + NF + NP) + 11) values: the fields of the KB tets, their
 // fluxes, residuals and scalars (as in `dg_update_blk`).
 #ifdef KB
-#define NPP (NP + (NP & 1))
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
     const uint K, __global const REAL* restrict q, __global const REAL* restrict flux,
     __global const REAL* restrict geo, __global const REAL2* restrict dT2,
@@ -395,8 +396,10 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
 // to 32: fewer loads from local memory and the cache per multiply-add, and these loads, not
 // the multiply-adds, bound the blocked kernel's sums (results/h200/dg_kernels). The staging
 // is that of `dg_update_blk` (fields, fluxes, residuals and scalars, all loads before the
-// stores). The sums run per node in the order of `dg_update_blk`. Local buffer:
-// KBN * (6 * (2 NP + NF) + 11) values.
+// stores), with the field rows padded to an even NPP as in `dg_update_pair`, so that the
+// fields (pairs of nodes j, also for an odd NP) and the fluxes (pairs of face points m) are
+// read two values at a time through the REAL2 argument. The sums run per node in the order
+// of `dg_update_blk`. Local buffer: KBN * (6 * (NPP + NF + NP) + 11) values.
 #ifdef KBN
 #ifndef NBM
 #define NBM 2
@@ -412,11 +415,12 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     __global const REAL* restrict liftT, __global const REAL* restrict inv_eps,
     __global const REAL* restrict inv_mu, const uint src_tet, const REAL sx, const REAL sy,
     const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* restrict res,
-    __global REAL* restrict q_out, __local REAL* sq) {
+    __global REAL* restrict q_out, __local REAL2* s2) {
     const uint lid = get_local_id(0);
     const uint k0 = get_group_id(0) * KBN;
     const uint nk = min((uint)KBN, K - k0);
-    __local REAL* sf = sq + KBN * 6 * NP;
+    __local REAL* sq = (__local REAL*)s2;
+    __local REAL* sf = sq + KBN * 6 * NPP;
     __local REAL* sr = sf + KBN * 6 * NF;
     __local REAL* sg = sr + KBN * 6 * NP;
     {
@@ -445,8 +449,12 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         #pragma unroll
         for (int r = 0; r < QPERN; r++) {
             const uint t = lid + r * WGN;
-            if (t < nk * 6 * NP) { sq[t] = vq[r]; sr[t] = vr[r]; }
+            const uint row = t / NP, col = t - row * NP;
+            if (t < nk * 6 * NP) { sq[row * NPP + col] = vq[r]; sr[t] = vr[r]; }
         }
+#if NP % 2 == 1
+        for (uint row = lid; row < nk * 6; row += WGN) sq[row * NPP + NP] = 0;
+#endif
         #pragma unroll
         for (int r = 0; r < FPERN; r++)
             if (lid + r * WGN < nk * 6 * NF) sf[lid + r * WGN] = vf[r];
@@ -463,31 +471,53 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     #pragma unroll
     for (int s = 0; s < NBM; s++) ic[s] = min(t0 + s * TPT, (uint)(NP - 1));
     const uint k = k0 + e;
-    __local const REAL* qk = sq + e * 6 * NP;
+    __local const REAL* qk = sq + e * 6 * NPP;
+    __local const REAL2* qk2 = s2 + e * 3 * NPP;
     REAL d[NBM][3][6];
     #pragma unroll
     for (int s = 0; s < NBM; s++)
         #pragma unroll
         for (int c = 0; c < 6; c++) { d[s][0][c] = 0; d[s][1][c] = 0; d[s][2][c] = 0; }
-    for (int j = 0; j < NP; j++) {
-        REAL w[NBM][3];
+    // pairs of nodes j (one two-wide local load per component), then the last j of an odd NP
+    for (int j = 0; j + 1 < NP; j += 2) {
+        REAL w[NBM][3][2];
         #pragma unroll
-        for (int s = 0; s < NBM; s++) {
-            w[s][0] = dT[j * NP + ic[s]];
-            w[s][1] = dT[(NP + j) * NP + ic[s]];
-            w[s][2] = dT[(2 * NP + j) * NP + ic[s]];
-        }
+        for (int s = 0; s < NBM; s++)
+            #pragma unroll
+            for (int h = 0; h < 2; h++) {
+                w[s][0][h] = dT[(j + h) * NP + ic[s]];
+                w[s][1][h] = dT[(NP + j + h) * NP + ic[s]];
+                w[s][2][h] = dT[(2 * NP + j + h) * NP + ic[s]];
+            }
         #pragma unroll
         for (int c = 0; c < 6; c++) {
-            const REAL u = qk[c * NP + j];
+            const REAL2 u = qk2[c * (NPP / 2) + j / 2];
             #pragma unroll
             for (int s = 0; s < NBM; s++) {
-                d[s][0][c] += w[s][0] * u;
-                d[s][1][c] += w[s][1] * u;
-                d[s][2][c] += w[s][2] * u;
+                d[s][0][c] += w[s][0][0] * u.x;
+                d[s][1][c] += w[s][1][0] * u.x;
+                d[s][2][c] += w[s][2][0] * u.x;
+                d[s][0][c] += w[s][0][1] * u.y;
+                d[s][1][c] += w[s][1][1] * u.y;
+                d[s][2][c] += w[s][2][1] * u.y;
             }
         }
     }
+#if NP % 2 == 1
+    {
+        const int j = NP - 1;
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL u = qk[c * NPP + j];
+            #pragma unroll
+            for (int s = 0; s < NBM; s++) {
+                d[s][0][c] += dT[j * NP + ic[s]] * u;
+                d[s][1][c] += dT[(NP + j) * NP + ic[s]] * u;
+                d[s][2][c] += dT[(2 * NP + j) * NP + ic[s]] * u;
+            }
+        }
+    }
+#endif
     // the curls of each node (E rows: curl H; H rows: -curl E), in blk's order of operations
     __local const REAL* G = sg + 9 * e;
     REAL cu[NBM][6];
@@ -512,7 +542,7 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     for (int s = 0; s < NBM; s++)
         #pragma unroll
         for (int c = 0; c < 6; c++) l[s][c] = 0;
-    __local const REAL* fk = sf + e * 6 * NF;
+    __local const REAL2* fk2 = (__local const REAL2*)(sf + e * 6 * NF);
     // pairs of face points m (NF is even), as in dg_update_blk
     for (int m = 0; m < NF; m += 2) {
         REAL w0[NBM], w1[NBM];
@@ -523,7 +553,7 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         }
         #pragma unroll
         for (int c = 0; c < 6; c++) {
-            const REAL2 f = vload2(0, fk + c * NF + m);
+            const REAL2 f = fk2[(c * NF + m) / 2];
             #pragma unroll
             for (int s = 0; s < NBM; s++) {
                 l[s][c] += w0[s] * f.x;
@@ -549,7 +579,7 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
             const size_t o = ((size_t)k * 6 + c) * NP + i;
             const REAL rs = a * rk[c * NP + i] + dt * r[c];
             res[o] = rs;
-            q_out[o] = qk[c * NP + i] + b * rs;
+            q_out[o] = qk[c * NPP + i] + b * rs;
         }
     }
 }

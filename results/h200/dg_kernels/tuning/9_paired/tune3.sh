@@ -26,3 +26,5 @@ for cfg in "$@"; do
   echo "== $name ($prec, kb $kb, stage bytes ${sb:-32768}, orders ${orders:-3,4}, options '$opts', env '$envs') rc=$?"
   grep -E ",(dg_update|fma)," $OUT/$name/bench.csv | cut -d, -f7-10,13,18,22
 done
+# one archive of everything (the device returns a limited number of files)
+tar czf /tmp/tune3.tgz -C $OUT . && rm -rf $OUT/* && mv /tmp/tune3.tgz $OUT/
