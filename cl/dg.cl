@@ -396,10 +396,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
 // to 32: fewer loads from local memory and the cache per multiply-add, and these loads, not
 // the multiply-adds, bound the blocked kernel's sums (results/h200/dg_kernels). The staging
 // is that of `dg_update_blk` (fields, fluxes, residuals and scalars, all loads before the
-// stores), with the field rows padded to an even NPP as in `dg_update_pair`, so that the
-// fields (pairs of nodes j, also for an odd NP) and the fluxes (pairs of face points m) are
-// read two values at a time through the REAL2 argument. The sums run per node in the order
-// of `dg_update_blk`. Local buffer: KBN * (6 * (NPP + NF + NP) + 11) values.
+// stores); the fields (pairs of nodes j, for an even NP) and the fluxes (pairs of face points
+// m) are read two values at a time through the REAL2 argument. The sums run per node in the
+// order of `dg_update_blk`. Local buffer: KBN * (6 * (2 NP + NF) + 11) values.
 #ifdef KBN
 #ifndef NBM
 #define NBM 2
@@ -420,7 +419,7 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     const uint k0 = get_group_id(0) * KBN;
     const uint nk = min((uint)KBN, K - k0);
     __local REAL* sq = (__local REAL*)s2;
-    __local REAL* sf = sq + KBN * 6 * NPP;
+    __local REAL* sf = sq + KBN * 6 * NP;
     __local REAL* sr = sf + KBN * 6 * NF;
     __local REAL* sg = sr + KBN * 6 * NP;
     {
@@ -449,12 +448,8 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         #pragma unroll
         for (int r = 0; r < QPERN; r++) {
             const uint t = lid + r * WGN;
-            const uint row = t / NP, col = t - row * NP;
-            if (t < nk * 6 * NP) { sq[row * NPP + col] = vq[r]; sr[t] = vr[r]; }
+            if (t < nk * 6 * NP) { sq[t] = vq[r]; sr[t] = vr[r]; }
         }
-#if NP % 2 == 1
-        for (uint row = lid; row < nk * 6; row += WGN) sq[row * NPP + NP] = 0;
-#endif
         #pragma unroll
         for (int r = 0; r < FPERN; r++)
             if (lid + r * WGN < nk * 6 * NF) sf[lid + r * WGN] = vf[r];
@@ -471,15 +466,16 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     #pragma unroll
     for (int s = 0; s < NBM; s++) ic[s] = min(t0 + s * TPT, (uint)(NP - 1));
     const uint k = k0 + e;
-    __local const REAL* qk = sq + e * 6 * NPP;
-    __local const REAL2* qk2 = s2 + e * 3 * NPP;
+    __local const REAL* qk = sq + e * 6 * NP;
     REAL d[NBM][3][6];
     #pragma unroll
     for (int s = 0; s < NBM; s++)
         #pragma unroll
         for (int c = 0; c < 6; c++) { d[s][0][c] = 0; d[s][1][c] = 0; d[s][2][c] = 0; }
-    // pairs of nodes j (one two-wide local load per component), then the last j of an odd NP
-    for (int j = 0; j + 1 < NP; j += 2) {
+#if NP % 2 == 0
+    // pairs of nodes j: one two-wide local load per component
+    __local const REAL2* qk2 = s2 + e * 3 * NP;
+    for (int j = 0; j < NP; j += 2) {
         REAL w[NBM][3][2];
         #pragma unroll
         for (int s = 0; s < NBM; s++)
@@ -491,7 +487,7 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
             }
         #pragma unroll
         for (int c = 0; c < 6; c++) {
-            const REAL2 u = qk2[c * (NPP / 2) + j / 2];
+            const REAL2 u = qk2[c * (NP / 2) + j / 2];
             #pragma unroll
             for (int s = 0; s < NBM; s++) {
                 d[s][0][c] += w[s][0][0] * u.x;
@@ -503,17 +499,26 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
             }
         }
     }
-#if NP % 2 == 1
-    {
-        const int j = NP - 1;
+#else
+    // an odd NP (N = 4): one node j at a time. Pairs of nodes over rows padded to an even
+    // length made the kernel 1.3x slower at N = 4 on the H200 (143 registers instead of 128;
+    // results/h200/dg_kernels/tuning/9_paired/run6_nb_pairs).
+    for (int j = 0; j < NP; j++) {
+        REAL w[NBM][3];
+        #pragma unroll
+        for (int s = 0; s < NBM; s++) {
+            w[s][0] = dT[j * NP + ic[s]];
+            w[s][1] = dT[(NP + j) * NP + ic[s]];
+            w[s][2] = dT[(2 * NP + j) * NP + ic[s]];
+        }
         #pragma unroll
         for (int c = 0; c < 6; c++) {
-            const REAL u = qk[c * NPP + j];
+            const REAL u = qk[c * NP + j];
             #pragma unroll
             for (int s = 0; s < NBM; s++) {
-                d[s][0][c] += dT[j * NP + ic[s]] * u;
-                d[s][1][c] += dT[(NP + j) * NP + ic[s]] * u;
-                d[s][2][c] += dT[(2 * NP + j) * NP + ic[s]] * u;
+                d[s][0][c] += w[s][0] * u;
+                d[s][1][c] += w[s][1] * u;
+                d[s][2][c] += w[s][2] * u;
             }
         }
     }
@@ -553,7 +558,11 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         }
         #pragma unroll
         for (int c = 0; c < 6; c++) {
+#ifdef NB_VLOAD_FLUX
+            const REAL2 f = vload2(0, sf + e * 6 * NF + c * NF + m);
+#else
             const REAL2 f = fk2[(c * NF + m) / 2];
+#endif
             #pragma unroll
             for (int s = 0; s < NBM; s++) {
                 l[s][c] += w0[s] * f.x;
@@ -579,7 +588,7 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
             const size_t o = ((size_t)k * 6 + c) * NP + i;
             const REAL rs = a * rk[c * NP + i] + dt * r[c];
             res[o] = rs;
-            q_out[o] = qk[c * NPP + i] + b * rs;
+            q_out[o] = qk[c * NP + i] + b * rs;
         }
     }
 }

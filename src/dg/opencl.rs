@@ -425,7 +425,7 @@ impl<T: Real> DgClStepper<T> {
                     k.div_ceil(*kb) * kb * tpt,
                     kb * tpt,
                     vec![&self.d_t, &self.lift_t],
-                    vec![kb * (6 * (2 * np + np % 2 + nf) + 11) * real],
+                    vec![kb * (6 * (2 * np + nf) + 11) * real],
                 )
             }
             (DgUpdate::Paired, Some((_, kb)), _) if pair.is_some() => (
