@@ -87,6 +87,20 @@ const DG_RESIDENT_GROUPS: usize = 8;
 /// Work-items per work-group `dg_update_blk` aims at.
 const DG_GROUP: usize = 256;
 
+/// The default update kernel at order `n`: the fastest measured on the H200 at 1M tets
+/// (`results/h200/dg_kernels/tuning/9_paired`): two nodes per work-item from N = 3 on, and
+/// at N = 2 in f64; the paired loads at N = 1, and at N = 2 in f32; the blocked kernel where
+/// those do not fit (`pair` / `nb`: whether their work-groups fit), else the node kernel.
+fn default_update(n: usize, f64: bool, pair: bool, nb: bool) -> DgUpdate {
+    let two_nodes = n >= 3 || (n == 2 && f64);
+    match (two_nodes, pair, nb) {
+        (true, _, true) => DgUpdate::TwoNodes,
+        (_, true, _) if n <= 2 => DgUpdate::Paired,
+        (_, true, _) => DgUpdate::Blocked,
+        _ => DgUpdate::Node,
+    }
+}
+
 /// Tets per work-group a blocked update aims at when its tets take `threads` work-items
 /// each: [`DG_GROUP`] work-items, or `DGATD_DG_TETS_PER_GROUP` (for tuning).
 fn group_want(threads: usize) -> usize {
@@ -339,11 +353,7 @@ impl<T: Real> DgClStepper<T> {
             lift_local,
             d_t: dev.upload(&d_t, "Dr, Ds, Dt transposed")?,
             lift_t: dev.upload(&col_major(&op.re.lift), "LIFT transposed")?,
-            update: if kb > 0 {
-                DgUpdate::Blocked
-            } else {
-                DgUpdate::Node
-            },
+            update: default_update(op.re.n, T::NAME == "f64", kb > 0, kbn > 0),
             k_probe: kernel("dg_probe")?,
             _program: program,
             dev,
@@ -424,7 +434,7 @@ impl<T: Real> DgClStepper<T> {
                     kern,
                     k.div_ceil(*kb) * kb * tpt,
                     kb * tpt,
-                    vec![&self.d_t, &self.lift_t],
+                    vec![&self.d_t, &self.lift_t2],
                     vec![kb * (6 * (2 * np + nf) + 11) * real],
                 )
             }
@@ -662,5 +672,28 @@ impl<T: Real> Stepper for DgClStepper<T> {
         let n = self.op.n_dofs();
         self.dev.fill_zero(&mut self.res, n)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default update kernel per order and precision, and its fallbacks where a kernel's
+    /// work-group does not fit.
+    #[test]
+    fn default_update_by_order_and_fit() {
+        use DgUpdate::*;
+        let by = |f64| {
+            (1..=5)
+                .map(|n| default_update(n, f64, true, true))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(by(true), [Paired, TwoNodes, TwoNodes, TwoNodes, TwoNodes]);
+        assert_eq!(by(false), [Paired, Paired, TwoNodes, TwoNodes, TwoNodes]);
+        assert_eq!(default_update(4, true, true, false), Blocked);
+        // N = 1 prefers the paired kernel; without it, the node kernel (not two nodes)
+        assert_eq!(default_update(1, true, false, true), Node);
+        assert_eq!(default_update(4, true, false, false), Node);
     }
 }
