@@ -397,8 +397,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
 // the multiply-adds, bound the blocked kernel's sums (results/h200/dg_kernels). The staging
 // is that of `dg_update_blk` (fields, fluxes, residuals and scalars, all loads before the
 // stores); the fields (pairs of nodes j, for an even NP) and the fluxes (pairs of face points
-// m) are read two values at a time through the REAL2 argument, and LIFT from its pairs of
-// columns (liftT2, as in `dg_update_pair`). The sums run per node in the
+// m) are read two values at a time through the REAL2 argument. (LIFT read in pairs of
+// columns, as in `dg_update_pair`, made it 1.07x slower at N = 3 on the H200.) The sums run per node in the
 // order of `dg_update_blk`. Local buffer: KBN * (6 * (2 NP + NF) + 11) values.
 #ifdef KBN
 #ifndef NBM
@@ -412,7 +412,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
 __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     const uint K, __global const REAL* restrict q, __global const REAL* restrict flux,
     __global const REAL* restrict geo, __global const REAL* restrict dT,
-    __global const REAL2* restrict liftT2, __global const REAL* restrict inv_eps,
+    __global const REAL* restrict liftT, __global const REAL* restrict inv_eps,
     __global const REAL* restrict inv_mu, const uint src_tet, const REAL sx, const REAL sy,
     const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* restrict res,
     __global REAL* restrict q_out, __local REAL2* s2) {
@@ -554,9 +554,8 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         REAL w0[NBM], w1[NBM];
         #pragma unroll
         for (int s = 0; s < NBM; s++) {
-            const REAL2 w = liftT2[(m / 2) * NP + ic[s]];
-            w0[s] = w.x;
-            w1[s] = w.y;
+            w0[s] = liftT[m * NP + ic[s]];
+            w1[s] = liftT[(m + 1) * NP + ic[s]];
         }
         #pragma unroll
         for (int c = 0; c < 6; c++) {

@@ -434,7 +434,7 @@ impl<T: Real> DgClStepper<T> {
                     kern,
                     k.div_ceil(*kb) * kb * tpt,
                     kb * tpt,
-                    vec![&self.d_t, &self.lift_t2],
+                    vec![&self.d_t, &self.lift_t],
                     vec![kb * (6 * (2 * np + nf) + 11) * real],
                 )
             }
