@@ -9,13 +9,18 @@
 //!   set where the edge runs from the lower to the higher local vertex, [`FACE_SIGN`]). 10
 //!   values per tet instead of the reference's 24, read as one contiguous record.
 //! - **Dual blocks** (`U_h += Σ_j B_v[i][j] c_j` over the free half-edges of each vertex
-//!   `v`): vertex-major. Each vertex reads its block once, packed as its upper triangle
-//!   (`d(d+1)/2` values, [`crate::dga::VertexBlocks::pack`]), gathers its `d` circulations
-//!   once, and writes its `d` results contiguously into a vertex-major scratch `y`; a second
-//!   pass adds `y` into `U` in half-edge order (`U_h += y[slot_h]`). The reference
-//!   ([`super::vertex_blocks`]) walks half-edges in edge order instead, so every other row
-//!   is a jump to another vertex's block and re-gathers that vertex's circulations: on a
-//!   CPU that walk is bound by cache misses, not bandwidth.
+//!   `v`): vertex-major, in batches of vertices of equal degree `d` (8 in f32, 4 in f64,
+//!   [`Lean::lanes`]) computed side by side, one vertex per lane. A batch reads its blocks
+//!   once, packed as their upper triangles (`d(d+1)/2` rows, [`crate::dga::VertexBlocks::pack`])
+//!   with the batch's vertices interleaved in each row, gathers its `d` rows of
+//!   circulations once, and writes its `d` rows of results contiguously into a scratch `y`;
+//!   a second pass adds `y` into `U` in half-edge order (`U_h += y[slot_h]`). The lanes
+//!   never mix, so the products vectorise without reassociating a sum: one vertex at a
+//!   time, the short triangular rows (d ≈ 14) left the pass bound by scalar instructions
+//!   (results/cpu/lean_f32). The reference ([`super::vertex_blocks`]) walks half-edges in
+//!   edge order instead, so every other row is a jump to another vertex's block and
+//!   re-gathers that vertex's circulations: on a CPU that walk is bound by cache misses,
+//!   not bandwidth.
 //!
 //! - **Circulations** (`c = C̃ F`): the reference's lists, read as the (+, −) pairs that a
 //!   tet contributes to each of its edges, with two partial sums.
@@ -30,8 +35,21 @@ use rayon::prelude::*;
 
 /// Bit 31 of an edge id in [`Lean::pedge`]: the orientation bit.
 const ORIENT: u32 = 1 << 31;
-/// Free half-edge slots per parallel group of vertices in the dual pass.
+/// Bytes of one row of a batch in the dual pass: the vertices of one batch share their
+/// degree and are computed side by side, one per lane ([`Lean::packed`]), 8 in f32 and 4
+/// in f64 (two SSE registers per row: more lanes in f64 spill registers).
+const ROW_BYTES: usize = 32;
+/// Free half-edge slots (rows times lanes) per parallel group of batches in the dual pass.
 const GROUP_SLOTS: usize = 4096;
+
+/// Where a parallel group of batches starts: its first batch, its first row of `y` and of
+/// the lane-interleaved blocks.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    batch: usize,
+    row: usize,
+    prow: usize,
+}
 
 /// The lean layouts of one [`Operators`] (same `Δt`, losses and magnetic loss).
 #[derive(Clone, Debug)]
@@ -42,22 +60,29 @@ pub struct Lean<T> {
     /// Per tet: its 6 edge ids, [`ORIENT`] set where the edge runs from the lower to the
     /// higher local vertex.
     pub pedge: Vec<[u32; 6]>,
-    /// Per vertex: where its packed block starts in `packed` (`n_vertices + 1` entries).
-    pub poff: Vec<u64>,
-    /// The operators' dual blocks (empty when built without them) (`Δt Meps_v⁻¹`, or `Δt Ã_v⁻¹` at lossy vertices), each
-    /// packed as its upper triangle column by column.
+    /// The operators' dual blocks (`Δt Meps_v⁻¹`, or `Δt Ã_v⁻¹` at lossy vertices; empty
+    /// when built without them), batch by batch: a batch of degree `d` holds `d(d+1)/2`
+    /// rows, its blocks' upper triangles column by column, lane `l` of each row the entry
+    /// of the batch's vertex `l` (zero in the lanes past the batch's last vertex).
     pub packed: Vec<T>,
-    /// Per half-edge: its vertex-major slot (index into the operators' `vh`), `u32::MAX`
-    /// for a half-edge that is not free (on a PEC wall).
+    /// Per batch: the degree (free half-edges) of its vertices.
+    pub bdeg: Vec<u32>,
+    /// Per batch: `d` rows, lane `l` of row `i` the edge of vertex `l`'s half-edge `i` (its
+    /// circulation's index; 0 in the empty lanes, whose blocks are zero).
+    pub bedge: Vec<u32>,
+    /// Vertices per batch ([`ROW_BYTES`]` / size_of::<T>()`).
+    pub lanes: usize,
+    /// Per half-edge: its slot in `y` (`lanes × row + lane`), `u32::MAX` for a half-edge
+    /// that is not free (on a PEC wall).
     pub slot: Vec<u32>,
-    /// Vertex groups of the dual pass: group `g` is the vertices `gv[g]..gv[g + 1]`.
-    gv: Vec<u32>,
+    /// The parallel groups of batches, and a last entry past the end.
+    groups: Vec<Group>,
     /// Whether every circulation list is (+, −) pairs ([`circulations`]).
     pairs: bool,
 }
 
 impl<T: Real> Lean<T> {
-    /// The lean layouts of `ops`, the operators of `dga`; the packed dual blocks only when
+    /// The lean layouts of `ops`, the operators of `dga`; the batched dual blocks only when
     /// `blocks` (the factored dual form reads them, the CSR form does not). Errors when an
     /// edge id does not fit 31 bits (bit 31 carries the orientation).
     pub fn new(dga: &Dga, ops: &Operators<T>, blocks: bool) -> Result<Self> {
@@ -95,26 +120,77 @@ impl<T: Real> Lean<T> {
                 "dual blocks do not match the mesh's vertex blocks",
             ));
         }
-        let (poff, packed) = if blocks {
-            let poff = layout.packed_offsets();
-            let packed = layout.pack(&ops.block, &poff, |x| x);
-            (poff, packed)
-        } else {
-            (Vec::new(), Vec::new())
-        };
         let mut slot = vec![u32::MAX; ops.n_half()];
-        for (i, &h) in ops.vh.iter().enumerate() {
-            slot[h as usize] = i as u32;
-        }
-        let nv = ops.vptr.len() - 1;
-        let mut gv = vec![0u32];
-        for v in 0..nv {
-            if (ops.vptr[v + 1] - ops.vptr[*gv.last().unwrap() as usize]) as usize >= GROUP_SLOTS {
-                gv.push(v as u32 + 1);
+        let (mut packed, mut bdeg, mut bedge) = (Vec::new(), Vec::new(), Vec::new());
+        let mut groups = Vec::new();
+        let lanes = ROW_BYTES / std::mem::size_of::<T>();
+        if blocks {
+            let poff = layout.packed_offsets();
+            let flat = layout.pack(&ops.block, &poff, |x| x);
+            // batches of LANES vertices of equal degree, in vertex order: a vertex waits
+            // in its degree's bucket until the bucket is full; the part-full buckets close
+            // the list
+            let nv = ops.vptr.len() - 1;
+            let mut bucket: Vec<Vec<usize>> = Vec::new();
+            let mut batches: Vec<Vec<usize>> = Vec::new();
+            for v in 0..nv {
+                let d = (ops.vptr[v + 1] - ops.vptr[v]) as usize;
+                if d == 0 {
+                    continue;
+                }
+                if bucket.len() <= d {
+                    bucket.resize(d + 1, Vec::new());
+                }
+                bucket[d].push(v);
+                if bucket[d].len() == lanes {
+                    batches.push(std::mem::take(&mut bucket[d]));
+                }
             }
-        }
-        if *gv.last().unwrap() as usize != nv {
-            gv.push(nv as u32);
+            batches.extend(bucket.into_iter().filter(|b| !b.is_empty()));
+            let (mut row, mut prow, mut in_group) = (0, 0, 0);
+            for (b, vs) in batches.iter().enumerate() {
+                let d = (ops.vptr[vs[0] + 1] - ops.vptr[vs[0]]) as usize;
+                if b == 0 || in_group >= GROUP_SLOTS {
+                    groups.push(Group {
+                        batch: b,
+                        row,
+                        prow,
+                    });
+                    in_group = 0;
+                }
+                bdeg.push(d as u32);
+                for k in 0..d * (d + 1) / 2 {
+                    packed.extend((0..lanes).map(|l| match vs.get(l) {
+                        Some(&v) => flat[poff[v] as usize + k],
+                        None => T::zero(),
+                    }));
+                }
+                for i in 0..d {
+                    bedge.extend((0..lanes).map(|l| match vs.get(l) {
+                        Some(&v) => ops.vh[ops.vptr[v] as usize + i] >> 1,
+                        None => 0,
+                    }));
+                    for (l, &v) in vs.iter().enumerate() {
+                        let h = ops.vh[ops.vptr[v] as usize + i] as usize;
+                        slot[h] = ((row + i) * lanes + l) as u32;
+                    }
+                }
+                row += d;
+                prow += d * (d + 1) / 2;
+                in_group += d * lanes;
+            }
+            groups.push(Group {
+                batch: batches.len(),
+                row,
+                prow,
+            });
+            if row * lanes > u32::MAX as usize {
+                return Err(Error::config(
+                    "mesh",
+                    format!("{} half-edge slots", row * lanes),
+                    "above the 32-bit slot index of the lean CPU dual kernel",
+                ));
+            }
         }
         let pairs = (0..dga.n_edges).into_par_iter().all(|e| {
             let list = &ops.circ[ops.circ_ptr[e] as usize..ops.circ_ptr[e + 1] as usize];
@@ -124,11 +200,19 @@ impl<T: Real> Lean<T> {
             pairs,
             prim,
             pedge,
-            poff,
             packed,
+            bdeg,
+            bedge,
+            lanes,
             slot,
-            gv,
+            groups,
         })
+    }
+
+    /// The dual pass's scratch `y` ([`vertex_blocks`]): one value per lane of each batch's
+    /// rows (empty when built without the blocks).
+    pub fn scratch(&self) -> Vec<T> {
+        vec![T::zero(); self.groups.last().map_or(0, |g| g.row * self.lanes)]
     }
 }
 
@@ -192,59 +276,14 @@ pub fn circulations<T: Real>(ops: &Operators<T>, lean: &Lean<T>, f: &[T], c: &mu
         });
 }
 
-/// `u += B c` in the lean layout: the vertex-major pass into `y` (one slot per free
-/// half-edge), then `u_h += y[slot_h]`. `lean` must have been built with its blocks.
-pub fn vertex_blocks<T: Real>(
-    ops: &Operators<T>,
-    lean: &Lean<T>,
-    c: &[T],
-    y: &mut [T],
-    u: &mut [T],
-) {
-    // the groups' slices of y, split at their first slots
-    let mut parts = Vec::with_capacity(lean.gv.len());
-    let mut rest = &mut *y;
-    for w in lean.gv.windows(2) {
-        let len = (ops.vptr[w[1] as usize] - ops.vptr[w[0] as usize]) as usize;
-        let (a, b) = rest.split_at_mut(len);
-        parts.push((w[0] as usize..w[1] as usize, a));
-        rest = b;
+/// `u += B c` in the lean layout: the batched vertex pass into `y` ([`Lean::scratch`]),
+/// then `u_h += y[slot_h]`. `lean` must have been built with its blocks.
+pub fn vertex_blocks<T: Real>(lean: &Lean<T>, c: &[T], y: &mut [T], u: &mut [T]) {
+    match lean.lanes {
+        8 => batches::<T, 8>(lean, c, y),
+        4 => batches::<T, 4>(lean, c, y),
+        l => unreachable!("{l} lanes"),
     }
-    parts.into_par_iter().for_each(|(vs, ys)| {
-        let base = ops.vptr[vs.start] as usize;
-        let mut cv: Vec<T> = Vec::with_capacity(64);
-        for v in vs {
-            let (a, b) = (ops.vptr[v] as usize, ops.vptr[v + 1] as usize);
-            let d = b - a;
-            cv.clear();
-            cv.extend(ops.vh[a..b].iter().map(|&h| c[(h >> 1) as usize]));
-            let out = &mut ys[a - base..b - base];
-            out.fill(T::zero());
-            let bv = &lean.packed[lean.poff[v] as usize..lean.poff[v + 1] as usize];
-            // column i holds B[j][i] for j <= i: row i's left part (a dot product) and,
-            // by symmetry, column i's entries for the rows above it (an axpy); two partial
-            // sums and pairs of entries, so the loop is not one long chain of dependent adds
-            for i in 0..d {
-                let col = &bv[i * (i + 1) / 2..i * (i + 1) / 2 + i + 1];
-                let ci = cv[i];
-                let (mut a0, mut a1) = (col[i] * ci, T::zero());
-                let (bc, br) = col[..i].as_chunks::<2>();
-                let (cc, _) = cv[..i].as_chunks::<2>();
-                let (oc, or) = out[..i].as_chunks_mut::<2>();
-                for ((b, c), o) in bc.iter().zip(cc).zip(oc.iter_mut()) {
-                    a0 += b[0] * c[0];
-                    a1 += b[1] * c[1];
-                    o[0] += b[0] * ci;
-                    o[1] += b[1] * ci;
-                }
-                if let (Some(&b), Some(o)) = (br.first(), or.first_mut()) {
-                    a0 += b * cv[i - 1];
-                    *o += b * ci;
-                }
-                out[i] += a0 + a1;
-            }
-        }
-    });
     let y: &[T] = y;
     u.par_iter_mut()
         .with_min_len(MIN_LEN)
@@ -254,4 +293,61 @@ pub fn vertex_blocks<T: Real>(
                 *uh += y[s as usize];
             }
         });
+}
+
+/// The batched vertex pass of [`vertex_blocks`] with `L` lanes: `y = B c`, batch by batch.
+fn batches<T: Real, const L: usize>(lean: &Lean<T>, c: &[T], y: &mut [T]) {
+    let (rows, _) = y.as_chunks_mut::<L>();
+    let (packed, _) = lean.packed.as_chunks::<L>();
+    let (bedge, _) = lean.bedge.as_chunks::<L>();
+    // the groups' rows of y, split at their first rows
+    let mut parts = Vec::with_capacity(lean.groups.len());
+    let mut rest = rows;
+    for w in lean.groups.windows(2) {
+        let (a, b) = rest.split_at_mut(w[1].row - w[0].row);
+        parts.push((w[0], w[1].batch, a));
+        rest = b;
+    }
+    parts.into_par_iter().for_each(|(g, end, ys)| {
+        let mut cv: Vec<[T; L]> = Vec::with_capacity(64);
+        let (mut r, mut p) = (0, g.prow);
+        for &d in &lean.bdeg[g.batch..end] {
+            let d = d as usize;
+            let out = &mut ys[r..r + d];
+            cv.clear();
+            let edges = &bedge[g.row + r..g.row + r + d];
+            cv.extend(edges.iter().map(|e| e.map(|e| c[e as usize])));
+            let bv = &packed[p..p + d * (d + 1) / 2];
+            // column i holds B[j][i] for j <= i: row i's left part (a dot product) and, by
+            // symmetry, column i's entries for the rows above it (an axpy); row i is first
+            // written at its own column (the columns before it do not reach it)
+            for i in 0..d {
+                let col = &bv[i * (i + 1) / 2..i * (i + 1) / 2 + i + 1];
+                let ci = cv[i];
+                let mut acc = mul(&col[i], &ci);
+                for ((b, cj), o) in col[..i].iter().zip(&cv[..i]).zip(out[..i].iter_mut()) {
+                    madd(&mut acc, b, cj);
+                    madd(o, b, &ci);
+                }
+                out[i] = acc;
+            }
+            r += d;
+            p += d * (d + 1) / 2;
+        }
+    });
+}
+
+/// `a ⊙ b`, lane by lane.
+#[inline(always)]
+fn mul<T: Real, const L: usize>(a: &[T; L], b: &[T; L]) -> [T; L] {
+    std::array::from_fn(|l| a[l] * b[l])
+}
+
+/// `acc += a ⊙ b`, lane by lane (no sum across lanes: each lane is its own vertex, so the
+/// loop vectorises without reassociating any sum).
+#[inline(always)]
+fn madd<T: Real, const L: usize>(acc: &mut [T; L], a: &[T; L], b: &[T; L]) {
+    for l in 0..L {
+        acc[l] += a[l] * b[l];
+    }
 }
