@@ -7,9 +7,11 @@
 //!   symmetric `Δt Mmu⁻¹` (upper triangle, [`crate::dga::SYM4`]) and the 6 edge ids per
 //!   tet, the incidence `C` rebuilt from one orientation bit per edge (bit 31 of the edge id:
 //!   set where the edge runs from the lower to the higher local vertex, [`FACE_SIGN`]). 10
-//!   values per tet instead of the reference's 24, read as one contiguous record.
+//!   values per tet instead of the reference's 24, read as one contiguous record. The
+//!   product is written as a sum of the 4 columns of the block (the same sums in the same
+//!   order as row by row), which LLVM turns into 4-wide vector products.
 //! - **Dual blocks** (`U_h += Σ_j B_v[i][j] c_j` over the free half-edges of each vertex
-//!   `v`): vertex-major, in batches of vertices of equal degree `d` (8 in f32, 4 in f64,
+//!   `v`): vertex-major, in batches of vertices of equal degree `d` (4 in f32, 2 in f64,
 //!   [`Lean::lanes`]) computed side by side, one vertex per lane. A batch reads its blocks
 //!   once, packed as their upper triangles (`d(d+1)/2` rows, [`crate::dga::VertexBlocks::pack`])
 //!   with the batch's vertices interleaved in each row, gathers its `d` rows of
@@ -25,7 +27,6 @@
 //! - **Circulations** (`c = C̃ F`): the reference's lists, read as the (+, −) pairs that a
 //!   tet contributes to each of its edges, with two partial sums.
 
-use super::MIN_LEN;
 use crate::dga::Dga;
 #[cfg(doc)]
 use crate::dga::FACE_SIGN;
@@ -36,11 +37,17 @@ use rayon::prelude::*;
 /// Bit 31 of an edge id in [`Lean::pedge`]: the orientation bit.
 const ORIENT: u32 = 1 << 31;
 /// Bytes of one row of a batch in the dual pass: the vertices of one batch share their
-/// degree and are computed side by side, one per lane ([`Lean::packed`]), 8 in f32 and 4
-/// in f64 (two SSE registers per row: more lanes in f64 spill registers).
-const ROW_BYTES: usize = 32;
+/// degree and are computed side by side, one per lane ([`Lean::packed`]), 4 in f32 and 2
+/// in f64: one SSE register per row. Rows of two or four registers were slower on 2 cores
+/// (f32: 6 and 10 ms against 4.1–4.4 ms for the pass and its scatter at 1M tets).
+const ROW_BYTES: usize = 16;
 /// Free half-edge slots (rows times lanes) per parallel group of batches in the dual pass.
 const GROUP_SLOTS: usize = 4096;
+/// Items (tets, edges, half-edges) per rayon task of the other passes: each task runs a
+/// plain loop over its block, which LLVM compiles tighter than rayon's per-item
+/// closures over zipped and enumerated producers (28% faster primal and circulations in
+/// f32 on 2 cores, results/cpu/lean_f32).
+const BLOCK: usize = 1024;
 
 /// Where a parallel group of batches starts: its first batch, its first row of `y` and of
 /// the lane-interleaved blocks.
@@ -127,7 +134,7 @@ impl<T: Real> Lean<T> {
         if blocks {
             let poff = layout.packed_offsets();
             let flat = layout.pack(&ops.block, &poff, |x| x);
-            // batches of LANES vertices of equal degree, in vertex order: a vertex waits
+            // batches of `lanes` vertices of equal degree, in vertex order: a vertex waits
             // in its degree's bucket until the bucket is full; the part-full buckets close
             // the list
             let nv = ops.vptr.len() - 1;
@@ -217,36 +224,53 @@ impl<T: Real> Lean<T> {
 }
 
 /// `f -= P u` in the lean layout (with the magnetic-loss decay of the old `f` first, as
-/// [`super::primal`]).
+/// [`super::primal`]), a block of tets per task.
 pub fn primal<T: Real>(ops: &Operators<T>, lean: &Lean<T>, u: &[T], f: &mut [T]) {
-    // the two half-edges of edge e as one pair: one bounds check per gather
     let (up, _) = u.as_chunks::<2>();
-    f.par_chunks_mut(4)
-        .with_min_len(MIN_LEN / 4)
-        .zip(lean.prim.par_iter().zip(&lean.pedge))
+    f.par_chunks_mut(4 * BLOCK)
+        .zip(
+            lean.prim
+                .par_chunks(BLOCK)
+                .zip(lean.pedge.par_chunks(BLOCK)),
+        )
         .enumerate()
-        .for_each(|(n, (fr, (m, pe)))| {
-            if let Some(&a) = ops.mag.get(n) {
-                for x in fr.iter_mut() {
-                    *x *= a;
+        .for_each(|(k, (fb, (mb, pb)))| {
+            let (fb, _) = fb.as_chunks_mut::<4>();
+            if !ops.mag.is_empty() {
+                for (fr, &a) in fb.iter_mut().zip(ops.mag.get(k * BLOCK..).unwrap_or(&[])) {
+                    for x in fr.iter_mut() {
+                        *x *= a;
+                    }
                 }
             }
-            let s: [T; 6] = std::array::from_fn(|l| {
-                let [a, b] = up[(pe[l] & !ORIENT) as usize];
-                let v = a + b;
-                if pe[l] & ORIENT != 0 { v } else { -v }
-            });
-            // the outward face circulations C s (the rows of FACE_SIGN)
-            let c = [
-                s[3] - s[4] + s[5],
-                s[2] - s[1] - s[5],
-                s[0] - s[2] + s[4],
-                s[1] - s[0] - s[3],
-            ];
-            fr[0] -= m[0] * c[0] + m[1] * c[1] + m[2] * c[2] + m[3] * c[3];
-            fr[1] -= m[1] * c[0] + m[4] * c[1] + m[5] * c[2] + m[6] * c[3];
-            fr[2] -= m[2] * c[0] + m[5] * c[1] + m[7] * c[2] + m[8] * c[3];
-            fr[3] -= m[3] * c[0] + m[6] * c[1] + m[8] * c[2] + m[9] * c[3];
+            for ((fr, m), pe) in fb.iter_mut().zip(mb).zip(pb) {
+                let s: [T; 6] = std::array::from_fn(|l| {
+                    let [a, b] = up[(pe[l] & !ORIENT) as usize];
+                    let v = a + b;
+                    if pe[l] & ORIENT != 0 { v } else { -v }
+                });
+                let c = [
+                    s[3] - s[4] + s[5],
+                    s[2] - s[1] - s[5],
+                    s[0] - s[2] + s[4],
+                    s[1] - s[0] - s[3],
+                ];
+                let cols = [
+                    [m[0], m[1], m[2], m[3]],
+                    [m[1], m[4], m[5], m[6]],
+                    [m[2], m[5], m[7], m[8]],
+                    [m[3], m[6], m[8], m[9]],
+                ];
+                let mut acc: [T; 4] = std::array::from_fn(|r| cols[0][r] * c[0]);
+                for k in 1..4 {
+                    for r in 0..4 {
+                        acc[r] += cols[k][r] * c[k];
+                    }
+                }
+                for r in 0..4 {
+                    fr[r] -= acc[r];
+                }
+            }
         });
 }
 
@@ -257,11 +281,11 @@ pub fn circulations<T: Real>(ops: &Operators<T>, lean: &Lean<T>, f: &[T], c: &mu
     if !lean.pairs {
         return super::circulations(ops, f, c);
     }
-    c.par_iter_mut()
-        .with_min_len(MIN_LEN)
-        .enumerate()
-        .for_each(|(e, ce)| {
-            let list = &ops.circ[ops.circ_ptr[e] as usize..ops.circ_ptr[e + 1] as usize];
+    c.par_chunks_mut(BLOCK).enumerate().for_each(|(k, cb)| {
+        let e0 = k * BLOCK;
+        let ptr = &ops.circ_ptr[e0..e0 + cb.len() + 1];
+        for (ce, p) in cb.iter_mut().zip(ptr.windows(2)) {
+            let list = &ops.circ[p[0] as usize..p[1] as usize];
             let (q, r) = list.as_chunks::<4>();
             let at = |x: u32| f[(x >> 1) as usize];
             let (mut a0, mut a1) = (T::zero(), T::zero());
@@ -273,24 +297,26 @@ pub fn circulations<T: Real>(ops: &Operators<T>, lean: &Lean<T>, f: &[T], c: &mu
                 a0 += at(*p) - at(*m);
             }
             *ce = a0 + a1;
-        });
+        }
+    });
 }
 
 /// `u += B c` in the lean layout: the batched vertex pass into `y` ([`Lean::scratch`]),
 /// then `u_h += y[slot_h]`. `lean` must have been built with its blocks.
 pub fn vertex_blocks<T: Real>(lean: &Lean<T>, c: &[T], y: &mut [T], u: &mut [T]) {
     match lean.lanes {
-        8 => batches::<T, 8>(lean, c, y),
         4 => batches::<T, 4>(lean, c, y),
+        2 => batches::<T, 2>(lean, c, y),
         l => unreachable!("{l} lanes"),
     }
     let y: &[T] = y;
-    u.par_iter_mut()
-        .with_min_len(MIN_LEN)
-        .zip(lean.slot.par_iter())
-        .for_each(|(uh, &s)| {
-            if s != u32::MAX {
-                *uh += y[s as usize];
+    u.par_chunks_mut(BLOCK)
+        .zip(lean.slot.par_chunks(BLOCK))
+        .for_each(|(ub, sb)| {
+            for (uh, &s) in ub.iter_mut().zip(sb) {
+                if s != u32::MAX {
+                    *uh += y[s as usize];
+                }
             }
         });
 }
@@ -319,22 +345,70 @@ fn batches<T: Real, const L: usize>(lean: &Lean<T>, c: &[T], y: &mut [T]) {
             cv.extend(edges.iter().map(|e| e.map(|e| c[e as usize])));
             let bv = &packed[p..p + d * (d + 1) / 2];
             // column i holds B[j][i] for j <= i: row i's left part (a dot product) and, by
-            // symmetry, column i's entries for the rows above it (an axpy); row i is first
-            // written at its own column (the columns before it do not reach it)
-            for i in 0..d {
+            // symmetry, column i's entries for the rows above it (an axpy). Each dot product
+            // has two partial sums, entry j into sum j mod 2 (the diagonal first into sum
+            // 0): the sums of the one-vertex-at-a-time pass, bit for bit. Two columns at a
+            // time: four independent sums, and one read and write of each row above for
+            // both axpys. Row i is first written at its own column (the columns before it
+            // do not reach it), then the later columns add to it in order.
+            let mut i = 0;
+            while i + 1 < d {
+                let o = i * (i + 1) / 2;
+                let (c0, c1) = (&bv[o..o + i + 1], &bv[o + i + 1..o + 2 * i + 3]);
+                let (x0, x1) = (cv[i], cv[i + 1]);
+                let (mut a0, mut a1) = (mul(&c0[i], &x0), [T::zero(); L]);
+                let (mut b0, mut b1) = (mul(&c1[i + 1], &x1), [T::zero(); L]);
+                let (p0, _) = c0[..i].as_chunks::<2>();
+                let (p1, _) = c1[..i].as_chunks::<2>();
+                let (pc, _) = cv[..i].as_chunks::<2>();
+                let (po, _) = out[..i].as_chunks_mut::<2>();
+                for (((e0, e1), ec), eo) in p0.iter().zip(p1).zip(pc).zip(po.iter_mut()) {
+                    madd(&mut a0, &e0[0], &ec[0]);
+                    madd(&mut a1, &e0[1], &ec[1]);
+                    madd(&mut b0, &e1[0], &ec[0]);
+                    madd(&mut b1, &e1[1], &ec[1]);
+                    madd(&mut eo[0], &e0[0], &x0);
+                    madd(&mut eo[0], &e1[0], &x1);
+                    madd(&mut eo[1], &e0[1], &x0);
+                    madd(&mut eo[1], &e1[1], &x1);
+                }
+                if i % 2 == 1 {
+                    // the last row above, an even j: into the sums 0
+                    let j = i - 1;
+                    madd(&mut a0, &c0[j], &cv[j]);
+                    madd(&mut b0, &c1[j], &cv[j]);
+                    madd(&mut out[j], &c0[j], &x0);
+                    madd(&mut out[j], &c1[j], &x1);
+                    // the entry (i, i + 1) belongs to both rows; j = i is odd
+                    madd(&mut b1, &c1[i], &x0);
+                } else {
+                    madd(&mut b0, &c1[i], &x0);
+                }
+                out[i] = add(&a0, &a1);
+                madd(&mut out[i], &c1[i], &x1);
+                out[i + 1] = add(&b0, &b1);
+                i += 2;
+            }
+            if i < d {
                 let col = &bv[i * (i + 1) / 2..i * (i + 1) / 2 + i + 1];
                 let ci = cv[i];
-                let mut acc = mul(&col[i], &ci);
-                for ((b, cj), o) in col[..i].iter().zip(&cv[..i]).zip(out[..i].iter_mut()) {
-                    madd(&mut acc, b, cj);
-                    madd(o, b, &ci);
+                let mut a = [mul(&col[i], &ci), [T::zero(); L]];
+                for j in 0..i {
+                    madd(&mut a[j % 2], &col[j], &cv[j]);
+                    madd(&mut out[j], &col[j], &ci);
                 }
-                out[i] = acc;
+                out[i] = add(&a[0], &a[1]);
             }
             r += d;
             p += d * (d + 1) / 2;
         }
     });
+}
+
+/// `a + b`, lane by lane.
+#[inline(always)]
+fn add<T: Real, const L: usize>(a: &[T; L], b: &[T; L]) -> [T; L] {
+    std::array::from_fn(|l| a[l] + b[l])
 }
 
 /// `a ⊙ b`, lane by lane.
