@@ -14,9 +14,10 @@
 //! - vertex_block: `s Σd² + 12·2E + 4 (V + 1) + 4 n_free + E s + 2·2E s`; packed blocks
 //!   store `Σ d(d+1)/2` values in place of `Σd²`;
 //! - vertex_block_lean (the CPU's vertex-major pass and its scatter,
-//!   [`crate::backend::cpu::lean`]): `4 (V + 1) + 8 (V + 1) + s Σ d(d+1)/2 + 4 n_free + E s
-//!   + n_free s` (pointers, packed offsets, blocks, slots, c once, y written), then
-//!   `4·2E + n_free s + 2·2E s` (slot table, y read, U read and written);
+//!   [`crate::backend::cpu::lean`]): `s (V + 1) / 4 + s Σ d(d+1)/2 + 4 n_free + E s +
+//!   n_free s` (one degree word per batch of `16 / s` vertices, blocks, circulation
+//!   indices, c once, y written), then `4·2E + n_free s + 2·2E s` (slot table, y read, U
+//!   read and written);
 //! - CSR: `4 (2E + 1) + nnz (4 + s) + 4T s + 2·2E s`;
 //! - losses ([`loss_bytes`]): per loss-step row `20 + s` and `4 + 2s`, per entry of its
 //!   `B̂` row `4 + 2s`; per σ* tet `4 + 9s` (device kernel `mag_loss`);
@@ -83,7 +84,7 @@ pub fn kernel_bytes(c: &DgaCounts, s: usize, csr_nnz: u64) -> KernelBytes {
         circulation_list: 4.0 * (e + 1.0) + 4.0 * c.circ as f64 + 4.0 * t * s + e * s,
         vertex_block: s * c.block as f64 + block_rest,
         vertex_block_sym: s * c.packed as f64 + block_rest,
-        vertex_block_lean: 12.0 * (v + 1.0)
+        vertex_block_lean: s * (v + 1.0) / 4.0
             + s * c.packed as f64
             + 4.0 * nfree
             + e * s

@@ -92,9 +92,9 @@ fn kernels_agree<T: Real>(d: &Dga, seed: u64) -> f64 {
     let ec = rel(&cb, &ca);
     assert!(ca.iter().any(|x| x.f64() != 0.0));
     let (mut ua, mut ub) = (u.clone(), u.clone());
-    let mut y = vec![T::zero(); ops.vh.len()];
+    let mut y = lean.scratch();
     cpu::vertex_blocks(&ops, &ca, &mut ua);
-    lean::vertex_blocks(&ops, &lean, &ca, &mut y, &mut ub);
+    lean::vertex_blocks(&lean, &ca, &mut y, &mut ub);
     // compare the increments, not the sums with the random start
     let inc = |x: &[T]| {
         x.iter()

@@ -1032,7 +1032,7 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
     );
     // the lean layouts (the stepper's default, dgatd::backend::cpu::lean)
     if let Ok(l) = cpu::Lean::new(dga, &ops, true) {
-        let mut y = vec![T::zero(); ops.vh.len()];
+        let mut y = l.scratch();
         push(
             "primal",
             "tet_lean",
@@ -1044,7 +1044,7 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
             "lean",
             time_wall(w, n, || {
                 lean::circulations(&ops, &l, &f, &mut c);
-                lean::vertex_blocks(&ops, &l, &c, &mut y, &mut uo)
+                lean::vertex_blocks(&l, &c, &mut y, &mut uo)
             }),
             by.circulation_list + by.vertex_block_lean,
         );
@@ -1054,7 +1054,7 @@ fn cpu_rows<T: Real>(dga: &Dga, cfg: &BenchConfig, base: &Row, copy_gbs: f64) ->
             time_wall(w, n, || {
                 lean::primal(&ops, &l, &uo, &mut f);
                 lean::circulations(&ops, &l, &f, &mut c);
-                lean::vertex_blocks(&ops, &l, &c, &mut y, &mut uo)
+                lean::vertex_blocks(&l, &c, &mut y, &mut uo)
             }),
             by.primal_sym + by.circulation_list + by.vertex_block_lean,
         );

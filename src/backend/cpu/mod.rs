@@ -235,9 +235,9 @@ pub enum CpuKernels {
 /// packed blocks and one scratch value per free half-edge with the factored dual, neither
 /// with the CSR dual (which reads its matrix).
 fn lean_of<T: Real>(dga: &Dga, ops: &Operators<T>, dual: DualForm) -> Result<(Lean<T>, Vec<T>)> {
-    let factored = dual == DualForm::Factored;
-    let y = vec![T::zero(); if factored { ops.vh.len() } else { 0 }];
-    Ok((Lean::new(dga, ops, factored)?, y))
+    let lean = Lean::new(dga, ops, dual == DualForm::Factored)?;
+    let y = lean.scratch();
+    Ok((lean, y))
 }
 
 /// The CPU stepper.
@@ -346,7 +346,7 @@ impl<T: Real> CpuStepper<T> {
             DualForm::Factored => match &mut self.lean {
                 Some((l, y)) => {
                     lean::circulations(&self.ops, l, &self.f, &mut self.c);
-                    lean::vertex_blocks(&self.ops, l, &self.c, y, &mut self.u)
+                    lean::vertex_blocks(l, &self.c, y, &mut self.u)
                 }
                 None => {
                     circulations(&self.ops, &self.f, &mut self.c);
