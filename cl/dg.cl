@@ -124,50 +124,6 @@ __kernel void dg_update(const uint K, __global const REAL* q, __global const REA
     }
 }
 
-// The staging of the blocked updates: everything a work-group reads from global memory but
-// the operators, loaded at once and then stored into local memory. With W work-items, item
-// lid loads the values lid + r W of each contiguous run: QP of the fields and QP of the
-// residuals (6 NP values per tet each), FP of the fluxes (6 NF per tet), and GP of the tets'
-// 11 scalars (9 geometric factors, 1/eps, 1/mu; staged as nk * 9 + nk + nk values). All
-// loads come before any store: written as loops of load-then-store, each store waited for its
-// load, and a work-item made one round trip to memory after another (6 + FPER of them for the
-// fields and fluxes of `dg_update_blk`) while its work-group sat at the barrier; the
-// residuals and scalars, read after the sums, cost further round trips there. The loops have
-// constant trip counts and are unrolled, so the values stay in registers (the ptxas report
-// shows no stack). Uses the kernel's q, res, flux, geo, inv_eps, inv_mu.
-#define STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0, W, QP, FP, GP)                          \
-    do {                                                                                  \
-        __global const REAL* qg_ = q + (size_t)(k0) * 6 * NP;                             \
-        __global const REAL* rg_ = res + (size_t)(k0) * 6 * NP;                           \
-        __global const REAL* fg_ = flux + (size_t)(k0) * 6 * NF;                          \
-        for (int r = 0; r < (QP); r++) {                                                  \
-            const uint t = (lid) + r * (W);                                               \
-            vq[r] = t < (nk) * 6 * NP ? qg_[t] : 0;                                       \
-            vr[r] = t < (nk) * 6 * NP ? rg_[t] : 0;                                       \
-        }                                                                                 \
-        for (int r = 0; r < (FP); r++) {                                                  \
-            const uint t = (lid) + r * (W);                                               \
-            vf[r] = t < (nk) * 6 * NF ? fg_[t] : 0;                                       \
-        }                                                                                 \
-        for (int r = 0; r < (GP); r++) {                                                  \
-            const uint t = (lid) + r * (W);                                               \
-            vg[r] = t < 9 * (nk) ? geo[9 * (size_t)(k0) + t]                              \
-                  : t < 10 * (nk) ? inv_eps[(k0) + t - 9 * (nk)]                          \
-                  : t < 11 * (nk) ? inv_mu[(k0) + t - 10 * (nk)] : 0;                     \
-        }                                                                                 \
-    } while (0)
-// The stores of the staging that every blocked update shares: fluxes to sf, residuals to sr,
-// scalars to sg (the fields' layout is the kernel's own).
-#define STAGE_STORE_FRG(vf, vr, vg, nk, lid, W, QP, FP, GP)                               \
-    do {                                                                                  \
-        for (int r = 0; r < (FP); r++)                                                    \
-            if ((lid) + r * (W) < (nk) * 6 * NF) sf[(lid) + r * (W)] = vf[r];             \
-        for (int r = 0; r < (QP); r++)                                                    \
-            if ((lid) + r * (W) < (nk) * 6 * NP) sr[(lid) + r * (W)] = vr[r];             \
-        for (int r = 0; r < (GP); r++)                                                    \
-            if ((lid) + r * (W) < 11 * (nk)) sg[(lid) + r * (W)] = vg[r];                 \
-    } while (0)
-
 // The update of `dg_update` with KB tets per work-group (KB * NP work-items, one per node
 // of each tet; built with -D KB), in the style of the DG-on-GPU kernels of the literature:
 // the work-group's fields (6 NP values per tet) and fluxes (6 NF per tet) are contiguous in
@@ -183,9 +139,47 @@ __kernel void dg_update(const uint K, __global const REAL* q, __global const REA
 // KB * (6 * (2 NP + NF) + 11) values (fields, fluxes, residuals, scalars).
 #ifdef KB
 #define WG (KB * NP)
-// fluxes and scalars per work-item in the staging (STAGE_LOADS)
+// The staging: everything the work-group reads from global memory but the operators, loaded
+// at once and then stored into local memory. Work-item lid loads the values lid + r WG of
+// each contiguous run (WG = KB NP work-items): 6 of the fields and 6 of the residuals (6 NP
+// values per tet each), FPER of the fluxes (6 NF per tet), and GPER of the tets' 11 scalars
+// (9 geometric factors, 1/eps, 1/mu; staged as nk * 9 + nk + nk values). All loads come
+// before any store: written as loops of load-then-store, each store waited for its load, and
+// a work-item made one round trip to memory after another (6 + FPER of them for the fields
+// and fluxes) while its work-group sat at the barrier; the residuals and scalars, read after
+// the sums, cost further round trips there. The loops have constant trip counts and are
+// unrolled, so the values stay in registers (the ptxas report shows no stack).
 #define FPER ((6 * NF + NP - 1) / NP)
 #define GPER ((11 + NP - 1) / NP)
+#define STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0)                                          \
+    do {                                                                                  \
+        __global const REAL* qg_ = q + (size_t)(k0) * 6 * NP;                             \
+        __global const REAL* rg_ = res + (size_t)(k0) * 6 * NP;                           \
+        __global const REAL* fg_ = flux + (size_t)(k0) * 6 * NF;                          \
+        for (int r = 0; r < 6; r++) {                                                     \
+            const uint t = (lid) + r * WG;                                                \
+            vq[r] = t < (nk) * 6 * NP ? qg_[t] : 0;                                       \
+            vr[r] = t < (nk) * 6 * NP ? rg_[t] : 0;                                       \
+        }                                                                                 \
+        for (int r = 0; r < FPER; r++) {                                                  \
+            const uint t = (lid) + r * WG;                                                \
+            vf[r] = t < (nk) * 6 * NF ? fg_[t] : 0;                                       \
+        }                                                                                 \
+        for (int r = 0; r < GPER; r++) {                                                  \
+            const uint t = (lid) + r * WG;                                                \
+            vg[r] = t < 9 * (nk) ? geo[9 * (size_t)(k0) + t]                              \
+                  : t < 10 * (nk) ? inv_eps[(k0) + t - 9 * (nk)]                          \
+                  : t < 11 * (nk) ? inv_mu[(k0) + t - 10 * (nk)] : 0;                     \
+        }                                                                                 \
+    } while (0)
+// The stores of the staging common to both kernels: residuals to sr, scalars to sg.
+#define STAGE_STORE_RG(vr, vg, nk, lid)                                                   \
+    do {                                                                                  \
+        for (int r = 0; r < 6; r++)                                                       \
+            if ((lid) + r * WG < (nk) * 6 * NP) sr[(lid) + r * WG] = vr[r];               \
+        for (int r = 0; r < GPER; r++)                                                    \
+            if ((lid) + r * WG < 11 * (nk)) sg[(lid) + r * WG] = vg[r];                   \
+    } while (0)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     const uint K, __global const REAL* restrict q, __global const REAL* restrict flux,
     __global const REAL* restrict geo, __global const REAL* restrict dT,
@@ -201,11 +195,14 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
     __local REAL* sg = sr + KB * 6 * NP;
     {
         REAL vq[6], vr[6], vf[FPER], vg[GPER];
-        STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0, WG, 6, FPER, GPER);
+        STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0);
         #pragma unroll
         for (int r = 0; r < 6; r++)
             if (lid + r * WG < nk * 6 * NP) sq[lid + r * WG] = vq[r];
-        STAGE_STORE_FRG(vf, vr, vg, nk, lid, WG, 6, FPER, GPER);
+        #pragma unroll
+        for (int r = 0; r < FPER; r++)
+            if (lid + r * WG < nk * 6 * NF) sf[lid + r * WG] = vf[r];
+        STAGE_STORE_RG(vr, vg, nk, lid);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint e = lid / NP, i = lid - e * NP;
@@ -314,7 +311,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
     __local REAL* sg = sr + KB * 6 * NP;
     {
         REAL vq[6], vr[6], vf[FPER], vg[GPER];
-        STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0, WG, 6, FPER, GPER);
+        STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0);
         #pragma unroll
         for (int r = 0; r < 6; r++) {
             const uint t = lid + r * WG, row = t / NP, col = t - row * NP;
@@ -323,7 +320,10 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
 #if NP % 2 == 1
         if (lid < nk * 6) sq[lid * NPP + NP] = 0;
 #endif
-        STAGE_STORE_FRG(vf, vr, vg, nk, lid, WG, 6, FPER, GPER);
+        #pragma unroll
+        for (int r = 0; r < FPER; r++)
+            if (lid + r * WG < nk * 6 * NF) sf[lid + r * WG] = vf[r];
+        STAGE_STORE_RG(vr, vg, nk, lid);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint e = lid / NP, i = lid - e * NP;
@@ -424,12 +424,39 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     __local REAL* sr = sf + KBN * 6 * NF;
     __local REAL* sg = sr + KBN * 6 * NP;
     {
+        __global const REAL* qg = q + (size_t)k0 * 6 * NP;
+        __global const REAL* rg = res + (size_t)k0 * 6 * NP;
+        __global const REAL* fg = flux + (size_t)k0 * 6 * NF;
         REAL vq[QPERN], vr[QPERN], vf[FPERN], vg[GPERN];
-        STAGE_LOADS(vq, vr, vf, vg, nk, lid, k0, WGN, QPERN, FPERN, GPERN);
         #pragma unroll
-        for (int r = 0; r < QPERN; r++)
-            if (lid + r * WGN < nk * 6 * NP) sq[lid + r * WGN] = vq[r];
-        STAGE_STORE_FRG(vf, vr, vg, nk, lid, WGN, QPERN, FPERN, GPERN);
+        for (int r = 0; r < QPERN; r++) {
+            const uint t = lid + r * WGN;
+            vq[r] = t < nk * 6 * NP ? qg[t] : 0;
+            vr[r] = t < nk * 6 * NP ? rg[t] : 0;
+        }
+        #pragma unroll
+        for (int r = 0; r < FPERN; r++) {
+            const uint t = lid + r * WGN;
+            vf[r] = t < nk * 6 * NF ? fg[t] : 0;
+        }
+        #pragma unroll
+        for (int r = 0; r < GPERN; r++) {
+            const uint t = lid + r * WGN;
+            vg[r] = t < 9 * nk ? geo[9 * (size_t)k0 + t]
+                  : t < 10 * nk ? inv_eps[k0 + t - 9 * nk]
+                  : t < 11 * nk ? inv_mu[k0 + t - 10 * nk] : 0;
+        }
+        #pragma unroll
+        for (int r = 0; r < QPERN; r++) {
+            const uint t = lid + r * WGN;
+            if (t < nk * 6 * NP) { sq[t] = vq[r]; sr[t] = vr[r]; }
+        }
+        #pragma unroll
+        for (int r = 0; r < FPERN; r++)
+            if (lid + r * WGN < nk * 6 * NF) sf[lid + r * WGN] = vf[r];
+        #pragma unroll
+        for (int r = 0; r < GPERN; r++)
+            if (lid + r * WGN < 11 * nk) sg[lid + r * WGN] = vg[r];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint e = lid / TPT, t0 = lid - e * TPT;
