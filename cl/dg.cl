@@ -423,6 +423,9 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     __local REAL* sf = sq + KBN * 6 * NP;
     __local REAL* sr = sf + KBN * 6 * NF;
     __local REAL* sg = sr + KBN * 6 * NP;
+    // the staging written out, not through STAGE_LOADS: a shared form (the same loads and
+    // stores, in another order and without the unroll pragmas) made this kernel 1.23x slower
+    // at N = 3 in f64 on the H200 (results/h200/dg_kernels/tuning/9_paired/run10_shared_staging)
     {
         __global const REAL* qg = q + (size_t)k0 * 6 * NP;
         __global const REAL* rg = res + (size_t)k0 * 6 * NP;
