@@ -204,7 +204,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_blk(
             if (lid + r * WG < nk * 6 * NF) sf[lid + r * WG] = vf[r];
         STAGE_STORE_RG(vr, vg, nk, lid);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    // a global fence too: the staging read residuals that other work-items of the group
+    // write after the barrier
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const uint e = lid / NP, i = lid - e * NP;
     if (e >= nk) return;
     const uint k = k0 + e;
@@ -325,7 +327,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void dg_update_pair(
             if (lid + r * WG < nk * 6 * NF) sf[lid + r * WG] = vf[r];
         STAGE_STORE_RG(vr, vg, nk, lid);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    // a global fence too: the staging read residuals that other work-items of the group
+    // write after the barrier
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const uint e = lid / NP, i = lid - e * NP;
     if (e >= nk) return;
     const uint k = k0 + e;
@@ -461,7 +465,9 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         for (int r = 0; r < GPERN; r++)
             if (lid + r * WGN < 11 * nk) sg[lid + r * WGN] = vg[r];
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    // a global fence too: the staging read residuals that other work-items of the group
+    // write after the barrier
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const uint e = lid / TPT, t0 = lid - e * TPT;
     if (e >= nk) return;
     // the nodes' operator columns, clamped for the last work-items (whose values past NP are
