@@ -598,6 +598,180 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         }
     }
 }
+
+// `dg_update_nb` with each work-item's two nodes adjacent (`dg_update_na`, built with -D KBA
+// tets per work-group; two nodes per work-item whatever NBM is): work-item t of a tet owns
+// nodes 2t and 2t + 1, so it reads its two values of each operator row by one two-wide load,
+// from the operators transposed with rows padded to an even length (dTp[(r NP + j) NPP + i],
+// liftTp[m NPP + i], zero at i = NP for an odd NP). A warp's operator loads then name each
+// row's NPP values once, in one instruction, where dg_update_nb's two loads name the row's
+// two halves (which at an odd NP start at unaligned offsets). The staging, the field and flux
+// reads and the sums of each node, in their order, are dg_update_nb's, repeated here rather
+// than shared (see the comment there). Local buffer: KBA * (6 * (2 NP + NF) + 11) values.
+#define TPA (NPP / 2)
+#define WGA (KBA * TPA)
+#define QPERA ((6 * NP + TPA - 1) / TPA)
+#define FPERA ((6 * NF + TPA - 1) / TPA)
+#define GPERA ((11 + TPA - 1) / TPA)
+__kernel __attribute__((reqd_work_group_size(WGA, 1, 1))) void dg_update_na(
+    const uint K, __global const REAL* restrict q, __global const REAL* restrict flux,
+    __global const REAL* restrict geo, __global const REAL2* restrict dTp,
+    __global const REAL2* restrict liftTp, __global const REAL* restrict inv_eps,
+    __global const REAL* restrict inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* restrict res,
+    __global REAL* restrict q_out, __local REAL2* s2) {
+    const uint lid = get_local_id(0);
+    const uint k0 = get_group_id(0) * KBA;
+    const uint nk = min((uint)KBA, K - k0);
+    __local REAL* sq = (__local REAL*)s2;
+    __local REAL* sf = sq + KBA * 6 * NP;
+    __local REAL* sr = sf + KBA * 6 * NF;
+    __local REAL* sg = sr + KBA * 6 * NP;
+    {
+        __global const REAL* qg = q + (size_t)k0 * 6 * NP;
+        __global const REAL* rg = res + (size_t)k0 * 6 * NP;
+        __global const REAL* fg = flux + (size_t)k0 * 6 * NF;
+        REAL vq[QPERA], vr[QPERA], vf[FPERA], vg[GPERA];
+        #pragma unroll
+        for (int r = 0; r < QPERA; r++) {
+            const uint t = lid + r * WGA;
+            vq[r] = t < nk * 6 * NP ? qg[t] : 0;
+            vr[r] = t < nk * 6 * NP ? rg[t] : 0;
+        }
+        #pragma unroll
+        for (int r = 0; r < FPERA; r++) {
+            const uint t = lid + r * WGA;
+            vf[r] = t < nk * 6 * NF ? fg[t] : 0;
+        }
+        #pragma unroll
+        for (int r = 0; r < GPERA; r++) {
+            const uint t = lid + r * WGA;
+            vg[r] = t < 9 * nk ? geo[9 * (size_t)k0 + t]
+                  : t < 10 * nk ? inv_eps[k0 + t - 9 * nk]
+                  : t < 11 * nk ? inv_mu[k0 + t - 10 * nk] : 0;
+        }
+        #pragma unroll
+        for (int r = 0; r < QPERA; r++) {
+            const uint t = lid + r * WGA;
+            if (t < nk * 6 * NP) { sq[t] = vq[r]; sr[t] = vr[r]; }
+        }
+        #pragma unroll
+        for (int r = 0; r < FPERA; r++)
+            if (lid + r * WGA < nk * 6 * NF) sf[lid + r * WGA] = vf[r];
+        #pragma unroll
+        for (int r = 0; r < GPERA; r++)
+            if (lid + r * WGA < 11 * nk) sg[lid + r * WGA] = vg[r];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const uint e = lid / TPA, t0 = lid - e * TPA;
+    if (e >= nk) return;
+    const uint k = k0 + e;
+    __local const REAL* qk = sq + e * 6 * NP;
+    // d[s][r][c]: reference derivative r of component c at node 2 t0 + s
+    REAL d[2][3][6];
+    #pragma unroll
+    for (int s = 0; s < 2; s++)
+        #pragma unroll
+        for (int c = 0; c < 6; c++) { d[s][0][c] = 0; d[s][1][c] = 0; d[s][2][c] = 0; }
+#if NP % 2 == 0
+    __local const REAL2* qk2 = s2 + e * 3 * NP;
+    for (int j = 0; j < NP; j += 2) {
+        // w[r][h]: row j + h of operator r at the two nodes (.x node 2 t0, .y node 2 t0 + 1)
+        REAL2 w[3][2];
+        #pragma unroll
+        for (int h = 0; h < 2; h++)
+            #pragma unroll
+            for (int r = 0; r < 3; r++) w[r][h] = dTp[(r * NP + j + h) * TPA + t0];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL2 u = qk2[c * (NP / 2) + j / 2];
+            d[0][0][c] += w[0][0].x * u.x;
+            d[0][1][c] += w[1][0].x * u.x;
+            d[0][2][c] += w[2][0].x * u.x;
+            d[0][0][c] += w[0][1].x * u.y;
+            d[0][1][c] += w[1][1].x * u.y;
+            d[0][2][c] += w[2][1].x * u.y;
+            d[1][0][c] += w[0][0].y * u.x;
+            d[1][1][c] += w[1][0].y * u.x;
+            d[1][2][c] += w[2][0].y * u.x;
+            d[1][0][c] += w[0][1].y * u.y;
+            d[1][1][c] += w[1][1].y * u.y;
+            d[1][2][c] += w[2][1].y * u.y;
+        }
+    }
+#else
+    for (int j = 0; j < NP; j++) {
+        const REAL2 w0 = dTp[j * TPA + t0], w1 = dTp[(NP + j) * TPA + t0],
+                    w2 = dTp[(2 * NP + j) * TPA + t0];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL u = qk[c * NP + j];
+            d[0][0][c] += w0.x * u;
+            d[0][1][c] += w1.x * u;
+            d[0][2][c] += w2.x * u;
+            d[1][0][c] += w0.y * u;
+            d[1][1][c] += w1.y * u;
+            d[1][2][c] += w2.y * u;
+        }
+    }
+#endif
+    __local const REAL* G = sg + 9 * e;
+    REAL cu[2][6];
+    #pragma unroll
+    for (int s = 0; s < 2; s++) {
+        REAL p[3][6];
+        #pragma unroll
+        for (int x = 0; x < 3; x++)
+            #pragma unroll
+            for (int c = 0; c < 6; c++)
+                p[x][c] = G[3 * x] * d[s][0][c] + G[3 * x + 1] * d[s][1][c]
+                        + G[3 * x + 2] * d[s][2][c];
+        cu[s][0] = p[1][5] - p[2][4];
+        cu[s][1] = p[2][3] - p[0][5];
+        cu[s][2] = p[0][4] - p[1][3];
+        cu[s][3] = -(p[1][2] - p[2][1]);
+        cu[s][4] = -(p[2][0] - p[0][2]);
+        cu[s][5] = -(p[0][1] - p[1][0]);
+    }
+    REAL l[2][6];
+    #pragma unroll
+    for (int s = 0; s < 2; s++)
+        #pragma unroll
+        for (int c = 0; c < 6; c++) l[s][c] = 0;
+    __local const REAL2* fk2 = (__local const REAL2*)(sf + e * 6 * NF);
+    for (int m = 0; m < NF; m += 2) {
+        const REAL2 v0 = liftTp[m * TPA + t0], v1 = liftTp[(m + 1) * TPA + t0];
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const REAL2 f = fk2[(c * NF + m) / 2];
+            l[0][c] += v0.x * f.x;
+            l[0][c] += v1.x * f.y;
+            l[1][c] += v0.y * f.x;
+            l[1][c] += v1.y * f.y;
+        }
+    }
+    const REAL ie = sg[9 * nk + e], im = sg[10 * nk + e];
+    __local const REAL* rk = sr + e * 6 * NP;
+    #pragma unroll
+    for (int s = 0; s < 2; s++) {
+        const uint i = 2 * t0 + s;
+        if (i >= NP) break;
+        REAL r[6];
+        #pragma unroll
+        for (int c = 0; c < 3; c++) {
+            r[c] = ie * (cu[s][c] + l[s][c]);
+            r[3 + c] = im * (cu[s][3 + c] - l[s][3 + c]);
+        }
+        if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+        #pragma unroll
+        for (int c = 0; c < 6; c++) {
+            const size_t o = ((size_t)k * 6 + c) * NP + i;
+            const REAL rs = a * rk[c * NP + i] + dt * r[c];
+            res[o] = rs;
+            q_out[o] = qk[c * NP + i] + b * rs;
+        }
+    }
+}
 #endif
 
 // The update with the operators resident in local memory (`dg_update_lm`, built with -D KB3
