@@ -1475,7 +1475,6 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             (DgUpdate::Resident, "dg_update_lm"),
             (DgUpdate::Paired, "dg_update_pair"),
             (DgUpdate::TwoNodes, "dg_update_nb"),
-            (DgUpdate::Adjacent, "dg_update_na"),
         ] {
             g.set_update(u)?;
             g.set_state(&q0, &[])?;

@@ -922,12 +922,11 @@ fn dg_blocked_update_matches_the_node_update() {
     ) {
         let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, Some(src.clone()), vec![])
             .unwrap();
-        const KERNELS: [DgUpdate; 5] = [
+        const KERNELS: [DgUpdate; 4] = [
             DgUpdate::Blocked,
             DgUpdate::Resident,
             DgUpdate::Paired,
             DgUpdate::TwoNodes,
-            DgUpdate::Adjacent,
         ];
         let groups = KERNELS.map(|u| g.tets_per_group(u));
         // the resident kernel's work-groups walk over 2-3 chunks each

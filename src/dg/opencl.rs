@@ -34,21 +34,16 @@ pub enum DgUpdate {
     /// `dg_update_nb`: [`DgUpdate::Blocked`] with two nodes per work-item (each staged value
     /// loaded feeds both).
     TwoNodes,
-    /// `dg_update_na`: [`DgUpdate::TwoNodes`] with each work-item's two nodes adjacent, so
-    /// that one two-wide load reads both nodes' operator values (operators transposed with
-    /// rows padded to an even length).
-    Adjacent,
 }
 
 impl DgUpdate {
     /// Every form, in the order the bench rows and tests take them.
-    pub const ALL: [DgUpdate; 6] = [
+    pub const ALL: [DgUpdate; 5] = [
         DgUpdate::Node,
         DgUpdate::Blocked,
         DgUpdate::Resident,
         DgUpdate::Paired,
         DgUpdate::TwoNodes,
-        DgUpdate::Adjacent,
     ];
 
     /// The suffix of the bench variant (`N=3` for the default, `N=3+node` for the other).
@@ -59,7 +54,6 @@ impl DgUpdate {
             DgUpdate::Resident => "resident",
             DgUpdate::Paired => "paired",
             DgUpdate::TwoNodes => "two_nodes",
-            DgUpdate::Adjacent => "adjacent",
         }
     }
 }
@@ -94,15 +88,12 @@ const DG_RESIDENT_GROUPS: usize = 8;
 const DG_GROUP: usize = 256;
 
 /// The default update kernel at order `n`: the fastest measured on the H200 at 1M tets
-/// (`results/h200/dg_kernels/tuning/9_paired`, `results/h200/dg_kernels/tuning/10_adjacent`):
-/// two nodes per work-item from N = 3 on, and at N = 2 in f64, those nodes adjacent at N = 4
-/// (`na`: whether its work-groups fit); the paired loads at N = 1, and at N = 2 in f32; the
-/// blocked kernel where those do not fit (`pair` / `nb`: whether their work-groups fit), else
-/// the node kernel.
-fn default_update(n: usize, f64: bool, pair: bool, nb: bool, na: bool) -> DgUpdate {
+/// (`results/h200/dg_kernels/tuning/9_paired`): two nodes per work-item from N = 3 on, and
+/// at N = 2 in f64; the paired loads at N = 1, and at N = 2 in f32; the blocked kernel where
+/// those do not fit (`pair` / `nb`: whether their work-groups fit), else the node kernel.
+fn default_update(n: usize, f64: bool, pair: bool, nb: bool) -> DgUpdate {
     let two_nodes = n >= 3 || (n == 2 && f64);
     match (two_nodes, pair, nb) {
-        _ if two_nodes && n == 4 && na => DgUpdate::Adjacent,
         (true, _, true) => DgUpdate::TwoNodes,
         (_, true, _) if n <= 2 => DgUpdate::Paired,
         (_, true, _) => DgUpdate::Blocked,
@@ -168,12 +159,6 @@ pub struct DgClStepper<T: Real> {
     /// `dg_update_nb` and its tets per work-group; its nodes per work-item.
     k_nb: Option<(Kernel, usize)>,
     nbm: usize,
-    /// `dg_update_na` and its tets per work-group.
-    k_na: Option<(Kernel, usize)>,
-    /// `Dr`, `Ds`, `Dt` and `LIFT` transposed with rows padded to an even length, for
-    /// `dg_update_na`.
-    d_tp: Buffer<T>,
-    lift_tp: Buffer<T>,
     /// `Dr`, `Ds`, `Dt` and `LIFT` transposed in pairs of columns, for `dg_update_pair`.
     d_t2: Buffer<T>,
     lift_t2: Buffer<T>,
@@ -235,8 +220,6 @@ impl<T: Real> DgClStepper<T> {
             0,
             stage_bytes().max(per_tet),
         );
-        // `dg_update_na`: the same staging, ceil(np / 2) work-items per tet
-        let kna = tets_per_group(&dev, np.div_ceil(2), per_tet, 0, stage_bytes().max(per_tet));
         // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
         // local memory, and the fields of a chunk of tets
         let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
@@ -248,7 +231,7 @@ impl<T: Real> DgClStepper<T> {
             tets_per_group(&dev, np, per_tet, fixed, DG_RESIDENT_BYTES)
         };
         let opts = format!(
-            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm} -D KBA={}{}",
+            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm}{}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
@@ -258,7 +241,6 @@ impl<T: Real> DgClStepper<T> {
             kb.max(1),
             kb3.max(1),
             kbn.max(1),
-            kna.max(1),
             if lift_local { " -D LIFT_LOCAL=1" } else { "" }
         );
         let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
@@ -304,18 +286,6 @@ impl<T: Real> DgClStepper<T> {
                 .collect()
         };
         let d_t2 = paired(&[&op.re.dr, &op.re.ds, &op.re.dt]);
-        // transposed, rows padded to an even length: [(r * ncols + j) * npp + i] = M_r[i][j],
-        // zero at i = nrows (odd)
-        let padded = |ms: &[&nalgebra::DMatrix<f64>]| -> Vec<T> {
-            let nr = ms[0].nrows();
-            ms.iter()
-                .flat_map(|m| {
-                    (0..m.ncols()).flat_map(move |j| {
-                        (0..nr + nr % 2).map(move |i| T::of(if i < nr { m[(i, j)] } else { 0.0 }))
-                    })
-                })
-                .collect()
-        };
         let lift_t2 = paired(&[&op.re.lift]);
         let fmask: Vec<u32> = op.re.fmask.iter().flatten().map(|&i| i as u32).collect();
         let geo: Vec<T> = op.geo.iter().flatten().map(|&x| T::of(x)).collect();
@@ -372,16 +342,6 @@ impl<T: Real> DgClStepper<T> {
             } else {
                 None
             },
-            k_na: if kna > 0 {
-                Some((kernel("dg_update_na")?, kna))
-            } else {
-                None
-            },
-            d_tp: dev.upload(
-                &padded(&[&op.re.dr, &op.re.ds, &op.re.dt]),
-                "Dr, Ds, Dt transposed, rows padded",
-            )?,
-            lift_tp: dev.upload(&padded(&[&op.re.lift]), "LIFT transposed, rows padded")?,
             d_t2: dev.upload(&d_t2, "Dr, Ds, Dt in pairs of columns")?,
             lift_t2: dev.upload(&lift_t2, "LIFT in pairs of columns")?,
             k_lm: if kb3 > 0 {
@@ -393,7 +353,7 @@ impl<T: Real> DgClStepper<T> {
             lift_local,
             d_t: dev.upload(&d_t, "Dr, Ds, Dt transposed")?,
             lift_t: dev.upload(&col_major(&op.re.lift), "LIFT transposed")?,
-            update: default_update(op.re.n, T::NAME == "f64", kb > 0, kbn > 0, kna > 0),
+            update: default_update(op.re.n, T::NAME == "f64", kb > 0, kbn > 0),
             k_probe: kernel("dg_probe")?,
             _program: program,
             dev,
@@ -478,17 +438,6 @@ impl<T: Real> DgClStepper<T> {
                     vec![kb * (6 * (2 * np + nf) + 11) * real],
                 )
             }
-            (DgUpdate::Adjacent, _, _) if self.k_na.is_some() => {
-                let (kern, kb) = self.k_na.as_ref().unwrap();
-                let tpt = np.div_ceil(2);
-                (
-                    kern,
-                    k.div_ceil(*kb) * kb * tpt,
-                    kb * tpt,
-                    vec![&self.d_tp, &self.lift_tp],
-                    vec![kb * (6 * (2 * np + nf) + 11) * real],
-                )
-            }
             (DgUpdate::Paired, Some((_, kb)), _) if pair.is_some() => (
                 pair.unwrap(),
                 k.div_ceil(*kb) * kb * np,
@@ -570,7 +519,6 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Resident => self.k_lm.is_some(),
             DgUpdate::Paired => self.k_pair.is_some(),
             DgUpdate::TwoNodes => self.k_nb.is_some(),
-            DgUpdate::Adjacent => self.k_na.is_some(),
         };
         if !fits {
             return Err(Error::config(
@@ -594,7 +542,6 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Blocked => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Resident => self.k_lm.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::TwoNodes => self.k_nb.as_ref().map(|b| b.1).unwrap_or(0),
-            DgUpdate::Adjacent => self.k_na.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Paired => match self.k_pair {
                 Some(_) => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
                 None => 0,
@@ -739,15 +686,14 @@ mod tests {
         use DgUpdate::*;
         let by = |f64| {
             (1..=5)
-                .map(|n| default_update(n, f64, true, true, true))
+                .map(|n| default_update(n, f64, true, true))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(by(true), [Paired, TwoNodes, TwoNodes, Adjacent, TwoNodes]);
-        assert_eq!(by(false), [Paired, Paired, TwoNodes, Adjacent, TwoNodes]);
-        assert_eq!(default_update(4, true, true, true, false), TwoNodes);
-        assert_eq!(default_update(4, true, true, false, false), Blocked);
+        assert_eq!(by(true), [Paired, TwoNodes, TwoNodes, TwoNodes, TwoNodes]);
+        assert_eq!(by(false), [Paired, Paired, TwoNodes, TwoNodes, TwoNodes]);
+        assert_eq!(default_update(4, true, true, false), Blocked);
         // N = 1 prefers the paired kernel; without it, the node kernel (not two nodes)
-        assert_eq!(default_update(1, true, false, true, true), Node);
-        assert_eq!(default_update(4, true, false, false, false), Node);
+        assert_eq!(default_update(1, true, false, true), Node);
+        assert_eq!(default_update(4, true, false, false), Node);
     }
 }
