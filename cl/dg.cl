@@ -438,13 +438,22 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         #pragma unroll
         for (int r = 0; r < QPERN; r++) {
             const uint t = lid + r * WGN;
+#ifdef NB_DIAG_NOLOAD
+            // tuning diagnostic: no global reads in the staging (the sums alone)
+            vq[r] = (REAL)t; vr[r] = (REAL)lid;
+#else
             vq[r] = t < nk * 6 * NP ? qg[t] : 0;
             vr[r] = t < nk * 6 * NP ? rg[t] : 0;
+#endif
         }
         #pragma unroll
         for (int r = 0; r < FPERN; r++) {
             const uint t = lid + r * WGN;
+#ifdef NB_DIAG_NOLOAD
+            vf[r] = (REAL)t;
+#else
             vf[r] = t < nk * 6 * NF ? fg[t] : 0;
+#endif
         }
         #pragma unroll
         for (int r = 0; r < GPERN; r++) {
@@ -513,7 +522,18 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
     // an odd NP (N = 4): one node j at a time. Pairs of nodes over rows padded to an even
     // length made the kernel 1.3x slower at N = 4 on the H200 (143 registers instead of 128;
     // results/h200/dg_kernels/tuning/9_paired/run6_nb_pairs).
+#ifdef NB_DIAG_NOSUM
+    // tuning diagnostic: no sums (the memory traffic alone)
+    for (int j = 0; j < 0; j++) {
+#elif NB_UNROLL_J == 5
+    #pragma unroll 5
     for (int j = 0; j < NP; j++) {
+#elif NB_UNROLL_J == 7
+    #pragma unroll 7
+    for (int j = 0; j < NP; j++) {
+#else
+    for (int j = 0; j < NP; j++) {
+#endif
         REAL w[NBM][3];
         #pragma unroll
         for (int s = 0; s < NBM; s++) {
@@ -559,7 +579,11 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
         for (int c = 0; c < 6; c++) l[s][c] = 0;
     __local const REAL2* fk2 = (__local const REAL2*)(sf + e * 6 * NF);
     // pairs of face points m (NF is even), as in dg_update_blk
+#ifdef NB_DIAG_NOSUM
+    for (int m = 0; m < 0; m += 2) {
+#else
     for (int m = 0; m < NF; m += 2) {
+#endif
         REAL w0[NBM], w1[NBM];
         #pragma unroll
         for (int s = 0; s < NBM; s++) {
@@ -596,6 +620,215 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
             res[o] = rs;
             q_out[o] = qk[c * NP + i] + b * rs;
         }
+    }
+}
+#endif
+
+// The update of `dg_update_nb` (two nodes per work-item, the same sums in the same order)
+// with the staging of one chunk of tets overlapped with the sums of the previous one
+// (`dg_update_pipe`, built with -D KBP tets per chunk, -D PWI producer work-items, -D PB
+// values each of them loads before it stores). In `dg_update_nb` a work-group first reads
+// all it needs from global memory and then sums, so the multiply-adds and the memory
+// traffic each take about as long and add up (results/h200/dg_kernels/tuning/9_paired,
+// "not reached"). Here the work-groups are persistent: group g walks over the chunks
+// g, g + G, ... (G groups); its first PWI work-items (the producers, a whole warp or
+// wavefront where PWI is a multiple of its width) stage the fields, fluxes and scalars of the
+// next chunk into one of two local buffers while the other KBP ceil(NP / 2) work-items sum
+// the current chunk from the other buffer; one barrier per chunk hands the buffers over.
+// The residuals are read from global memory by the work-item that updates them (double
+// buffers of them too would not fit the 48 KiB of local memory NVIDIA's OpenCL grants a
+// work-group). Local buffer: 2 SBUF values, SBUF = KBP (6 NP + 6 NF + 11) rounded up to even.
+#ifdef KBP
+#ifndef PWI
+#define PWI 32
+#endif
+#ifndef PB
+#define PB 32
+#endif
+#define TPP ((NP + 1) / 2)
+#define WGP (PWI + KBP * TPP)
+#define SBUF0 (KBP * (6 * NP + 6 * NF + 11))
+#define SBUF (SBUF0 + (SBUF0 & 1))
+// The producers' staging of chunk cc into the buffer sb: PB values per work-item at a time,
+// all loads of a batch before its stores. A buffer holds the fields (KBP 6 NP values), the
+// fluxes (KBP 6 NF), then the scalars of the chunk's nk tets (9 nk geometric factors, nk
+// 1/eps, nk 1/mu), as in dg_update_nb.
+void pipe_stage(const uint cc, const uint K, const uint lid, __global const REAL* restrict q,
+                __global const REAL* restrict flux, __global const REAL* restrict geo,
+                __global const REAL* restrict inv_eps, __global const REAL* restrict inv_mu,
+                __local REAL* sb) {
+    const uint k0 = cc * KBP, nk = min((uint)KBP, K - k0);
+    const uint nq = nk * 6 * NP, nf = nq + nk * 6 * NF, ngeo = nf + 9 * nk;
+    const uint ne = ngeo + nk, na = ne + nk;
+    for (uint base = 0; base < na; base += PWI * PB) {
+        REAL v[PB];
+        #pragma unroll
+        for (int r = 0; r < PB; r++) {
+            const uint t = base + r * PWI + lid;
+            v[r] = t < nq ? q[(size_t)k0 * 6 * NP + t]
+                 : t < nf ? flux[(size_t)k0 * 6 * NF + t - nq]
+                 : t < ngeo ? geo[9 * (size_t)k0 + t - nf]
+                 : t < ne ? inv_eps[k0 + t - ngeo]
+                 : t < na ? inv_mu[k0 + t - ne] : 0;
+        }
+        #pragma unroll
+        for (int r = 0; r < PB; r++) {
+            const uint t = base + r * PWI + lid;
+            const uint d = t < nq ? t
+                         : t < nf ? KBP * 6 * NP + t - nq
+                         : KBP * 6 * (NP + NF) + t - nf;
+            if (t < na) sb[d] = v[r];
+        }
+    }
+}
+__kernel __attribute__((reqd_work_group_size(WGP, 1, 1))) void dg_update_pipe(
+    const uint K, __global const REAL* restrict q, __global const REAL* restrict flux,
+    __global const REAL* restrict geo, __global const REAL* restrict dT,
+    __global const REAL* restrict liftT, __global const REAL* restrict inv_eps,
+    __global const REAL* restrict inv_mu, const uint src_tet, const REAL sx, const REAL sy,
+    const REAL sz, const REAL a, const REAL b, const REAL dt, __global REAL* restrict res,
+    __global REAL* restrict q_out, __local REAL2* s2) {
+    const uint lid = get_local_id(0);
+    const uint ng = get_num_groups(0);
+    const uint nch = (K + KBP - 1) / KBP;
+    uint ch = get_group_id(0);
+#ifndef PIPE_DIAG_NOLOAD
+    if (lid < PWI && ch < nch) pipe_stage(ch, K, lid, q, flux, geo, inv_eps, inv_mu, (__local REAL*)s2);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint n = 0; ch < nch; n++, ch += ng) {
+        __local REAL* sq = (__local REAL*)s2 + (n & 1) * SBUF;
+        if (lid < PWI) {
+#ifndef PIPE_DIAG_NOLOAD
+            if (ch + ng < nch) pipe_stage(ch + ng, K, lid, q, flux, geo, inv_eps, inv_mu,
+                           (__local REAL*)s2 + ((n + 1) & 1) * SBUF);
+#endif
+        } else {
+            const uint k0 = ch * KBP, nk = min((uint)KBP, K - k0);
+            const uint cl = lid - PWI, e = cl / TPP, t0 = cl - e * TPP;
+            if (e < nk) {
+                __local REAL* sf = sq + KBP * 6 * NP;
+                __local REAL* sg = sf + KBP * 6 * NF;
+                const uint ic[2] = {t0, min(t0 + TPP, (uint)(NP - 1))};
+                const uint k = k0 + e;
+                __local const REAL* qk = sq + e * 6 * NP;
+                REAL d[2][3][6];
+                #pragma unroll
+                for (int s = 0; s < 2; s++)
+                    #pragma unroll
+                    for (int c = 0; c < 6; c++) { d[s][0][c] = 0; d[s][1][c] = 0; d[s][2][c] = 0; }
+#if NP % 2 == 0
+                __local const REAL2* qk2 = (__local const REAL2*)qk;
+                for (int j = 0; j < NP; j += 2) {
+                    REAL w[2][3][2];
+                    #pragma unroll
+                    for (int s = 0; s < 2; s++)
+                        #pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            w[s][0][h] = dT[(j + h) * NP + ic[s]];
+                            w[s][1][h] = dT[(NP + j + h) * NP + ic[s]];
+                            w[s][2][h] = dT[(2 * NP + j + h) * NP + ic[s]];
+                        }
+                    #pragma unroll
+                    for (int c = 0; c < 6; c++) {
+                        const REAL2 u = qk2[c * (NP / 2) + j / 2];
+                        #pragma unroll
+                        for (int s = 0; s < 2; s++) {
+                            d[s][0][c] += w[s][0][0] * u.x;
+                            d[s][1][c] += w[s][1][0] * u.x;
+                            d[s][2][c] += w[s][2][0] * u.x;
+                            d[s][0][c] += w[s][0][1] * u.y;
+                            d[s][1][c] += w[s][1][1] * u.y;
+                            d[s][2][c] += w[s][2][1] * u.y;
+                        }
+                    }
+                }
+#else
+                for (int j = 0; j < NP; j++) {
+                    REAL w[2][3];
+                    #pragma unroll
+                    for (int s = 0; s < 2; s++) {
+                        w[s][0] = dT[j * NP + ic[s]];
+                        w[s][1] = dT[(NP + j) * NP + ic[s]];
+                        w[s][2] = dT[(2 * NP + j) * NP + ic[s]];
+                    }
+                    #pragma unroll
+                    for (int c = 0; c < 6; c++) {
+                        const REAL u = qk[c * NP + j];
+                        #pragma unroll
+                        for (int s = 0; s < 2; s++) {
+                            d[s][0][c] += w[s][0] * u;
+                            d[s][1][c] += w[s][1] * u;
+                            d[s][2][c] += w[s][2] * u;
+                        }
+                    }
+                }
+#endif
+                __local const REAL* G = sg + 9 * e;
+                REAL cu[2][6];
+                #pragma unroll
+                for (int s = 0; s < 2; s++) {
+                    REAL p[3][6];
+                    #pragma unroll
+                    for (int x = 0; x < 3; x++)
+                        #pragma unroll
+                        for (int c = 0; c < 6; c++)
+                            p[x][c] = G[3 * x] * d[s][0][c] + G[3 * x + 1] * d[s][1][c]
+                                    + G[3 * x + 2] * d[s][2][c];
+                    cu[s][0] = p[1][5] - p[2][4];
+                    cu[s][1] = p[2][3] - p[0][5];
+                    cu[s][2] = p[0][4] - p[1][3];
+                    cu[s][3] = -(p[1][2] - p[2][1]);
+                    cu[s][4] = -(p[2][0] - p[0][2]);
+                    cu[s][5] = -(p[0][1] - p[1][0]);
+                }
+                REAL l[2][6];
+                #pragma unroll
+                for (int s = 0; s < 2; s++)
+                    #pragma unroll
+                    for (int c = 0; c < 6; c++) l[s][c] = 0;
+                __local const REAL2* fk2 = (__local const REAL2*)(sf + e * 6 * NF);
+                for (int m = 0; m < NF; m += 2) {
+                    REAL w0[2], w1[2];
+                    #pragma unroll
+                    for (int s = 0; s < 2; s++) {
+                        w0[s] = liftT[m * NP + ic[s]];
+                        w1[s] = liftT[(m + 1) * NP + ic[s]];
+                    }
+                    #pragma unroll
+                    for (int c = 0; c < 6; c++) {
+                        const REAL2 f = fk2[(c * NF + m) / 2];
+                        #pragma unroll
+                        for (int s = 0; s < 2; s++) {
+                            l[s][c] += w0[s] * f.x;
+                            l[s][c] += w1[s] * f.y;
+                        }
+                    }
+                }
+                const REAL ie = sg[9 * nk + e], im = sg[10 * nk + e];
+                #pragma unroll
+                for (int s = 0; s < 2; s++) {
+                    const uint i = t0 + s * TPP;
+                    if (i < NP) {
+                        REAL r[6];
+                        #pragma unroll
+                        for (int c = 0; c < 3; c++) {
+                            r[c] = ie * (cu[s][c] + l[s][c]);
+                            r[3 + c] = im * (cu[s][3 + c] - l[s][3 + c]);
+                        }
+                        if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+                        #pragma unroll
+                        for (int c = 0; c < 6; c++) {
+                            const size_t o = ((size_t)k * 6 + c) * NP + i;
+                            const REAL rs = a * res[o] + dt * r[c];
+                            res[o] = rs;
+                            q_out[o] = qk[c * NP + i] + b * rs;
+                        }
+                    }
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 #endif

@@ -1473,7 +1473,8 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         let mut sc = vec![];
         c.advance(0, steps, &mut sc)?;
         let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), dt, Some(src), probes)?;
-        // the resident update's work-groups walk over more than one chunk of tets
+        // the resident and pipelined updates' work-groups walk over more than one chunk of
+        // tets
         g.set_resident_groups(2);
         for (u, kernel) in [
             (DgUpdate::Node, "dg_update"),
@@ -1481,6 +1482,7 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             (DgUpdate::Resident, "dg_update_lm"),
             (DgUpdate::Paired, "dg_update_pair"),
             (DgUpdate::TwoNodes, "dg_update_nb"),
+            (DgUpdate::Pipelined, "dg_update_pipe"),
         ] {
             g.set_update(u)?;
             g.set_state(&q0, &[])?;

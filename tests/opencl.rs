@@ -922,15 +922,16 @@ fn dg_blocked_update_matches_the_node_update() {
     ) {
         let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, Some(src.clone()), vec![])
             .unwrap();
-        const KERNELS: [DgUpdate; 4] = [
+        const KERNELS: [DgUpdate; 5] = [
             DgUpdate::Blocked,
             DgUpdate::Resident,
             DgUpdate::Paired,
             DgUpdate::TwoNodes,
+            DgUpdate::Pipelined,
         ];
         let groups = KERNELS.map(|u| g.tets_per_group(u));
-        // the resident kernel's work-groups walk over 2-3 chunks each
-        g.set_resident_groups(5);
+        // the resident and pipelined kernels' work-groups walk over several chunks each
+        g.set_resident_groups(2);
         let mut run = |u: DgUpdate| {
             g.set_update(u).unwrap();
             g.set_state(q0, &[]).unwrap();

@@ -34,16 +34,22 @@ pub enum DgUpdate {
     /// `dg_update_nb`: [`DgUpdate::Blocked`] with two nodes per work-item (each staged value
     /// loaded feeds both).
     TwoNodes,
+    /// `dg_update_pipe`: [`DgUpdate::TwoNodes`]'s sums in persistent work-groups whose
+    /// first work-items (the producers) stage the next chunk of tets into a second local
+    /// buffer while the others sum the current one, so that the memory traffic overlaps the
+    /// multiply-adds.
+    Pipelined,
 }
 
 impl DgUpdate {
     /// Every form, in the order the bench rows and tests take them.
-    pub const ALL: [DgUpdate; 5] = [
+    pub const ALL: [DgUpdate; 6] = [
         DgUpdate::Node,
         DgUpdate::Blocked,
         DgUpdate::Resident,
         DgUpdate::Paired,
         DgUpdate::TwoNodes,
+        DgUpdate::Pipelined,
     ];
 
     /// The suffix of the bench variant (`N=3` for the default, `N=3+node` for the other).
@@ -54,6 +60,7 @@ impl DgUpdate {
             DgUpdate::Resident => "resident",
             DgUpdate::Paired => "paired",
             DgUpdate::TwoNodes => "two_nodes",
+            DgUpdate::Pipelined => "pipelined",
         }
     }
 }
@@ -80,6 +87,25 @@ fn stage_bytes() -> usize {
         .and_then(|v| v.parse::<usize>().ok())
         .unwrap_or(DG_STAGE_BYTES)
 }
+/// Producer work-items of `dg_update_pipe` (a warp on NVIDIA; `DGATD_DG_PIPE_PRODUCERS`
+/// for tuning).
+const DG_PIPE_PRODUCERS: usize = 32;
+/// Values each producer of `dg_update_pipe` loads before it stores them
+/// (`DGATD_DG_PIPE_BATCH` for tuning).
+const DG_PIPE_BATCH: usize = 32;
+/// Work-groups of `dg_update_pipe` per compute unit (`DGATD_DG_PIPE_GROUPS` for tuning):
+/// more than fit at once, so that the groups that start late balance out, few enough that
+/// each walks over many chunks (its first staging is not overlapped).
+const DG_PIPE_GROUPS: usize = 16;
+
+/// A tuning override from the environment variable `name`, else `default`.
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(default)
+}
+
 /// Local memory `dg_update_lm` may use per work-group (with the operators), bytes.
 const DG_RESIDENT_BYTES: usize = 48 << 10;
 /// Work-groups of `dg_update_lm` per compute unit.
@@ -159,6 +185,11 @@ pub struct DgClStepper<T: Real> {
     /// `dg_update_nb` and its tets per work-group; its nodes per work-item.
     k_nb: Option<(Kernel, usize)>,
     nbm: usize,
+    /// `dg_update_pipe` and its tets per chunk; its producer work-items; the most
+    /// work-groups it is launched with.
+    k_pipe: Option<(Kernel, usize)>,
+    pipe_producers: usize,
+    pipe_groups: usize,
     /// `Dr`, `Ds`, `Dt` and `LIFT` transposed in pairs of columns, for `dg_update_pair`.
     d_t2: Buffer<T>,
     lift_t2: Buffer<T>,
@@ -220,6 +251,17 @@ impl<T: Real> DgClStepper<T> {
             0,
             stage_bytes().max(per_tet),
         );
+        // `dg_update_pipe`: two buffers of the fields, fluxes and scalars of a chunk (an even
+        // number of values each), beside the producers
+        let pwi = env_usize("DGATD_DG_PIPE_PRODUCERS", DG_PIPE_PRODUCERS).max(1);
+        let pb = env_usize("DGATD_DG_PIPE_BATCH", DG_PIPE_BATCH).max(1);
+        let per_pipe = 2 * (6 * (np + 4 * nfp) + 11) * real;
+        let kbp = {
+            let local = (dev.info.local_mem as usize).saturating_sub(2 * real);
+            let tpt = np.div_ceil(2);
+            let fit = (local / per_pipe).min(dev.info.max_work_group.saturating_sub(pwi) / tpt);
+            env_usize("DGATD_DG_PIPE_TETS", group_want(tpt)).min(fit)
+        };
         // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
         // local memory, and the fields of a chunk of tets
         let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
@@ -231,7 +273,8 @@ impl<T: Real> DgClStepper<T> {
             tets_per_group(&dev, np, per_tet, fixed, DG_RESIDENT_BYTES)
         };
         let opts = format!(
-            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm}{}",
+            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm}{} \
+             -D KBP={} -D PWI={pwi} -D PB={pb}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
@@ -241,7 +284,8 @@ impl<T: Real> DgClStepper<T> {
             kb.max(1),
             kb3.max(1),
             kbn.max(1),
-            if lift_local { " -D LIFT_LOCAL=1" } else { "" }
+            if lift_local { " -D LIFT_LOCAL=1" } else { "" },
+            kbp.max(1),
         );
         let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
         let kernel = |name: &str| {
@@ -342,6 +386,14 @@ impl<T: Real> DgClStepper<T> {
             } else {
                 None
             },
+            k_pipe: if kbp > 0 {
+                Some((kernel("dg_update_pipe")?, kbp))
+            } else {
+                None
+            },
+            pipe_producers: pwi,
+            pipe_groups: (dev.info.compute_units as usize).max(1)
+                * env_usize("DGATD_DG_PIPE_GROUPS", DG_PIPE_GROUPS).max(1),
             d_t2: dev.upload(&d_t2, "Dr, Ds, Dt in pairs of columns")?,
             lift_t2: dev.upload(&lift_t2, "LIFT in pairs of columns")?,
             k_lm: if kb3 > 0 {
@@ -438,6 +490,20 @@ impl<T: Real> DgClStepper<T> {
                     vec![kb * (6 * (2 * np + nf) + 11) * real],
                 )
             }
+            // one work-group per chunk of kb tets, at most pipe_groups of them walking over
+            // the chunks
+            (DgUpdate::Pipelined, _, _) if self.k_pipe.is_some() => {
+                let (kern, kb) = self.k_pipe.as_ref().unwrap();
+                let group = self.pipe_producers + kb * np.div_ceil(2);
+                let sbuf = kb * (6 * (np + nf) + 11);
+                (
+                    kern,
+                    k.div_ceil(*kb).min(self.pipe_groups) * group,
+                    group,
+                    vec![&self.d_t, &self.lift_t],
+                    vec![2 * (sbuf + sbuf % 2) * real],
+                )
+            }
             (DgUpdate::Paired, Some((_, kb)), _) if pair.is_some() => (
                 pair.unwrap(),
                 k.div_ceil(*kb) * kb * np,
@@ -519,6 +585,7 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Resident => self.k_lm.is_some(),
             DgUpdate::Paired => self.k_pair.is_some(),
             DgUpdate::TwoNodes => self.k_nb.is_some(),
+            DgUpdate::Pipelined => self.k_pipe.is_some(),
         };
         if !fits {
             return Err(Error::config(
@@ -542,6 +609,7 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Blocked => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Resident => self.k_lm.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::TwoNodes => self.k_nb.as_ref().map(|b| b.1).unwrap_or(0),
+            DgUpdate::Pipelined => self.k_pipe.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Paired => match self.k_pair {
                 Some(_) => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
                 None => 0,
@@ -549,11 +617,12 @@ impl<T: Real> DgClStepper<T> {
         }
     }
 
-    /// Limits the work-groups of the resident update (each then walks over more chunks;
-    /// for tests of that walk).
+    /// Limits the work-groups of the resident and pipelined updates (each then walks over
+    /// more chunks; for tests of that walk).
     #[doc(hidden)]
     pub fn set_resident_groups(&mut self, n: usize) {
         self.lm_groups = n.max(1);
+        self.pipe_groups = n.max(1);
     }
 
     /// Sets the time step (after [`Self::spectral_radius`]).
