@@ -1483,6 +1483,7 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             (DgUpdate::Paired, "dg_update_pair"),
             (DgUpdate::TwoNodes, "dg_update_nb"),
             (DgUpdate::Pipelined, "dg_update_pipe"),
+            (DgUpdate::Lines, "dg_update_nc"),
         ] {
             g.set_update(u)?;
             g.set_state(&q0, &[])?;

@@ -922,12 +922,13 @@ fn dg_blocked_update_matches_the_node_update() {
     ) {
         let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, Some(src.clone()), vec![])
             .unwrap();
-        const KERNELS: [DgUpdate; 5] = [
+        const KERNELS: [DgUpdate; 6] = [
             DgUpdate::Blocked,
             DgUpdate::Resident,
             DgUpdate::Paired,
             DgUpdate::TwoNodes,
             DgUpdate::Pipelined,
+            DgUpdate::Lines,
         ];
         let groups = KERNELS.map(|u| g.tets_per_group(u));
         // the resident and pipelined kernels' work-groups walk over several chunks each

@@ -39,17 +39,23 @@ pub enum DgUpdate {
     /// buffer while the others sum the current one, so that the memory traffic overlaps the
     /// multiply-adds.
     Pipelined,
+    /// `dg_update_nc`: [`DgUpdate::TwoNodes`] with 16 work-items per tet, each owning the
+    /// nodes t, t + 16, ... over operator rows padded to a multiple of 16 values (so that a
+    /// warp's operator load reads one aligned 128-byte line in f64), the nodes left over
+    /// summed one per work-item after those.
+    Lines,
 }
 
 impl DgUpdate {
     /// Every form, in the order the bench rows and tests take them.
-    pub const ALL: [DgUpdate; 6] = [
+    pub const ALL: [DgUpdate; 7] = [
         DgUpdate::Node,
         DgUpdate::Blocked,
         DgUpdate::Resident,
         DgUpdate::Paired,
         DgUpdate::TwoNodes,
         DgUpdate::Pipelined,
+        DgUpdate::Lines,
     ];
 
     /// The suffix of the bench variant (`N=3` for the default, `N=3+node` for the other).
@@ -61,6 +67,7 @@ impl DgUpdate {
             DgUpdate::Paired => "paired",
             DgUpdate::TwoNodes => "two_nodes",
             DgUpdate::Pipelined => "pipelined",
+            DgUpdate::Lines => "lines",
         }
     }
 }
@@ -97,6 +104,12 @@ const DG_PIPE_BATCH: usize = 32;
 /// more than fit at once, so that the groups that start late balance out, few enough that
 /// each walks over many chunks (its first staging is not overlapped).
 const DG_PIPE_GROUPS: usize = 16;
+
+/// Work-items per tet of `dg_update_nc` (`DGATD_DG_NC_LANES` for tuning): 16 values of f64
+/// fill one 128-byte line.
+const DG_NC_LANES: usize = 16;
+/// Tets per work-group of `dg_update_nc` (`DGATD_DG_NC_TETS` for tuning), where they fit.
+const DG_NC_TETS: usize = 4;
 
 /// A tuning override from the environment variable `name`, else `default`.
 fn env_usize(name: &str, default: usize) -> usize {
@@ -190,6 +203,12 @@ pub struct DgClStepper<T: Real> {
     k_pipe: Option<(Kernel, usize)>,
     pipe_producers: usize,
     pipe_groups: usize,
+    /// `dg_update_nc` and its tets per work-group; its work-items per tet; `Dr`, `Ds`, `Dt`
+    /// and `LIFT` transposed with rows padded to a multiple of them.
+    k_nc: Option<(Kernel, usize)>,
+    nc_lanes: usize,
+    d_tp: Buffer<T>,
+    lift_tp: Buffer<T>,
     /// `Dr`, `Ds`, `Dt` and `LIFT` transposed in pairs of columns, for `dg_update_pair`.
     d_t2: Buffer<T>,
     lift_t2: Buffer<T>,
@@ -262,6 +281,14 @@ impl<T: Real> DgClStepper<T> {
             let fit = (local / per_pipe).min(dev.info.max_work_group.saturating_sub(pwi) / tpt);
             env_usize("DGATD_DG_PIPE_TETS", group_want(tpt)).min(fit)
         };
+        // `dg_update_nc`: the staging of `dg_update_nb`, nl work-items per tet
+        let nl = env_usize("DGATD_DG_NC_LANES", DG_NC_LANES).max(1);
+        let kbc = {
+            let local = dev.info.local_mem as usize;
+            let fit = (local / per_tet).min(dev.info.max_work_group / nl);
+            env_usize("DGATD_DG_NC_TETS", DG_NC_TETS).min(fit)
+        };
+        let npr = np.div_ceil(nl) * nl;
         // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
         // local memory, and the fields of a chunk of tets
         let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
@@ -274,7 +301,7 @@ impl<T: Real> DgClStepper<T> {
         };
         let opts = format!(
             "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm}{} \
-             -D KBP={} -D PWI={pwi} -D PB={pb}",
+             -D KBP={} -D PWI={pwi} -D PB={pb} -D KBC={} -D NL={nl}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
@@ -286,6 +313,7 @@ impl<T: Real> DgClStepper<T> {
             kbn.max(1),
             if lift_local { " -D LIFT_LOCAL=1" } else { "" },
             kbp.max(1),
+            kbc.max(1),
         );
         let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
         let kernel = |name: &str| {
@@ -330,6 +358,18 @@ impl<T: Real> DgClStepper<T> {
                 .collect()
         };
         let d_t2 = paired(&[&op.re.dr, &op.re.ds, &op.re.dt]);
+        // transposed, rows padded to npr values: [row * npr + i] = M[i][row], zero past np
+        let padded = |ms: &[&nalgebra::DMatrix<f64>]| -> Vec<T> {
+            ms.iter()
+                .flat_map(|m| {
+                    (0..m.ncols()).flat_map(move |j| {
+                        (0..npr).map(move |i| T::of(if i < m.nrows() { m[(i, j)] } else { 0.0 }))
+                    })
+                })
+                .collect()
+        };
+        let d_tp = padded(&[&op.re.dr, &op.re.ds, &op.re.dt]);
+        let lift_tp = padded(&[&op.re.lift]);
         let lift_t2 = paired(&[&op.re.lift]);
         let fmask: Vec<u32> = op.re.fmask.iter().flatten().map(|&i| i as u32).collect();
         let geo: Vec<T> = op.geo.iter().flatten().map(|&x| T::of(x)).collect();
@@ -392,6 +432,14 @@ impl<T: Real> DgClStepper<T> {
                 None
             },
             pipe_producers: pwi,
+            k_nc: if kbc > 0 {
+                Some((kernel("dg_update_nc")?, kbc))
+            } else {
+                None
+            },
+            nc_lanes: nl,
+            d_tp: dev.upload(&d_tp, "Dr, Ds, Dt transposed, padded rows")?,
+            lift_tp: dev.upload(&lift_tp, "LIFT transposed, padded rows")?,
             pipe_groups: (dev.info.compute_units as usize).max(1)
                 * env_usize("DGATD_DG_PIPE_GROUPS", DG_PIPE_GROUPS).max(1),
             d_t2: dev.upload(&d_t2, "Dr, Ds, Dt in pairs of columns")?,
@@ -504,6 +552,16 @@ impl<T: Real> DgClStepper<T> {
                     vec![2 * (sbuf + sbuf % 2) * real],
                 )
             }
+            (DgUpdate::Lines, _, _) if self.k_nc.is_some() => {
+                let (kern, kb) = self.k_nc.as_ref().unwrap();
+                (
+                    kern,
+                    k.div_ceil(*kb) * kb * self.nc_lanes,
+                    kb * self.nc_lanes,
+                    vec![&self.d_tp, &self.lift_tp],
+                    vec![kb * (6 * (2 * np + nf) + 11) * real],
+                )
+            }
             (DgUpdate::Paired, Some((_, kb)), _) if pair.is_some() => (
                 pair.unwrap(),
                 k.div_ceil(*kb) * kb * np,
@@ -586,6 +644,7 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Paired => self.k_pair.is_some(),
             DgUpdate::TwoNodes => self.k_nb.is_some(),
             DgUpdate::Pipelined => self.k_pipe.is_some(),
+            DgUpdate::Lines => self.k_nc.is_some(),
         };
         if !fits {
             return Err(Error::config(
@@ -610,6 +669,7 @@ impl<T: Real> DgClStepper<T> {
             DgUpdate::Resident => self.k_lm.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::TwoNodes => self.k_nb.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Pipelined => self.k_pipe.as_ref().map(|b| b.1).unwrap_or(0),
+            DgUpdate::Lines => self.k_nc.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Paired => match self.k_pair {
                 Some(_) => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
                 None => 0,
