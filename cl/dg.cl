@@ -644,10 +644,14 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
 #define NBA (NP / NL)
 #define NR (NP - NBA * NL)
 #define NPR (((NP + NL - 1) / NL) * NL)
-#define WGC (KBC * NL)
-#define QPERC ((6 * NP + NL - 1) / NL)
-#define FPERC ((6 * NF + NL - 1) / NL)
-#define GPERC ((11 + NL - 1) / NL)
+#ifndef NCB
+#define NCB 0
+#endif
+#define WGA (KBC * NL)
+#define WGC (WGA + NCB)
+#define QPERC ((6 * NP * KBC + WGC - 1) / WGC)
+#define FPERC ((6 * NF * KBC + WGC - 1) / WGC)
+#define GPERC ((11 * KBC + WGC - 1) / WGC)
 __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
     const uint K, __global const REAL* restrict q, __global const REAL* restrict flux,
     __global const REAL* restrict geo, __global const REAL* restrict dTp,
@@ -661,7 +665,11 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
     __local REAL* sq = (__local REAL*)s2;
     __local REAL* sf = sq + KBC * 6 * NP;
     __local REAL* sr = sf + KBC * 6 * NF;
+#ifdef NC_NORES
+    __local REAL* sg = sr;
+#else
     __local REAL* sg = sr + KBC * 6 * NP;
+#endif
     // the staging of dg_update_nb
     {
         __global const REAL* qg = q + (size_t)k0 * 6 * NP;
@@ -672,7 +680,9 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
         for (int r = 0; r < QPERC; r++) {
             const uint t = lid + r * WGC;
             vq[r] = t < nk * 6 * NP ? qg[t] : 0;
+#ifndef NC_NORES
             vr[r] = t < nk * 6 * NP ? rg[t] : 0;
+#endif
         }
         #pragma unroll
         for (int r = 0; r < FPERC; r++) {
@@ -689,7 +699,11 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
         #pragma unroll
         for (int r = 0; r < QPERC; r++) {
             const uint t = lid + r * WGC;
+#ifdef NC_NORES
+            if (t < nk * 6 * NP) sq[t] = vq[r];
+#else
             if (t < nk * 6 * NP) { sq[t] = vq[r]; sr[t] = vr[r]; }
+#endif
         }
         #pragma unroll
         for (int r = 0; r < FPERC; r++)
@@ -705,7 +719,7 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
     // phase A: NBA nodes per work-item
     {
         const uint e = lid / NL, t0 = lid - e * NL;
-        if (e < nk) {
+        if (lid < WGA && e < nk) {
             const uint k = k0 + e;
             __local const REAL* qk = sq + e * 6 * NP;
             REAL d[NBA][3][6];
@@ -774,7 +788,9 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
                 }
             }
             const REAL ie = sg[9 * nk + e], im = sg[10 * nk + e];
+#ifndef NC_NORES
             __local const REAL* rk = sr + e * 6 * NP;
+#endif
             #pragma unroll
             for (int s = 0; s < NBA; s++) {
                 const uint i = t0 + s * NL;
@@ -788,7 +804,11 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
                 #pragma unroll
                 for (int c = 0; c < 6; c++) {
                     const size_t o = ((size_t)k * 6 + c) * NP + i;
+#ifdef NC_NORES
+                    const REAL rs = a * res[o] + dt * r[c];
+#else
                     const REAL rs = a * rk[c * NP + i] + dt * r[c];
+#endif
                     res[o] = rs;
                     q_out[o] = qk[c * NP + i] + b * rs;
                 }
@@ -798,9 +818,12 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
 #endif
 #if NR > 0 && !defined(NC_DIAG_NOB)
     // phase B: the nodes NBA NL .. NP - 1 of each tet, one per work-item (NR <= NL, so the
-    // KBC NR of them fit the work-group; NC_DIAG_NOB, a tuning diagnostic, leaves them out)
-    if (lid < nk * NR) {
-        const uint e = lid / NR, i = NBA * NL + lid - e * NR;
+    // KBC NR of them fit the work-group): by the first work-items after their phase A, or
+    // (NCB > 0) by NCB work-items of their own, at once with phase A (NC_DIAG_NOB, a tuning
+    // diagnostic, leaves them out)
+    const uint tb = NCB > 0 ? lid - WGA : lid;
+    if ((NCB == 0 || lid >= WGA) && tb < nk * NR) {
+        const uint e = tb / NR, i = NBA * NL + tb - e * NR;
         const uint k = k0 + e;
         __local const REAL* qk = sq + e * 6 * NP;
         REAL d[3][6];
@@ -846,11 +869,17 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
         r[4] = im * (-(p[2][0] - p[0][2]) - l[4]);
         r[5] = im * (-(p[0][1] - p[1][0]) - l[5]);
         if (k == src_tet) { r[0] -= sx; r[1] -= sy; r[2] -= sz; }
+#ifndef NC_NORES
         __local const REAL* rk = sr + e * 6 * NP;
+#endif
         #pragma unroll
         for (int c = 0; c < 6; c++) {
             const size_t o = ((size_t)k * 6 + c) * NP + i;
+#ifdef NC_NORES
+            const REAL rs = a * res[o] + dt * r[c];
+#else
             const REAL rs = a * rk[c * NP + i] + dt * r[c];
+#endif
             res[o] = rs;
             q_out[o] = qk[c * NP + i] + b * rs;
         }

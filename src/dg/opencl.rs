@@ -207,6 +207,10 @@ pub struct DgClStepper<T: Real> {
     /// and `LIFT` transposed with rows padded to a multiple of them.
     k_nc: Option<(Kernel, usize)>,
     nc_lanes: usize,
+    /// Work-items of `dg_update_nc` of its phase B only (0: its first work-items do it
+    /// after their phase A); whether its residuals are read from global memory, not staged.
+    nc_b: usize,
+    nc_nores: bool,
     d_tp: Buffer<T>,
     lift_tp: Buffer<T>,
     /// `Dr`, `Ds`, `Dt` and `LIFT` transposed in pairs of columns, for `dg_update_pair`.
@@ -282,12 +286,29 @@ impl<T: Real> DgClStepper<T> {
             env_usize("DGATD_DG_PIPE_TETS", group_want(tpt)).min(fit)
         };
         // `dg_update_nc`: the staging of `dg_update_nb`, nl work-items per tet
+        // (tuning: DGATD_DG_NC_BWARP=1 gives phase B work-items of its own, whole warps of
+        // 32; DGATD_DG_NC_NORES=1 reads the residuals from global memory)
         let nl = env_usize("DGATD_DG_NC_LANES", DG_NC_LANES).max(1);
+        let nc_nores = env_usize("DGATD_DG_NC_NORES", 0) > 0;
+        let nc_bwarp = env_usize("DGATD_DG_NC_BWARP", 0) > 0;
+        let nr = np % nl;
+        let per_nc = (6 * (np * if nc_nores { 1 } else { 2 } + 4 * nfp) + 11) * real;
+        let nc_b = |kb: usize| {
+            if nc_bwarp && nr > 0 {
+                (kb * nr).div_ceil(32) * 32
+            } else {
+                0
+            }
+        };
         let kbc = {
             let local = dev.info.local_mem as usize;
-            let fit = (local / per_tet).min(dev.info.max_work_group / nl);
-            env_usize("DGATD_DG_NC_TETS", DG_NC_TETS).min(fit)
+            let want = env_usize("DGATD_DG_NC_TETS", DG_NC_TETS);
+            (1..=want)
+                .rev()
+                .find(|&kb| kb * per_nc <= local && kb * nl + nc_b(kb) <= dev.info.max_work_group)
+                .unwrap_or(0)
         };
+        let ncb = nc_b(kbc);
         let npr = np.div_ceil(nl) * nl;
         // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
         // local memory, and the fields of a chunk of tets
@@ -301,7 +322,7 @@ impl<T: Real> DgClStepper<T> {
         };
         let opts = format!(
             "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm}{} \
-             -D KBP={} -D PWI={pwi} -D PB={pb} -D KBC={} -D NL={nl}",
+             -D KBP={} -D PWI={pwi} -D PB={pb} -D KBC={} -D NL={nl} -D NCB={ncb}{}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
@@ -314,6 +335,7 @@ impl<T: Real> DgClStepper<T> {
             if lift_local { " -D LIFT_LOCAL=1" } else { "" },
             kbp.max(1),
             kbc.max(1),
+            if nc_nores { " -D NC_NORES=1" } else { "" },
         );
         let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
         let kernel = |name: &str| {
@@ -438,6 +460,8 @@ impl<T: Real> DgClStepper<T> {
                 None
             },
             nc_lanes: nl,
+            nc_b: ncb,
+            nc_nores,
             d_tp: dev.upload(&d_tp, "Dr, Ds, Dt transposed, padded rows")?,
             lift_tp: dev.upload(&lift_tp, "LIFT transposed, padded rows")?,
             pipe_groups: (dev.info.compute_units as usize).max(1)
@@ -554,12 +578,14 @@ impl<T: Real> DgClStepper<T> {
             }
             (DgUpdate::Lines, _, _) if self.k_nc.is_some() => {
                 let (kern, kb) = self.k_nc.as_ref().unwrap();
+                let group = kb * self.nc_lanes + self.nc_b;
+                let rows = if self.nc_nores { np } else { 2 * np };
                 (
                     kern,
-                    k.div_ceil(*kb) * kb * self.nc_lanes,
-                    kb * self.nc_lanes,
+                    k.div_ceil(*kb) * group,
+                    group,
                     vec![&self.d_tp, &self.lift_tp],
-                    vec![kb * (6 * (2 * np + nf) + 11) * real],
+                    vec![kb * (6 * (rows + nf) + 11) * real],
                 )
             }
             (DgUpdate::Paired, Some((_, kb)), _) if pair.is_some() => (
