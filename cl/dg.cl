@@ -718,8 +718,14 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
 #if NBA > 0
     // phase A: NBA nodes per work-item
     {
-        const uint e = lid / NL, t0 = lid - e * NL;
-        if (lid < WGA && e < nk) {
+        // NC_BFIRST (tuning): the phase B work-items first, phase A after them
+#ifdef NC_BFIRST
+        const uint la = lid - NCB;
+#else
+        const uint la = lid;
+#endif
+        const uint e = la / NL, t0 = la - e * NL;
+        if (la < WGA && e < nk) {
             const uint k = k0 + e;
             __local const REAL* qk = sq + e * 6 * NP;
             REAL d[NBA][3][6];
@@ -727,6 +733,11 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
             for (int s = 0; s < NBA; s++)
                 #pragma unroll
                 for (int c = 0; c < 6; c++) { d[s][0][c] = 0; d[s][1][c] = 0; d[s][2][c] = 0; }
+#if NC_UNROLL_J == 5
+            #pragma unroll 5
+#elif NC_UNROLL_J == 7
+            #pragma unroll 7
+#endif
             for (int j = 0; j < NP; j++) {
                 REAL w[NBA][3];
                 #pragma unroll
@@ -821,8 +832,13 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
     // KBC NR of them fit the work-group): by the first work-items after their phase A, or
     // (NCB > 0) by NCB work-items of their own, at once with phase A (NC_DIAG_NOB, a tuning
     // diagnostic, leaves them out)
+#ifdef NC_BFIRST
+    const uint tb = lid;
+    if ((NCB == 0 || lid < NCB) && tb < nk * NR) {
+#else
     const uint tb = NCB > 0 ? lid - WGA : lid;
     if ((NCB == 0 || lid >= WGA) && tb < nk * NR) {
+#endif
         const uint e = tb / NR, i = NBA * NL + tb - e * NR;
         const uint k = k0 + e;
         __local const REAL* qk = sq + e * 6 * NP;
