@@ -626,17 +626,20 @@ __kernel __attribute__((reqd_work_group_size(WGN, 1, 1))) void dg_update_nb(
 
 // The update of `dg_update_nb` (two nodes per work-item, the same staging) with the nodes
 // dealt out so that each warp-wide operator load reads one aligned 128-byte line
-// (`dg_update_nc`, built with -D KBC tets per work-group, -D NL work-items per tet). In
-// `dg_update_nb` at N = 4 a warp's operator load names 18 consecutive values of a row
-// (ceil(35 / 2) work-items per tet), two 128-byte lines in f64, and those loads bind its sums
-// (results/h200/dg_kernels/tuning/11_pipelined: the sums alone take 4.6 of its 5.5 ms).
-// Here NL work-items per tet (16: one line of f64) own the nodes t0 + s NL for s < NBA =
-// floor(NP / NL) (phase A), over operators whose rows are padded to NPR, a multiple of NL
-// values (dTp[(r NP + j) NPR + i], liftTp[m NPR + i]; the pad is never read); the NR = NP -
-// NBA NL nodes left (3 at N = 4) are summed after that, one per work-item, by the work-group's
-// first KBC NR work-items (phase B; a warp whose work-items all have none skips it). Each
-// node's sums run in the order of `dg_update_blk`. Local buffer: KBC * (6 * (2 NP + NF) + 11)
-// values, as in `dg_update_nb`.
+// (`dg_update_nc`, built with -D KBC tets per work-group, -D NL work-items per tet, -D NCB
+// work-items for phase B, -D NC_UNROLL_J). In `dg_update_nb` at N = 4 a warp's operator load
+// names 18 consecutive values of a row (ceil(35 / 2) work-items per tet), two 128-byte lines
+// in f64, and those loads bind its sums (results/h200/dg_kernels/tuning/11_pipelined: its
+// sums alone take 4.6 of its 5.5 ms). Here NL work-items per tet (16: one line of f64) own
+// the nodes t0 + s NL for s < NBA = floor(NP / NL) (phase A), over operators whose rows are
+// padded to NPR, a multiple of NL values (dTp[(r NP + j) NPR + i], liftTp[m NPR + i]; the pad
+// is never read). The NR = NP - NBA NL nodes left (3 at N = 4) are summed one per work-item
+// (phase B): with NCB > 0 by NCB work-items of their own, the first of the work-group (whole
+// warps, so no warp holds both phases), at once with phase A; with NCB = 0 by the first
+// KBC NR work-items after their phase A (1.14x slower at N = 4 on the H200). Each node's sums
+// run in the order of `dg_update_blk`, so the result has the node kernel's bits. Local
+// buffer: KBC * (6 * (2 NP + NF) + 11) values (KBC * (6 * (NP + NF) + 11) with NC_NORES,
+// where the residuals are read from global memory: 1.3x slower), as in `dg_update_nb`.
 #ifdef KBC
 #ifndef NL
 #define NL 16
@@ -718,12 +721,8 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
 #if NBA > 0
     // phase A: NBA nodes per work-item
     {
-        // NC_BFIRST (tuning): the phase B work-items first, phase A after them
-#ifdef NC_BFIRST
+        // the work-items of phase B, if any of their own, come first
         const uint la = lid - NCB;
-#else
-        const uint la = lid;
-#endif
         const uint e = la / NL, t0 = la - e * NL;
         if (la < WGA && e < nk) {
             const uint k = k0 + e;
@@ -733,6 +732,8 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
             for (int s = 0; s < NBA; s++)
                 #pragma unroll
                 for (int c = 0; c < 6; c++) { d[s][0][c] = 0; d[s][1][c] = 0; d[s][2][c] = 0; }
+            // unrolled 5 times by default (the host's -D NC_UNROLL_J=5): 1.02-1.03x faster at
+            // N = 4 on the H200
 #if NC_UNROLL_J == 5
             #pragma unroll 5
 #elif NC_UNROLL_J == 7
@@ -829,17 +830,11 @@ __kernel __attribute__((reqd_work_group_size(WGC, 1, 1))) void dg_update_nc(
 #endif
 #if NR > 0 && !defined(NC_DIAG_NOB)
     // phase B: the nodes NBA NL .. NP - 1 of each tet, one per work-item (NR <= NL, so the
-    // KBC NR of them fit the work-group): by the first work-items after their phase A, or
-    // (NCB > 0) by NCB work-items of their own, at once with phase A (NC_DIAG_NOB, a tuning
-    // diagnostic, leaves them out)
-#ifdef NC_BFIRST
-    const uint tb = lid;
-    if ((NCB == 0 || lid < NCB) && tb < nk * NR) {
-#else
-    const uint tb = NCB > 0 ? lid - WGA : lid;
-    if ((NCB == 0 || lid >= WGA) && tb < nk * NR) {
-#endif
-        const uint e = tb / NR, i = NBA * NL + tb - e * NR;
+    // KBC NR of them fit the work-group): by the first NCB work-items, which have no phase A
+    // (NCB a whole number of warps), at once with phase A; with NCB = 0, by the first
+    // work-items after their phase A (NC_DIAG_NOB, a tuning diagnostic, leaves them out)
+    if ((NCB == 0 || lid < NCB) && lid < nk * NR) {
+        const uint e = lid / NR, i = NBA * NL + lid - e * NR;
         const uint k = k0 + e;
         __local const REAL* qk = sq + e * 6 * NP;
         REAL d[3][6];

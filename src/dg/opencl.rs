@@ -108,8 +108,16 @@ const DG_PIPE_GROUPS: usize = 16;
 /// Work-items per tet of `dg_update_nc` (`DGATD_DG_NC_LANES` for tuning): 16 values of f64
 /// fill one 128-byte line.
 const DG_NC_LANES: usize = 16;
-/// Tets per work-group of `dg_update_nc` (`DGATD_DG_NC_TETS` for tuning), where they fit.
-const DG_NC_TETS: usize = 4;
+/// Tets per work-group of `dg_update_nc` (`DGATD_DG_NC_TETS` for tuning), where they fit:
+/// 6 x 16 work-items, three whole warps, beside a warp for the nodes left over
+/// (results/h200/dg_kernels/tuning/11_pipelined).
+const DG_NC_TETS: usize = 6;
+/// The width of the work-item blocks `dg_update_nc` keeps apart: a warp on NVIDIA (OpenCL
+/// has no portable query for it before a kernel is built; on a wider SIMD device the
+/// phases share a wavefront, which is correct, only slower).
+const DG_NC_WARP: usize = 32;
+/// Unroll factor of `dg_update_nc`'s volume sums (5 or 7; 0 none; `DGATD_DG_NC_UNROLL`).
+const DG_NC_UNROLL: usize = 5;
 
 /// A tuning override from the environment variable `name`, else `default`.
 fn env_usize(name: &str, default: usize) -> usize {
@@ -127,12 +135,15 @@ const DG_RESIDENT_GROUPS: usize = 8;
 const DG_GROUP: usize = 256;
 
 /// The default update kernel at order `n`: the fastest measured on the H200 at 1M tets
-/// (`results/h200/dg_kernels/tuning/9_paired`): two nodes per work-item from N = 3 on, and
-/// at N = 2 in f64; the paired loads at N = 1, and at N = 2 in f32; the blocked kernel where
-/// those do not fit (`pair` / `nb`: whether their work-groups fit), else the node kernel.
-fn default_update(n: usize, f64: bool, pair: bool, nb: bool) -> DgUpdate {
+/// (`results/h200/dg_kernels/tuning/9_paired`, `11_pipelined`): at N = 4 the whole-line
+/// operator loads; two nodes per work-item at N = 3 and from N = 5 on (not measured there),
+/// and at N = 2 in f64; the paired loads at N = 1, and at N = 2 in f32; the blocked kernel
+/// where those do not fit (`pair` / `nb` / `nc`: whether their work-groups fit), else the
+/// node kernel.
+fn default_update(n: usize, f64: bool, pair: bool, nb: bool, nc: bool) -> DgUpdate {
     let two_nodes = n >= 3 || (n == 2 && f64);
     match (two_nodes, pair, nb) {
+        _ if n == 4 && nc => DgUpdate::Lines,
         (true, _, true) => DgUpdate::TwoNodes,
         (_, true, _) if n <= 2 => DgUpdate::Paired,
         (_, true, _) => DgUpdate::Blocked,
@@ -286,16 +297,18 @@ impl<T: Real> DgClStepper<T> {
             env_usize("DGATD_DG_PIPE_TETS", group_want(tpt)).min(fit)
         };
         // `dg_update_nc`: the staging of `dg_update_nb`, nl work-items per tet
-        // (tuning: DGATD_DG_NC_BWARP=1 gives phase B work-items of its own, whole warps of
-        // 32; DGATD_DG_NC_NORES=1 reads the residuals from global memory)
+        // and, where nodes are left over, whole warps of work-items of their own for those
+        // (tuning: DGATD_DG_NC_BWARP=0 has phase A's work-items sum them afterwards;
+        // DGATD_DG_NC_NORES=1 reads the residuals from global memory)
         let nl = env_usize("DGATD_DG_NC_LANES", DG_NC_LANES).max(1);
         let nc_nores = env_usize("DGATD_DG_NC_NORES", 0) > 0;
-        let nc_bwarp = env_usize("DGATD_DG_NC_BWARP", 0) > 0;
+        let nc_bwarp = env_usize("DGATD_DG_NC_BWARP", 1) > 0;
+        let nc_unroll = env_usize("DGATD_DG_NC_UNROLL", DG_NC_UNROLL);
         let nr = np % nl;
         let per_nc = (6 * (np * if nc_nores { 1 } else { 2 } + 4 * nfp) + 11) * real;
         let nc_b = |kb: usize| {
             if nc_bwarp && nr > 0 {
-                (kb * nr).div_ceil(32) * 32
+                (kb * nr).div_ceil(DG_NC_WARP) * DG_NC_WARP
             } else {
                 0
             }
@@ -322,7 +335,7 @@ impl<T: Real> DgClStepper<T> {
         };
         let opts = format!(
             "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm}{} \
-             -D KBP={} -D PWI={pwi} -D PB={pb} -D KBC={} -D NL={nl} -D NCB={ncb}{}",
+             -D KBP={} -D PWI={pwi} -D PB={pb} -D KBC={} -D NL={nl} -D NCB={ncb}{} -D NC_UNROLL_J={nc_unroll}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
@@ -477,7 +490,7 @@ impl<T: Real> DgClStepper<T> {
             lift_local,
             d_t: dev.upload(&d_t, "Dr, Ds, Dt transposed")?,
             lift_t: dev.upload(&col_major(&op.re.lift), "LIFT transposed")?,
-            update: default_update(op.re.n, T::NAME == "f64", kb > 0, kbn > 0),
+            update: default_update(op.re.n, T::NAME == "f64", kb > 0, kbn > 0, kbc > 0),
             k_probe: kernel("dg_probe")?,
             _program: program,
             dev,
@@ -841,14 +854,15 @@ mod tests {
         use DgUpdate::*;
         let by = |f64| {
             (1..=5)
-                .map(|n| default_update(n, f64, true, true))
+                .map(|n| default_update(n, f64, true, true, true))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(by(true), [Paired, TwoNodes, TwoNodes, TwoNodes, TwoNodes]);
-        assert_eq!(by(false), [Paired, Paired, TwoNodes, TwoNodes, TwoNodes]);
-        assert_eq!(default_update(4, true, true, false), Blocked);
+        assert_eq!(by(true), [Paired, TwoNodes, TwoNodes, Lines, TwoNodes]);
+        assert_eq!(by(false), [Paired, Paired, TwoNodes, Lines, TwoNodes]);
+        assert_eq!(default_update(4, true, true, true, false), TwoNodes);
+        assert_eq!(default_update(4, true, true, false, false), Blocked);
         // N = 1 prefers the paired kernel; without it, the node kernel (not two nodes)
-        assert_eq!(default_update(1, true, false, true), Node);
-        assert_eq!(default_update(4, true, false, false), Node);
+        assert_eq!(default_update(1, true, false, true, true), Node);
+        assert_eq!(default_update(4, true, false, false, false), Node);
     }
 }
