@@ -3,7 +3,7 @@
 import csv, math, os
 here = os.path.dirname(os.path.abspath(__file__))
 rows = list(csv.DictReader(open(os.path.join(here, "compare.csv"))))
-bench = list(csv.DictReader(open(os.path.join(here, "../h200/final/bench_90cc4ef_1M_10M/bench.csv"))))
+bench = list(csv.DictReader(open(os.path.join(here, "../h200/final/bench_ad02912_1M_10M/bench.csv"))))
 MESHES = ["bundled:coarse", "bundled:medium", "bundled:fine"]
 MODES = ["tm010", "tm110", "tm210", "tm020"]
 
@@ -49,7 +49,7 @@ for x in runs[:5]:
     r = get("bundled:fine", *x[:3])
     w(f"| {x[3]} | {r['dofs']} | {float(r['dt_s']):.3g} | {r['steps']} | {float(r['step_ms']):.3f} | {float(r['wall_s']):.2f} | "
       f"{float(r['bytes_per_dof_step']):.0f} | {float(r['flops_per_dof_step']):.0f} |")
-w("\n## Cost per DoF and step at 998250 tets (`../h200/final/bench_90cc4ef_1M_10M/bench.csv`)\n")
+w("\n## Cost per DoF and step at 998250 tets (`../h200/final/bench_ad02912_1M_10M/bench.csv`)\n")
 w("DGA: the main job's step (`step tet_sym_slot+factored_sym_slot`); DG: `dg_step N=k` (5 LSERK stages of flux and update, the default kernels).\n")
 w("| method | precision | DoFs | step (ms) | ns per DoF and step | × DGA |")
 w("| --- | --- | ---: | ---: | ---: | ---: |")
