@@ -69,10 +69,11 @@ __kernel void dg_flux(const uint K, __global const REAL* q, __global const uint*
 
 // One work-item per node: volume derivatives, curls, lift of the fluxes, source, and the
 // LSERK stage update res = a res + dt rhs, q_out = q + b res.
-// The three update kernels below repeat the same end (physical derivatives, curls, source,
+// The update kernels below repeat the same sums and end (physical derivatives, curls, source,
 // stage) on purpose: written once as a shared function, with the same arithmetic, it made the
 // blocked kernel 1.2x and the resident one 1.7x slower on the H200 (NVIDIA's compiler used
-// more registers and scheduled it differently; results/h200/dg_kernels/README.md).
+// more registers and scheduled it differently; results/h200/dg_kernels/README.md). The later
+// forms (dg_update_pair, _nb, _nc, _pipe) repeat them for the same reason.
 __kernel void dg_update(const uint K, __global const REAL* q, __global const REAL* flux,
                         __global const REAL* geo, __global const REAL* dr,
                         __global const REAL* ds, __global const REAL* dt_,

@@ -80,19 +80,12 @@ const DG_NODES_PER_ITEM: usize = 2;
 
 /// [`DG_NODES_PER_ITEM`], or `DGATD_DG_NODES_PER_ITEM` (for tuning).
 fn nodes_per_item() -> usize {
-    std::env::var("DGATD_DG_NODES_PER_ITEM")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(DG_NODES_PER_ITEM)
-        .max(1)
+    env_usize("DGATD_DG_NODES_PER_ITEM", DG_NODES_PER_ITEM).max(1)
 }
 
 /// [`DG_STAGE_BYTES`], or `DGATD_DG_STAGE_BYTES` (for tuning).
 fn stage_bytes() -> usize {
-    std::env::var("DGATD_DG_STAGE_BYTES")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(DG_STAGE_BYTES)
+    env_usize("DGATD_DG_STAGE_BYTES", DG_STAGE_BYTES)
 }
 /// Producer work-items of `dg_update_pipe` (a warp on NVIDIA; `DGATD_DG_PIPE_PRODUCERS`
 /// for tuning).
@@ -154,10 +147,7 @@ fn default_update(n: usize, f64: bool, pair: bool, nb: bool, nc: bool) -> DgUpda
 /// Tets per work-group a blocked update aims at when its tets take `threads` work-items
 /// each: [`DG_GROUP`] work-items, or `DGATD_DG_TETS_PER_GROUP` (for tuning).
 fn group_want(threads: usize) -> usize {
-    std::env::var("DGATD_DG_TETS_PER_GROUP")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or((DG_GROUP / threads).max(1))
+    env_usize("DGATD_DG_TETS_PER_GROUP", (DG_GROUP / threads).max(1))
 }
 
 /// Tets per work-group of a blocked update on `dev` whose tets take `threads` work-items
