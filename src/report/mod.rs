@@ -111,6 +111,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
         "extrapolation_error_hz",
         "observed_order",
         "levels",
+        "members",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -162,6 +163,11 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             opt(x.map(|x| x.error_hz)),
             opt(x.and_then(|x| x.order)),
             x.map(|x| x.levels.to_string()).unwrap_or_default(),
+            if pk.members > 0 {
+                pk.members.to_string()
+            } else {
+                String::new()
+            },
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;

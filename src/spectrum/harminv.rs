@@ -294,6 +294,7 @@ pub fn cluster(
             phase: Some(best.phase),
             error: Some(best.error.max(spread)),
             n_signals: signals.len(),
+            members: 0,
             amplitudes: vec![],
             phases: vec![],
         });

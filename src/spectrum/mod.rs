@@ -92,6 +92,10 @@ pub struct Peak {
     /// Number of probe signals (components) in which the mode was found (0: the FFT's
     /// combined spectrum).
     pub n_signals: usize,
+    /// [`extract`] only: poles of a multiplet the record did not separate that this line
+    /// stands for (1: a single line; module docs of `multiplet`); 0 where not known (FFT,
+    /// the external harminv).
+    pub members: usize,
     /// [`extract`] only: cosine amplitude and phase (rad, at the signals' first sample) of
     /// the line in each input signal, in input order (empty otherwise).
     pub amplitudes: Vec<f64>,
@@ -161,6 +165,7 @@ pub fn find_peaks(s: &Spectrum, fmin: f64, fmax: f64, min_prominence: f64) -> Ve
             phase: None,
             error: None,
             n_signals: 0,
+            members: 0,
             amplitudes: vec![],
             phases: vec![],
         });

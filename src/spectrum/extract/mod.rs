@@ -4,7 +4,10 @@
 //!
 //! Model: each real signal `x_c(t) = Σ_k A_ck exp(-α_k t) cos(2π f_k t + φ_ck)`, t = 0 at
 //! its first sample, plus noise. A line is reported once however many components see it;
-//! the two members of a mesh-split doublet are two poles, so two lines.
+//! the two members of a mesh-split doublet are two poles, so two lines — unless they lie
+//! closer than the lines are wide (their decay rate, or one Fourier bin), where no record
+//! separates them: such a multiplet is one line, with its member count and spread
+//! ([`multiplet`], step 4 below).
 //!
 //! Per window (keep band `[lo, hi)`, centre `f_c` on the FFT grid):
 //! 1. Filter and decimate in the frequency domain: the FFT of the whole record is multiplied
@@ -25,6 +28,12 @@
 //!    signals, then `L_2 = 0.9 L_1`: close enough that both fits can hold as many poles); a
 //!    pole's error is the distance `|Δs|` (1/s) to the nearest pole of the second fit. Noise
 //!    poles move between the fits; poles of the signal do not.
+//!
+//! 4. Multiplets: poles within a line width (`max(α, 2π/T)`) of a pole whose amplitudes
+//!    cancel (next list, [`Rejection::Cancelling`]) are merged into one pole, the
+//!    least-squares one-pole model of their joint signal, in both fits alike; the
+//!    amplitudes are refitted ([`multiplet`] module docs). A merged line that still cancels
+//!    is rejected as below.
 //!
 //! A line is reported when (in this order; [`Rejection`] names the first test it fails):
 //! - its two fits agree to `max_bin_error` Fourier bins: `|Δs| T / (2π) <= max_bin_error`
@@ -64,7 +73,9 @@
 //!   apart came out as one pole between them plus neighbours of 36 to 1600 times the
 //!   signal's magnitude, and the missing member was flagged by nothing else. Both fits agree
 //!   on such poles, but they are not the lines (the merged pole lies between its members),
-//!   so they are not reported ([`Rejection::Cancelling`]); their neighbourhood is flagged.
+//!   so they are not reported as they stand: their cluster is merged into one line
+//!   (step 4), and only a line that cancels after that is rejected
+//!   ([`Rejection::Cancelling`]) and its neighbourhood flagged.
 //!   Lines of resolved records stayed below 5 times the signal (close pairs a few hundredths
 //!   of a bin apart reach 4).
 //! - A pole at or above the floor that grows ([`Rejection::Growing`]): no line of a passive
@@ -92,9 +103,13 @@
 //! depends on the thread count: windows and components are computed independently and
 //! combined in a fixed order.
 
+mod multiplet;
+mod plan;
+
 use super::Peak;
 use crate::error::{Error, Result};
 use nalgebra::DMatrix;
+use plan::{Plan, Window, decimate};
 use rayon::prelude::*;
 use rustfft::{FftPlanner, num_complex::Complex};
 use std::f64::consts::PI;
@@ -529,6 +544,10 @@ struct Line {
     /// The largest over the components of the line's magnitude at the first fitted sample
     /// over the largest magnitude of that component's filtered window signal.
     excess: f64,
+    /// Poles merged into this line (1: a single pole; `multiplet` module docs) and their
+    /// largest distance to it, 1/s.
+    members: usize,
+    spread_s: f64,
 }
 
 impl Line {
@@ -573,191 +592,15 @@ impl Line {
             decay_per_s: Some(self.decay),
             q: Some(q),
             phase: phases.get(best).copied(),
-            error: Some(self.err_s / (2.0 * PI * self.f.abs().max(f64::MIN_POSITIVE))),
+            error: Some(
+                self.err_s.max(self.spread_s) / (2.0 * PI * self.f.abs().max(f64::MIN_POSITIVE)),
+            ),
             n_signals: 0,
+            members: self.members,
             amplitudes,
             phases,
         }
     }
-}
-
-/// Modified Bessel function I0 by its power series (β <= ~50 here).
-fn bessel_i0(x: f64) -> f64 {
-    let (mut sum, mut term) = (1.0, 1.0);
-    for k in 1..500 {
-        let r = x / (2.0 * k as f64);
-        term *= r * r;
-        sum += term;
-        if term < 1e-18 * sum {
-            break;
-        }
-    }
-    sum
-}
-
-/// How the band is cut into windows and each window is filtered.
-struct Plan {
-    n: usize,
-    dt: f64,
-    /// Centred filter taps `h[j + hl]`, j = -hl..=hl.
-    h: Vec<f64>,
-    /// DFT of the centred filter on the record's grid (real: h is symmetric).
-    hbins: Vec<f64>,
-    /// Bins kept per window (the decimated sample count before trimming).
-    b: usize,
-    /// Valid decimated samples `m_lo..=m_hi`.
-    m_lo: usize,
-    m_hi: usize,
-    windows: Vec<Window>,
-}
-
-struct Window {
-    /// Centre bin.
-    kc: i64,
-    /// Keep band, Hz (slightly wider than the window's share of the band).
-    lo: f64,
-    hi: f64,
-}
-
-impl Plan {
-    fn nd(&self) -> usize {
-        self.m_hi + 1 - self.m_lo
-    }
-
-    /// Decimated sample interval, s.
-    fn dtd(&self) -> f64 {
-        self.n as f64 * self.dt / self.b as f64
-    }
-
-    /// Time from the record's first sample to the first fitted (decimated) sample, s.
-    fn t0(&self) -> f64 {
-        self.m_lo as f64 * self.dtd()
-    }
-
-    /// Chooses the number of windows: the fewest whose decimated records have at most
-    /// about `ND_MAX` samples. Each window keeps `κ = band / n_w`; the filter passes
-    /// `κ/2 + μ` on either side of the centre (μ = κ/10) and stops beyond a transition of
-    /// width `τ = κ` (wider for short records, so that the filter takes at most half the
-    /// record).
-    fn new(n: usize, dt: f64, fmin: f64, fmax: f64, nd_max: usize) -> Option<Plan> {
-        let (nu_lo, nu_hi) = (fmin * dt, fmax * dt);
-        let band = nu_hi - nu_lo;
-        // Kaiser: taps - 1 = (A - 7.95) / (2.285 · 2π τ); β = 0.1102 (A - 8.7).
-        let taps_tau = (STOP_DB - 7.95) / (2.285 * 2.0 * PI);
-        let beta = 0.1102 * (STOP_DB - 8.7);
-        let mut choice = None;
-        // The longest filter that takes at most half the record: 2 hl + 1 <= n/2 + 1.
-        let hl_max = (n / 8).max(1);
-        for nw in 1..=MAX_WINDOWS {
-            let kappa = band / nw as f64;
-            let tau = kappa.max(0.5 * taps_tau / hl_max as f64);
-            // (the slack keeps the rounding of the quotient from bumping hl past hl_max)
-            let hl = (0.5 * taps_tau / tau - 1e-9).ceil() as usize;
-            if 2 * hl + 1 > n / 2 + 1 {
-                continue;
-            }
-            let mu = 0.1 * kappa;
-            let width = kappa + 2.0 * mu + 2.0 * tau;
-            let b = ((width * n as f64).ceil() as usize + 2).min(n);
-            let scale = b as f64 / n as f64;
-            let m_lo = (hl as f64 * scale).ceil() as usize;
-            let m_hi = ((n - 1 - hl) as f64 * scale).floor() as usize;
-            if m_hi < m_lo + 16 {
-                continue;
-            }
-            let nd = m_hi + 1 - m_lo;
-            choice = Some((nw, kappa, tau, mu, hl, b, m_lo, m_hi));
-            // Once the transition is set by the record (a short record: τ > κ), more windows
-            // hardly shorten each window's record but multiply the pencils: stop there.
-            if nd <= nd_max || tau > kappa {
-                break;
-            }
-        }
-        let (nw, kappa, tau, mu, hl, b, m_lo, m_hi) = choice?;
-        // Low-pass cutoff in the middle of the transition.
-        let cut = kappa / 2.0 + mu + tau / 2.0;
-        let i0b = bessel_i0(beta);
-        let mut h: Vec<f64> = (0..2 * hl + 1)
-            .map(|i| {
-                let j = i as f64 - hl as f64;
-                let sinc = if j == 0.0 {
-                    2.0 * cut
-                } else {
-                    (2.0 * PI * cut * j).sin() / (PI * j)
-                };
-                let r = if hl == 0 { 0.0 } else { j / hl as f64 };
-                sinc * bessel_i0(beta * (1.0 - r * r).max(0.0).sqrt()) / i0b
-            })
-            .collect();
-        let sum: f64 = h.iter().sum();
-        h.iter_mut().for_each(|v| *v /= sum);
-        let mut buf = vec![C64::new(0.0, 0.0); n];
-        for (i, &v) in h.iter().enumerate() {
-            let j = i as i64 - hl as i64;
-            buf[j.rem_euclid(n as i64) as usize] = C64::new(v, 0.0);
-        }
-        FftPlanner::<f64>::new()
-            .plan_fft_forward(n)
-            .process(&mut buf);
-        let hbins = buf.iter().map(|c| c.re).collect();
-        let overlap = 0.02 * kappa;
-        let windows = (0..nw)
-            .map(|iw| {
-                let lo = nu_lo + iw as f64 * kappa;
-                let hi = if iw + 1 == nw { nu_hi } else { lo + kappa };
-                let kc = (0.5 * (lo + hi) * n as f64).round() as i64;
-                Window {
-                    kc,
-                    lo: (lo - overlap) / dt,
-                    hi: (hi + overlap) / dt,
-                }
-            })
-            .collect();
-        Some(Plan {
-            n,
-            dt,
-            h,
-            hbins,
-            b,
-            m_lo,
-            m_hi,
-            windows,
-        })
-    }
-
-    /// Gain of the filter for `exp(s t)` (s in 1/s, relative to the window centre):
-    /// `G = h_0 + Σ_(j>0) h_j (w^j + w^-j)`, `w = exp(-s Δt)`, by running products
-    /// (relative round-off ~ L_h ε).
-    fn gain(&self, s: C64) -> C64 {
-        let hl = self.h.len() / 2;
-        let w = (-s * self.dt).exp();
-        let wi = C64::new(1.0, 0.0) / w;
-        let (mut p, mut q) = (C64::new(1.0, 0.0), C64::new(1.0, 0.0));
-        let mut g = C64::new(self.h[hl], 0.0);
-        for j in 1..=hl {
-            p *= w;
-            q *= wi;
-            g += (p + q) * self.h[hl + j];
-        }
-        g
-    }
-}
-
-/// Filtered, heterodyned, decimated samples of one component in one window.
-fn decimate(plan: &Plan, w: &Window, x: &[C64], inv: &dyn rustfft::Fft<f64>) -> Vec<C64> {
-    let (n, b) = (plan.n as i64, plan.b as i64);
-    let mut buf = vec![C64::new(0.0, 0.0); plan.b];
-    for j in -(b / 2)..(b - b / 2) {
-        let k = (w.kc + j).rem_euclid(n) as usize;
-        let hj = plan.hbins[j.rem_euclid(n) as usize];
-        buf[j.rem_euclid(b) as usize] = x[k] * hj;
-    }
-    inv.process(&mut buf);
-    let inv_n = 1.0 / plan.n as f64;
-    buf[plan.m_lo..=plan.m_hi]
-        .iter()
-        .map(|v| v * inv_n)
-        .collect()
 }
 
 /// Poles of the stacked Hankel matrices of `ys` with pencil parameter `l`, and whether the
@@ -898,9 +741,81 @@ fn fit_window(
         .iter()
         .map(|y| y.iter().map(|v| v.norm()).fold(0.0, f64::max))
         .collect();
+    let excess_of = |amps: &[Vec<C64>], k: usize| -> f64 {
+        amps.iter()
+            .zip(&ymax)
+            .map(|(ac, &m)| ac[k].norm() / m.max(f64::MIN_POSITIVE))
+            .fold(0.0, f64::max)
+    };
+    let cancelling = |amps: &[Vec<C64>]| -> Vec<bool> {
+        (0..amps.first().map_or(0, |a| a.len()))
+            .map(|k| excess_of(amps, k) > s.max_amplitude_excess)
+            .collect()
+    };
+    // Multiplets the record does not separate: clusters around cancelling poles become
+    // one pole each (`multiplet` module docs), in both fits alike. Eligible: poles that
+    // both fits place within their width (or one bin).
+    let bin_s = 2.0 * PI / record_s;
+    let width = |x: C64| (-x.re).max(0.0).max(bin_s);
+    let from_s = |x: C64| ((x - C64::new(0.0, 2.0 * PI * fc)) * dtd).exp();
+    let sb: Vec<C64> = zb.iter().map(|&z| to_s(z)).collect();
+    let eligible: Vec<bool> = (basis.iter().zip(&sb))
+        .map(|(&i, &x)| poles[i].2 <= width(x))
+        .collect();
+    let m1 = multiplet::merge(&sb, &cancelling(&amps), &eligible, record_s);
+    let (zb, amps, err_s) = if m1.members.iter().all(|&m| m == 1) {
+        let err: Vec<f64> = basis.iter().map(|&i| poles[i].2).collect();
+        (zb, amps, err)
+    } else {
+        let z: Vec<C64> = m1.s.iter().map(|&x| from_s(x)).collect();
+        let Some(amps) = amplitudes(&ys, &z) else {
+            return Fitted {
+                saturated,
+                ..Default::default()
+            };
+        };
+        // the second fit, with the same basis rule and the same merging
+        let near1 = |t: C64| {
+            (poles.iter())
+                .map(|p| (p.1 - t).norm())
+                .fold(f64::INFINITY, f64::min)
+        };
+        let basis2: Vec<usize> = (0..s2.len())
+            .filter(|&j| {
+                let f = s2[j].im / (2.0 * PI);
+                near1(s2[j]) * record_s / (2.0 * PI) <= max_bin_error || (f >= w.lo && f < w.hi)
+            })
+            .collect();
+        let zb2: Vec<C64> = basis2.iter().map(|&j| z2[j]).collect();
+        let merged2: Vec<C64> = match amplitudes(&ys, &zb2) {
+            Some(a2) => {
+                let sb2: Vec<C64> = basis2.iter().map(|&j| s2[j]).collect();
+                let el2: Vec<bool> = sb2.iter().map(|&x| near1(x) <= width(x)).collect();
+                let m2 = multiplet::merge(&sb2, &cancelling(&a2), &el2, record_s);
+                (m2.s.iter().zip(&m2.members))
+                    .filter(|(_, m)| **m > 1)
+                    .map(|(&x, _)| x)
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        let nearest = |x: C64, set: &mut dyn Iterator<Item = C64>| -> f64 {
+            set.map(|t| (t - x).norm()).fold(f64::INFINITY, f64::min)
+        };
+        let err: Vec<f64> = (m1.s.iter().zip(&m1.members))
+            .map(|(&x, &m)| {
+                if m > 1 {
+                    nearest(x, &mut merged2.iter().copied())
+                } else {
+                    nearest(x, &mut s2.iter().copied().chain(merged2.iter().copied()))
+                }
+            })
+            .collect();
+        (z, amps, err)
+    };
     let mut out = Vec::new();
-    for (bi, &i) in basis.iter().enumerate() {
-        let (_, s, err_s) = poles[i];
+    for (bi, &z) in zb.iter().enumerate() {
+        let s = to_s(z);
         let f = s.im / (2.0 * PI);
         if !(f >= w.lo && f < w.hi) {
             continue;
@@ -909,18 +824,16 @@ fn fit_window(
         let g = plan.gain(rel);
         let back = (-rel * t0).exp();
         let a: Vec<C64> = amps.iter().map(|ac| ac[bi] * back / g).collect();
-        let excess = amps
-            .iter()
-            .zip(&ymax)
-            .map(|(ac, &m)| ac[bi].norm() / m.max(f64::MIN_POSITIVE))
-            .fold(0.0, f64::max);
+        let (members, spread_s) = (m1.members[bi], m1.spread_s[bi]);
         out.push(Line {
             window: iw,
             f,
             decay: -s.re,
-            err_s,
+            err_s: err_s[bi],
             amps: a,
-            excess,
+            excess: excess_of(&amps, bi),
+            members,
+            spread_s,
         });
     }
     Fitted {
@@ -937,450 +850,4 @@ struct Fitted {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::util::Rng;
-
-    /// Mode: (f Hz, amplitude, phase, decay 1/s); `gains[i]` scales mode i in this signal.
-    fn synth(
-        modes: &[(f64, f64, f64, f64)],
-        gains: &[f64],
-        dt: f64,
-        n: usize,
-        noise: f64,
-        seed: u64,
-    ) -> Vec<f64> {
-        let mut r = Rng::new(seed);
-        (0..n)
-            .map(|k| {
-                let t = k as f64 * dt;
-                modes
-                    .iter()
-                    .zip(gains)
-                    .map(|(&(f, a, ph, d), g)| {
-                        g * a * (-d * t).exp() * (2.0 * PI * f * t + ph).cos()
-                    })
-                    .sum::<f64>()
-                    + noise * r.sym()
-            })
-            .collect()
-    }
-
-    fn sp_input() -> Vec<f64> {
-        let mut spike = vec![0.0; 4000];
-        spike[1234] = 1.0;
-        spike
-    }
-
-    fn wrap(x: f64) -> f64 {
-        (x + PI).rem_euclid(2.0 * PI) - PI
-    }
-
-    const DT: f64 = 2e-10;
-
-    #[test]
-    fn recovers_undamped_modes_a_doublet_and_their_amplitudes_per_signal() {
-        // A doublet 1.1e-4 apart (as a mesh splits TM110) and a mode one signal misses.
-        let modes = [
-            (114.74e6, 1.0, 0.3, 0.0),
-            (182.82e6, 0.6, -1.1, 0.0),
-            (182.84e6, 0.5, 0.4, 0.0),
-            (263.38e6, 0.8, 0.9, 0.0),
-        ];
-        let gains = [
-            [1.0, 0.5, 1.0, 0.3],
-            [0.2, 0.7, 0.0, 1.0],
-            [0.9, 0.9, 0.6, 0.0],
-        ];
-        let sig: Vec<Vec<f64>> = gains
-            .iter()
-            .enumerate()
-            .map(|(c, g)| synth(&modes, g, DT, 4000, 1e-14, c as u64))
-            .collect();
-        let e = extract(&sig, DT, &Settings::band(50e6, 330e6)).unwrap();
-        assert_eq!(e.peaks.len(), 4, "{:?}", e.peaks);
-        for (i, (m, p)) in modes.iter().zip(&e.peaks).enumerate() {
-            // noise 1e-14 over 4000 samples: frequencies to ~1e-13, amplitudes to ~1e-12
-            assert!((p.f_hz - m.0).abs() < 1e-11 * m.0, "{} vs {}", p.f_hz, m.0);
-            assert!(p.decay_per_s.unwrap().abs() < 1e-3, "{p:?}");
-            assert_eq!(p.q, Some(f64::INFINITY));
-            for c in 0..3 {
-                let want = gains[c][i] * m.1;
-                assert!((p.amplitudes[c] - want).abs() < 1e-9, "{p:?}");
-                if want > 0.0 {
-                    assert!(wrap(p.phases[c] - m.2).abs() < 1e-9, "{p:?}");
-                }
-            }
-            assert_eq!(p.n_signals, gains.iter().filter(|g| g[i] > 0.0).count());
-        }
-    }
-
-    #[test]
-    fn damped_modes_get_q_and_min_q_drops_the_lossy_one() {
-        let modes = [(150e6, 1.0, 0.0, 2e5), (240e6, 0.7, 1.0, 5e6)];
-        let sig = vec![synth(&modes, &[1.0, 1.0], DT, 3000, 0.0, 1)];
-        let mut s = Settings::band(50e6, 330e6);
-        let e = extract(&sig, DT, &s).unwrap();
-        assert_eq!(e.peaks.len(), 2, "{:?}", e.peaks);
-        for (m, p) in modes.iter().zip(&e.peaks) {
-            let q = PI * m.0 / m.3;
-            assert!((p.q.unwrap() - q).abs() < 1e-6 * q, "{p:?}");
-            assert!((p.amplitude - m.1).abs() < 1e-9, "{p:?}");
-        }
-        s.min_q = 1000.0; // Q = 2356 and 151
-        let e = extract(&sig, DT, &s).unwrap();
-        assert_eq!(e.peaks.len(), 1);
-        assert!(
-            e.rejected
-                .iter()
-                .any(|(p, r)| *r == Rejection::LowQ && (p.f_hz - 240e6).abs() < 1.0)
-        );
-    }
-
-    #[test]
-    fn a_growing_line_is_dropped_unless_asked_for() {
-        let modes = [(150e6, 1.0, 0.0, 0.0), (200e6, 0.3, 0.0, -3e5)];
-        let sig = vec![synth(&modes, &[1.0, 1.0], DT, 3000, 1e-12, 2)];
-        let mut s = Settings::band(50e6, 330e6);
-        let e = extract(&sig, DT, &s).unwrap();
-        assert_eq!(e.peaks.len(), 1, "{:?}", e.peaks);
-        assert!((e.peaks[0].f_hz - 150e6).abs() < 1e-3);
-        let grow: Vec<_> = e
-            .rejected
-            .iter()
-            .filter(|(_, r)| *r == Rejection::Growing)
-            .collect();
-        assert_eq!(grow.len(), 1, "{:?}", e.rejected);
-        assert!((grow[0].0.decay_per_s.unwrap() + 3e5).abs() < 1.0);
-        // no line of a passive run grows: its band (one bin either side) is marked
-        let bin = 1.0 / e.record_s;
-        assert_eq!(e.unresolved.len(), 1, "{:?}", e.unresolved);
-        let u = e.unresolved[0];
-        assert_eq!(
-            (u.growing, u.poles, u.cancelling, u.saturated),
-            (1, 0, 0, 0)
-        );
-        assert!((u.f_lo_hz - (200e6 - bin)).abs() < 1e-3 * bin, "{u:?}");
-        assert!((u.f_hi_hz - (200e6 + bin)).abs() < 1e-3 * bin, "{u:?}");
-        // below the floor it marks nothing
-        let weak = [(150e6, 1.0, 0.0, 0.0), (200e6, 3e-5, 0.0, -3e5)];
-        let sig_weak = vec![synth(&weak, &[1.0, 1.0], DT, 3000, 1e-12, 2)];
-        assert!(extract(&sig_weak, DT, &s).unwrap().unresolved.is_empty());
-        s.drop_growing = false;
-        assert_eq!(extract(&sig, DT, &s).unwrap().peaks.len(), 2);
-    }
-
-    /// The marks of `unresolved`: a saturated window's whole keep band (clipped to the band),
-    /// one bin either side of a growing pole at or above the floor, merged where they touch;
-    /// a growing pole below the floor and a low-Q line mark nothing.
-    #[test]
-    fn saturated_windows_and_growing_poles_mark_their_bands() {
-        let s = Settings::band(100e6, 400e6);
-        let record_s = 1e-7; // bins of 10 MHz
-        let pole = |f: f64, a: f64| Peak {
-            f_hz: f,
-            amplitude: a,
-            prominence: None,
-            decay_per_s: None,
-            q: None,
-            phase: None,
-            error: None,
-            n_signals: 1,
-            amplitudes: vec![a],
-            phases: vec![0.0],
-        };
-        let rejected = vec![
-            (pole(150e6, 0.5), Rejection::Growing),
-            (pole(158e6, 1e-6), Rejection::Growing),
-            (pole(300e6, 0.5), Rejection::LowQ),
-            (pole(395e6, 0.2), Rejection::Growing),
-        ];
-        let bands = [(50e6, 120e6), (125e6, 145e6)];
-        let u = unresolved(&rejected, &[], &bands, &s, record_s, 1.0);
-        let got: Vec<_> = u
-            .iter()
-            .map(|u| (u.f_lo_hz, u.f_hi_hz, u.growing, u.saturated, u.poles))
-            .collect();
-        // [100, 120) clipped; [125, 145) merges with 150 ± 10; 395 ± 10 clipped at 400
-        assert_eq!(
-            got,
-            vec![
-                (100e6, 120e6, 0, 1, 0),
-                (125e6, 160e6, 1, 1, 0),
-                (385e6, 400e6, 1, 0, 0)
-            ]
-        );
-    }
-
-    #[test]
-    fn the_amplitude_floor_is_relative_to_the_strongest_line() {
-        let modes = [(150e6, 1.0, 0.0, 0.0), (200e6, 3e-4, 0.0, 0.0)];
-        let sig = vec![synth(&modes, &[1.0, 1.0], DT, 3000, 1e-13, 3)];
-        let mut s = Settings::band(50e6, 330e6);
-        assert_eq!(extract(&sig, DT, &s).unwrap().peaks.len(), 2);
-        s.amplitude_floor = 1e-3;
-        let e = extract(&sig, DT, &s).unwrap();
-        assert_eq!(e.peaks.len(), 1);
-        assert_eq!(e.rejected.last().unwrap().1, Rejection::BelowFloor);
-    }
-
-    #[test]
-    fn noise_alone_gives_no_line() {
-        for seed in 0..4 {
-            let sig: Vec<Vec<f64>> = (0..3)
-                .map(|c| synth(&[], &[], DT, 2000 + 500 * seed as usize, 1.0, 10 * seed + c))
-                .collect();
-            let e = extract(&sig, DT, &Settings::band(50e6, 330e6)).unwrap();
-            assert!(e.peaks.is_empty(), "seed {seed}: {:?}", e.peaks);
-        }
-    }
-
-    #[test]
-    fn a_short_record_and_a_narrow_band_still_get_a_window() {
-        // 860 samples with a band of 2.6% of the sample rate: the filter that takes half the
-        // record used to round to one tap more than half, and the plan had no window at all.
-        let dt = 3.2967e-11;
-        let modes = [
-            (453e6, 1.0, 0.2, PI * 453e6 / 8.3),
-            (657e6, 0.3, -0.7, PI * 657e6 / 28.0),
-        ];
-        let sig = vec![synth(&modes, &[1.0, 1.0], dt, 860, 0.0, 5)];
-        let e = extract(&sig, dt, &Settings::band(16e6, 0.8e9)).unwrap();
-        assert_eq!(e.windows, 1);
-        // The filter takes at most a quarter of the record (a broad line lives in its first
-        // part), and a record-limited plan is one window, not thousands of tiny ones.
-        for (n, lo, hi) in [(860, 16e6, 0.8e9), (1100, 27e6, 1.3e9), (1500, 5e6, 2e9)] {
-            let plan = Plan::new(n, dt, lo, hi, ND_MAX).unwrap();
-            assert!(plan.h.len() <= n / 4 + 1, "{n}: {} taps", plan.h.len());
-            assert!(
-                plan.windows.len() <= 2,
-                "{n}: {} windows",
-                plan.windows.len()
-            );
-        }
-        assert_eq!(e.peaks.len(), 2, "{:?}", e.peaks);
-        for (m, p) in modes.iter().zip(&e.peaks) {
-            // exact data: the pole to ~1e-9 (the filter's stopband, 1e-12, and round-off)
-            assert!((p.f_hz / m.0 - 1.0).abs() < 1e-8, "{p:?}");
-            assert!((p.decay_per_s.unwrap() / m.3 - 1.0).abs() < 1e-7, "{p:?}");
-        }
-    }
-
-    #[test]
-    fn a_broad_line_among_narrow_ones_is_reported_with_its_q() {
-        // A radiating resonator's record, modelled: a Q = 4.2 line (it decays in ~1.3
-        // periods) among lines of Q 8.5 to 300, the dense ladder of higher modes a short
-        // record cannot resolve, a continuum of strongly damped poles, 860 samples, noise
-        // 1e-6. (A simulated record, harder than this model, is the ε_r = 10 sphere of
-        // tests/open_boundary.rs.)
-        let dt = 3.3e-11;
-        let line = |f: f64, a: f64, ph: f64, q: f64| (f, a, ph, PI * f / q);
-        let mut modes = vec![
-            line(450e6, 0.2, 0.3, 8.5),
-            line(647e6, 1.0, -1.0, 4.2),
-            line(655e6, 0.05, 2.0, 29.0),
-            line(780e6, 0.1, 0.7, 19.0),
-            line(1.05e9, 0.1, -2.2, 60.0),
-            line(1.23e9, 0.05, 1.4, 300.0),
-        ];
-        // the ladder of higher modes up to 4 GHz, then the continuum of damped poles:
-        // (count, first f, spacing, amplitude ± jitter, Q ± jitter)
-        let mut r = Rng::new(7);
-        let families = [
-            (40, 1.35e9, 6.6e7, (0.05, 0.05), (40.0, 30.0)),
-            (80, 0.1e9, 5e7, (0.03, 0.02), (1.2, 0.7)),
-        ];
-        for (count, f0, df, (a, da), (q, dq)) in families {
-            for k in 0..count {
-                let f = f0 + df * (k as f64 + 0.5 * r.sym());
-                modes.push(line(f, a + da * r.sym(), 3.0 * r.sym(), q + dq * r.sym()));
-            }
-        }
-        let sig: Vec<Vec<f64>> = (0..2)
-            .map(|c| {
-                let g: Vec<f64> = (0..modes.len())
-                    .map(|i| if c == 0 || i % 3 > 0 { 1.0 } else { 0.4 })
-                    .collect();
-                synth(&modes, &g, dt, 860, 1e-6, 40 + c as u64)
-            })
-            .collect();
-        let s = Settings::band(27e6, 1.3e9);
-        let e = extract(&sig, dt, &s).unwrap();
-        assert_eq!(e.windows, 1);
-        let p = e
-            .peaks
-            .iter()
-            .find(|p| (p.f_hz / 647e6 - 1.0).abs() < 0.02 && p.q.unwrap() < 10.0)
-            .unwrap_or_else(|| panic!("no broad line: {:?}", e.rejected));
-        // the continuum and the noise bias the fit by far less than the 2% consistency test
-        assert!((p.f_hz / 647e6 - 1.0).abs() < 2e-3, "{p:?}");
-        assert!((p.q.unwrap() / 4.2 - 1.0).abs() < 0.02, "{p:?}");
-        // and noise alone on records this short still gives nothing
-        for seed in 0..6 {
-            let sig: Vec<Vec<f64>> = (0..2)
-                .map(|c| {
-                    synth(
-                        &[],
-                        &[],
-                        dt,
-                        700 + 150 * seed as usize,
-                        1.0,
-                        90 + 2 * seed + c,
-                    )
-                })
-                .collect();
-            let e = extract(&sig, dt, &s).unwrap();
-            assert!(e.peaks.is_empty(), "seed {seed}: {:?}", e.peaks);
-        }
-    }
-
-    #[test]
-    fn round_off_perturbations_and_thread_counts_do_not_change_the_lines() {
-        let modes = [
-            (114.74e6, 1.0, 0.3, 0.0),
-            (182.82e6, 0.6, -1.1, 0.0),
-            (182.84e6, 0.5, 0.4, 0.0),
-            (245.0e6, 1e-3, 0.1, 0.0),
-        ];
-        let sig: Vec<Vec<f64>> = (0..2)
-            .map(|c| synth(&modes, &[1.0, 0.8, 0.5 + c as f64, 1.0], DT, 6000, 1e-15, c))
-            .collect();
-        let s = Settings::band(50e6, 330e6);
-        let run = |threads: usize, x: &[Vec<f64>]| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| extract(x, DT, &s).unwrap().peaks)
-        };
-        let a = run(1, &sig);
-        assert_eq!(a.len(), 4);
-        assert_eq!(a, run(2, &sig), "thread count changed the result");
-        assert_eq!(a, run(3, &sig), "thread count changed the result");
-        let mut r = Rng::new(99);
-        let pert: Vec<Vec<f64>> = sig
-            .iter()
-            .map(|x| x.iter().map(|v| v * (1.0 + 1e-14 * r.sym())).collect())
-            .collect();
-        let b = run(2, &pert);
-        assert_eq!(a.len(), b.len());
-        for (p, q) in a.iter().zip(&b) {
-            assert!((p.f_hz - q.f_hz).abs() < 1e-10 * p.f_hz, "{p:?} vs {q:?}");
-        }
-    }
-
-    #[test]
-    fn degenerate_records_give_no_lines_or_a_typed_error() {
-        let s = Settings::band(50e6, 330e6);
-        let ok = |x: Vec<Vec<f64>>| extract(&x, DT, &s).unwrap().peaks;
-        assert!(ok(vec![]).is_empty());
-        assert!(ok(vec![vec![]]).is_empty());
-        assert!(ok(vec![vec![1.0; 16]]).is_empty());
-        assert!(ok(vec![vec![0.0; 5000]]).is_empty());
-        assert!(ok(vec![vec![3.5; 5000], vec![-1e-300; 5000]]).is_empty());
-        // Denormal but NaN-free: the signal is rescaled, the line is found.
-        let tiny: Vec<f64> = synth(&[(150e6, 1.0, 0.0, 0.0)], &[1.0], DT, 3000, 0.0, 0)
-            .iter()
-            .map(|v| v * 1e-310)
-            .collect();
-        let p = ok(vec![tiny]);
-        assert_eq!(p.len(), 1);
-        assert!((p[0].f_hz - 150e6).abs() < 1e-3 * 150e6, "{p:?}");
-        let huge: Vec<f64> = synth(&[(150e6, 1.0, 0.0, 0.0)], &[1.0], DT, 3000, 0.0, 0)
-            .iter()
-            .map(|v| v * 1e300)
-            .collect();
-        assert_eq!(ok(vec![huge]).len(), 1);
-        // A spike is no sum of damped sinusoids: what is fitted to it dies within a few
-        // periods (Q of order 1-10), and a min_q of 10 removes it.
-        let sp = extract(&[sp_input()], DT, &s).unwrap();
-        assert!(
-            sp.peaks.iter().all(|p| p.q.unwrap() < 10.0),
-            "{:?}",
-            sp.peaks
-        );
-        let mut s5 = s.clone();
-        s5.min_q = 10.0;
-        assert!(extract(&[sp_input()], DT, &s5).unwrap().peaks.is_empty());
-        // Typed errors name what is wrong.
-        let mut nan = vec![0.0; 100];
-        nan[7] = f64::NAN;
-        let e = extract(&[vec![0.0; 100], nan], DT, &s)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("signal = 1") && e.contains("sample 7"), "{e}");
-        let e = extract(&[vec![0.0; 100], vec![0.0; 99]], DT, &s)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("99 samples"), "{e}");
-        assert!(extract(&[vec![0.0; 100]], 0.0, &s).is_err());
-        assert!(extract(&[vec![0.0; 100]], DT, &Settings::band(3e9, 4e9)).is_err());
-        assert!(extract(&[vec![0.0; 100]], DT, &Settings::band(2e8, 1e8)).is_err());
-    }
-
-    #[test]
-    fn a_line_on_a_window_boundary_is_reported_once() {
-        // 20000 samples: the band is cut into many windows; put lines at and near the
-        // boundaries of the plan.
-        let n = 20000;
-        let plan = Plan::new(n, DT, 50e6, 330e6, ND_MAX).unwrap();
-        assert!(plan.windows.len() > 4);
-        let edges: Vec<f64> = plan.windows[1..4]
-            .iter()
-            .map(|w| w.lo + 0.02 * (w.hi - w.lo) / 1.04)
-            .collect();
-        let modes: Vec<(f64, f64, f64, f64)> = edges
-            .iter()
-            .enumerate()
-            .map(|(i, &f)| (f + i as f64 * 1e3, 1.0, 0.1 * i as f64, 0.0))
-            .collect();
-        let sig = vec![synth(&modes, &[1.0; 3], DT, n, 1e-14, 5)];
-        let e = extract(&sig, DT, &Settings::band(50e6, 330e6)).unwrap();
-        assert_eq!(e.peaks.len(), 3, "{:?}", e.peaks);
-        for (m, p) in modes.iter().zip(&e.peaks) {
-            assert!((p.f_hz - m.0).abs() < 1e-10 * m.0);
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
-        /// Any finite input returns (no panic), and what is reported is sorted, in the band
-        /// and finite.
-        #[test]
-        fn arbitrary_records_return_sane_lines(
-            n in 0usize..2500,
-            nsig in 1usize..4,
-            seed in 0u64..1000,
-            lo in 0.0f64..0.3,
-            width in 0.001f64..0.2,
-            kind in 0u8..4,
-        ) {
-            let mut r = Rng::new(seed);
-            let dt = 1e-9 * (0.1 + r.uniform());
-            let (fmin, fmax) = (lo / dt, (lo + width) / dt);
-            let sig: Vec<Vec<f64>> = (0..nsig)
-                .map(|_| {
-                    let f = (lo + width * r.uniform()) / dt;
-                    let c = r.sym();
-                    (0..n)
-                        .map(|k| match kind {
-                            0 => c,
-                            1 => r.sym(),
-                            2 => (2.0 * PI * f * k as f64 * dt).cos() + 1e-9 * r.sym(),
-                            _ => if k == n / 3 { 1e3 } else { (k % 7) as f64 },
-                        })
-                        .collect()
-                })
-                .collect();
-            let e = extract(&sig, dt, &Settings::band(fmin, fmax)).unwrap();
-            for w in e.peaks.windows(2) {
-                proptest::prop_assert!(w[0].f_hz <= w[1].f_hz);
-            }
-            for p in &e.peaks {
-                proptest::prop_assert!(p.f_hz >= fmin && p.f_hz < fmax);
-                proptest::prop_assert!(p.amplitude.is_finite() && p.decay_per_s.unwrap().is_finite());
-                proptest::prop_assert_eq!(p.amplitudes.len(), nsig);
-            }
-        }
-    }
-}
+mod tests;
