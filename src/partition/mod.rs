@@ -1,8 +1,10 @@
 //! Domain decomposition for several ranks (design note §14): METIS partition of the tets,
 //! ownership, per-rank local parts, halo lists, and a stepper whose ranks exchange halos.
 //!
-//! **Ownership.** METIS k-way splits the tets' dual graph (one graph vertex per tet, one graph
-//! edge per interior face), weighted by a per-tet cost ([`tet_costs`]). Rank `r` owns the tets
+//! **Ownership.** A partitioner ([`Scheme`]) splits the tets, weighted by a per-tet cost
+//! ([`tet_costs`]): METIS k-way on the tets' dual graph (one graph vertex per tet, one graph
+//! edge per interior face), or recursive coordinate bisection of their centroids ([`rcb`];
+//! the default from [`RCB_FROM_TETS`] tets), or x slabs. Rank `r` owns the tets
 //! of part `r`; a mesh vertex belongs to the rank of its lowest-numbered tet; a half-edge
 //! `(e, v)` (a `U` slot) belongs to the rank of its vertex `v`; a half dual edge (an `F` slot)
 //! to the rank of its tet.
@@ -27,9 +29,10 @@
 //! f64 the partitioned time loop reproduces the single-process CPU run **bit for bit** (tested);
 //! only the global sums (energy, power-iteration dot products) are added in another order.
 //!
-//! **How ranks get their part.** Rank 0 reads the mesh, builds the topology, runs METIS and
-//! builds and sends each rank its part ([`distribute`]); the other ranks never hold the global
-//! mesh. At 500M tets that costs rank 0 about 15 GB for the mesh, about 40 GB for the
+//! **How ranks get their part.** Rank 0 reads the mesh, builds the topology, partitions it
+//! and builds and sends each rank its part, one at a time ([`distribute_with`]); the other
+//! ranks never hold the global mesh. The figures below are METIS's; RCB needs no dual graph
+//! (20 bytes per tet of work space). At 500M tets that costs rank 0 about 15 GB for the mesh, about 40 GB for the
 //! topology, about 11 GB for the METIS graph (32-bit indices: `4T` adjacency entries must stay
 //! below 2^31, which 500M tets just meet; beyond that ParMETIS or 64-bit METIS is needed) and
 //! METIS's own work space (several times the graph); see `results/scaling/README.md` for
