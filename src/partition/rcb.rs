@@ -9,8 +9,11 @@
 //! split into `⌊k/2⌋` and `⌈k/2⌉` parts the same way. Any `k ≥ 1`, not only powers of two.
 //!
 //! **Order.** Tets are ordered along an axis by their centroid coordinate (f32: the
-//! partition needs no more), ties broken by the tet index: a total order, so the tets below
-//! each cut are one well-defined set. The cut position is the first `m` whose prefix weight
+//! partition needs no more), ties broken by the other two coordinates in cyclic order, then
+//! by the tet index: a total order, so the tets below each cut are one well-defined set. (On
+//! structured meshes whole layers of centroids share a coordinate; breaking those ties by
+//! index would scatter a cut through the layer into fragments, breaking them by position
+//! cuts the layer along a line.) The cut position is the first `m` whose prefix weight
 //! reaches the target, moved back by one where that is closer to it (and kept so that both
 //! sides have at least as many tets as parts). Hence the partition depends on the input
 //! only: not on the selection algorithm's internal order nor on the number of threads
@@ -144,7 +147,14 @@ fn weighted_cut(
     min_hi: usize,
 ) -> usize {
     let n = items.len();
-    let cmp = |x: &Item, y: &Item| x.c[axis].total_cmp(&y.c[axis]).then(x.id.cmp(&y.id));
+    let (b1, b2) = ((axis + 1) % 3, (axis + 2) % 3);
+    let cmp = |x: &Item, y: &Item| {
+        x.c[axis]
+            .total_cmp(&y.c[axis])
+            .then(x.c[b1].total_cmp(&y.c[b1]))
+            .then(x.c[b2].total_cmp(&y.c[b2]))
+            .then(x.id.cmp(&y.id))
+    };
     // invariant: items[..a] are the a smallest, items[b..] the n - b largest;
     // prefix(a) = wa < target <= prefix(b) = wb, so the first m reaching target is in (a, b]
     let (mut a, mut b) = (0usize, n);
