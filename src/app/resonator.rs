@@ -159,6 +159,10 @@ pub struct ResonatorArgs {
     /// from a device: lower it for short runs on very large meshes.
     #[arg(long, allow_hyphen_values = true)]
     pub energy_checks: Option<u64>,
+    /// Partitioner of a run on several ranks (mpirun): auto (METIS below 1M tets,
+    /// recursive coordinate bisection from there), metis, rcb or slab (x slabs) [auto].
+    #[arg(long, value_enum)]
+    pub partitioner: Option<dgatd::solver::config::Partitioner>,
     /// Continue the run whose checkpoint is in DIR (its configuration comes from the
     /// checkpoint; outputs go to DIR unless --out is given). The result is bit-for-bit that
     /// of an uninterrupted run.
@@ -184,7 +188,7 @@ impl ResonatorArgs {
             source_dir => "source-dir", source_radius => "source-radius", f_peak => "f-peak", fmax => "fmax",
             min_prominence => "min-prominence", min_q => "min-q", cavity => "cavity",
             extract => "extract", mode_shapes => "mode-shapes", seed => "seed",
-            method => "method", order => "order", flux => "flux");
+            method => "method", order => "order", flux => "flux", partitioner => "partitioner");
         for (v, n) in [
             (&self.probes, "probe"),
             (&self.materials, "material"),
@@ -236,7 +240,8 @@ impl ResonatorArgs {
             flux,
             checkpoint_steps,
             checkpoint_minutes,
-            energy_checks
+            energy_checks,
+            partitioner
         );
         set!(steps, time, dt, device, f_peak, fmax, min_q);
         if let Some(o) = self.order {

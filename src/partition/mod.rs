@@ -1,8 +1,10 @@
 //! Domain decomposition for several ranks (design note §14): METIS partition of the tets,
 //! ownership, per-rank local parts, halo lists, and a stepper whose ranks exchange halos.
 //!
-//! **Ownership.** METIS k-way splits the tets' dual graph (one graph vertex per tet, one graph
-//! edge per interior face), weighted by a per-tet cost ([`tet_costs`]). Rank `r` owns the tets
+//! **Ownership.** A partitioner ([`Scheme`]) splits the tets, weighted by a per-tet cost
+//! ([`tet_costs`]): METIS k-way on the tets' dual graph (one graph vertex per tet, one graph
+//! edge per interior face), or recursive coordinate bisection of their centroids ([`rcb`];
+//! the default from [`RCB_FROM_TETS`] tets), or x slabs. Rank `r` owns the tets
 //! of part `r`; a mesh vertex belongs to the rank of its lowest-numbered tet; a half-edge
 //! `(e, v)` (a `U` slot) belongs to the rank of its vertex `v`; a half dual edge (an `F` slot)
 //! to the rank of its tet.
@@ -27,9 +29,10 @@
 //! f64 the partitioned time loop reproduces the single-process CPU run **bit for bit** (tested);
 //! only the global sums (energy, power-iteration dot products) are added in another order.
 //!
-//! **How ranks get their part.** Rank 0 reads the mesh, builds the topology, runs METIS and
-//! builds and sends each rank its part ([`distribute`]); the other ranks never hold the global
-//! mesh. At 500M tets that costs rank 0 about 15 GB for the mesh, about 40 GB for the
+//! **How ranks get their part.** Rank 0 reads the mesh, builds the topology, partitions it
+//! and builds and sends each rank its part, one at a time ([`distribute_with`]); the other
+//! ranks never hold the global mesh. The figures below are METIS's; RCB needs no dual graph
+//! (20 bytes per tet of work space). At 500M tets that costs rank 0 about 15 GB for the mesh, about 40 GB for the
 //! topology, about 11 GB for the METIS graph (32-bit indices: `4T` adjacency entries must stay
 //! below 2^31, which 500M tets just meet; beyond that ParMETIS or 64-bit METIS is needed) and
 //! METIS's own work space (several times the graph); see `results/scaling/README.md` for
@@ -40,11 +43,14 @@ pub mod device;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod part;
+pub mod rcb;
+pub mod scheme;
 pub mod stepper;
 
 pub use comm::{Comm, LocalComm};
 pub use device::ClPartStepper;
 pub use part::{Halo, Part};
+pub use scheme::{RCB_FROM_TETS, Scheme};
 pub use stepper::PartStepper;
 
 use crate::mesh::{Mesh, Topology};
@@ -58,9 +64,9 @@ pub struct Partition {
     pub tet_part: Vec<u32>,
     /// Rank of each vertex: the part of its lowest-numbered tet.
     pub vertex_owner: Vec<u32>,
-    /// Weight (cost) of each tet used by METIS.
+    /// Weight (cost) of each tet used by the partitioner.
     pub weights: Vec<u32>,
-    /// Interior faces whose two tets lie in different parts (METIS's edge cut).
+    /// Interior faces whose two tets lie in different parts (the dual graph's edge cut).
     pub cut_faces: u64,
 }
 
@@ -333,6 +339,10 @@ impl HaloLists {
 /// Partition statistics: balance, interface and halo volume.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Stats {
+    /// The partitioner that ran (None: a partition given from outside).
+    pub partitioner: Option<Scheme>,
+    /// Its wall time on rank 0 (s), tet costs included.
+    pub partition_s: f64,
     pub n_parts: usize,
     pub n_tets: usize,
     /// max / mean of the parts' summed tet weights.
@@ -418,6 +428,8 @@ impl Stats {
             .collect();
         let halo_values = send.iter().sum::<u64>();
         Stats {
+            partitioner: None,
+            partition_s: 0.0,
             n_parts: np,
             n_tets: mesh.n_tets(),
             imbalance: *weight.iter().max().unwrap_or(&0) as f64 / mean_w,
@@ -445,15 +457,16 @@ pub fn distribute<C: Comm>(
     comm: &C,
     global: Option<(&Mesh, &Topology, &crate::problem::Media, &[bool])>,
 ) -> Result<(Part, Option<Stats>)> {
-    distribute_with(comm, global, false)
+    distribute_with(comm, global, Some(Scheme::Metis))
 }
 
-/// [`distribute`] with METIS (`slabs` false) or [`Partition::slabs`] (true; rank 0's choice
-/// counts).
+/// [`distribute`] with the partitioner `scheme` (None: [`Scheme::auto`] of the mesh's size;
+/// rank 0's choice counts). Rank 0 builds and sends one part at a time: it never holds
+/// more than one other rank's part.
 pub fn distribute_with<C: Comm>(
     comm: &C,
     global: Option<(&Mesh, &Topology, &crate::problem::Media, &[bool])>,
-    slabs: bool,
+    scheme: Option<Scheme>,
 ) -> Result<(Part, Option<Stats>)> {
     let np = comm.size();
     if comm.rank() == 0 {
@@ -464,17 +477,18 @@ pub fn distribute_with<C: Comm>(
                 "rank 0 must pass the global mesh",
             ));
         };
+        let scheme = scheme.unwrap_or_else(|| Scheme::auto(mesh.n_tets()));
+        let t0 = std::time::Instant::now();
         let p = if mat.is_lossy() {
             Err(Error::config(
                 "partition",
                 np,
                 "conducting materials (sigma) are not supported in partitioned runs yet",
             ))
-        } else if slabs {
-            Partition::slabs(mesh, topo, np)
         } else {
-            Partition::metis(mesh, topo, None, np)
+            Partition::with(scheme, mesh, topo, np)
         };
+        let partition_s = t0.elapsed().as_secs_f64();
         // Tell the other ranks whether a part follows (an error on rank 0 must not hang them).
         let p = match p {
             Ok(p) => p,
@@ -486,7 +500,11 @@ pub fn distribute_with<C: Comm>(
             }
         };
         let halos = HaloLists::build(mesh, topo, fixed, &p);
-        let stats = Stats::compute(mesh, topo, fixed, &p, &halos);
+        let stats = Stats {
+            partitioner: Some(scheme),
+            partition_s,
+            ..Stats::compute(mesh, topo, fixed, &p, &halos)
+        };
         let builder = part::PartBuilder::new(mesh, topo, mat, fixed, &p, &halos);
         for r in 1..np {
             let words = builder.build(r)?.to_words();

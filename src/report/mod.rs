@@ -324,6 +324,9 @@ pub fn run_toml(r: &ResonatorResult) -> Result<String> {
         /// Parts of the band the record did not resolve (absent when none).
         #[serde(skip_serializing_if = "Vec::is_empty")]
         unresolved: Vec<crate::spectrum::extract::Unresolved>,
+        /// Rank 0's set-up phases of a partitioned run (absent on one process).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        setup: Option<crate::solver::setup_times::SetupTimes>,
     }
     #[derive(serde::Serialize)]
     struct MeshInfo {
@@ -394,6 +397,7 @@ pub fn run_toml(r: &ResonatorResult) -> Result<String> {
         },
         probes: r.probe_points.clone(),
         unresolved: r.analysis.unresolved.clone(),
+        setup: r.setup_times,
     };
     let mut t = r.config.to_toml()?;
     let run = toml::Table::try_from(&run).map_err(|e| Error::Output {

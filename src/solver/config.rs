@@ -6,7 +6,8 @@
 //! (`mesh`, `box`, `ball`, `refine`, `mesh_order`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
 //! `device`, `source`, `source_dir`, `source_radius`, `probe` (an array of points), `f_peak`, `fmax`,
 //! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
-//! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`), then the tables
+//! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`, `energy_checks`, `partitioner`),
+//! then the tables
 //! `[materials.NAME]` (`eps_r`, `mu_r`, `sigma` S/m, `tan_delta` at `f_tan_delta` Hz, `sigma_m`
 //! ohm/m; `absorbing = true` with `layer_order`, `layer_reflection` for a graded matched
 //! absorbing layer; dispersive poles `debye = [{ delta_eps, tau }]`, `drude = [{ f_p,
@@ -102,6 +103,39 @@ pub enum BackendKind {
     Cpu,
     /// An OpenCL device (`device`: index or name substring; default as for `auto`).
     Opencl,
+}
+
+/// Which partitioner splits the mesh of a run on several ranks (ignored on one process).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Partitioner {
+    /// METIS below a million tets, recursive coordinate bisection from there
+    /// (`partition::RCB_FROM_TETS`, which states why).
+    #[default]
+    Auto,
+    /// METIS k-way on the tets' dual graph (smallest cut; 1-2.5 s per million tets on
+    /// rank 0).
+    Metis,
+    /// Recursive coordinate bisection of the tet centroids (fast, parallel).
+    Rcb,
+    /// Slabs across x of equal tet count (boxes).
+    Slab,
+}
+
+impl Partitioner {
+    pub fn is_auto(&self) -> bool {
+        *self == Partitioner::Auto
+    }
 }
 
 fn default_cfl() -> f64 {
@@ -250,6 +284,10 @@ pub struct Config {
         skip_serializing_if = "is_default_energy_checks"
     )]
     pub energy_checks: u64,
+    /// Partitioner of a run on several ranks (default `auto`; written to `run.toml` only
+    /// when not the default).
+    #[serde(default, skip_serializing_if = "Partitioner::is_auto")]
+    pub partitioner: Partitioner,
     /// Materials of volume groups (name or number); vacuum elsewhere.
     #[serde(default)]
     pub materials: BTreeMap<String, Material>,
@@ -295,6 +333,7 @@ impl Default for Config {
             checkpoint_steps: 0,
             checkpoint_minutes: default_checkpoint_minutes(),
             energy_checks: DEFAULT_ENERGY_CHECKS,
+            partitioner: Partitioner::Auto,
             materials: BTreeMap::new(),
             boundaries: BTreeMap::new(),
             run: None,

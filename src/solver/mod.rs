@@ -3,7 +3,7 @@
 //! ([`analyse`]) → results ([`resonator`]), with checkpoints ([`checkpoint`]) and mode
 //! shapes ([`modeshape`]) and their wall-loss Q ([`wallq`]); refinement ladders with
 //! extrapolated frequencies ([`converge`]); the earliest echo of an open boundary at the
-//! probes ([`echo`]).
+//! probes ([`echo`]); where the set-up time of a partitioned run goes ([`setup_times`]).
 //!
 //! Time is in metres of light travel inside the library (c = 1); `dt_s = dt / C0`.
 
@@ -20,6 +20,7 @@ pub mod partitioned;
 pub mod plan;
 pub mod resonator;
 pub mod run;
+pub mod setup_times;
 pub mod timestep;
 pub mod wallq;
 

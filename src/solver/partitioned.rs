@@ -4,7 +4,7 @@
 //!
 //! - **Rank 0** reads or generates the mesh, resolves the problem onto it (materials,
 //!   walls), places the source and probes exactly as the single-process build does
-//!   ([`super::build`]), partitions with METIS and sends every rank its part
+//!   ([`super::build`]), partitions the mesh and sends every rank its part
 //!   ([`crate::partition::distribute`]); the other ranks never hold the global mesh.
 //! - **Every rank** assembles its local operators, takes part in the distributed power
 //!   iteration for Δt (the same start vector as one process; global sums in rank order, so
@@ -22,9 +22,12 @@
 //!   resumed run is bit for bit the uninterrupted one.
 //! - **Outputs** (probe record, analysis) are made on rank 0 only.
 //!
-//! Partitioner: METIS k-way; with the environment variable `DGATD_PARTITION=slab` (read
-//! on rank 0), [`crate::partition::Partition::slabs`] instead (x slabs of equal tet count:
-//! for boxes too large for METIS's time on rank 0).
+//! Partitioner: the plan's `partitioner` ([`crate::partition::Scheme`]): `auto` takes METIS
+//! k-way below [`crate::partition::RCB_FROM_TETS`] tets and recursive coordinate bisection
+//! from there; `metis`, `rcb` and `slab` force one. With `auto`, the environment variable
+//! `DGATD_PARTITION=slab` (read on rank 0) still selects x slabs. The partitioner that ran
+//! and its time are in the partition statistics; rank 0's set-up phases
+//! ([`super::setup_times::SetupTimes`]) are printed as a notice and written to `run.toml`.
 //!
 //! Devices: with an OpenCL backend and no `device` in the plan, rank r takes the
 //! (node rank)-th GPU of its node (modulo their number; the default device when there is
@@ -40,6 +43,7 @@ use super::defaults::{self, Scales};
 use super::plan::{BackendSpec, Plan};
 use super::resonator::{self, Phase, ResonatorResult, RunOptions};
 use super::run::{Resume, RunControl, RunSoFar};
+use super::setup_times::SetupTimes;
 use super::timestep::RHO_MARGIN;
 use crate::backend::Stepper;
 use crate::backend::opencl::{self, ClDevice, DeviceInfo};
@@ -47,13 +51,14 @@ use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::mesh::Topology;
 use crate::partition::{
-    ClPartStepper, Comm, PartStepper, Stats, broadcast_setup, distribute_with, stepper,
+    ClPartStepper, Comm, PartStepper, Scheme, Stats, broadcast_setup, distribute_with, stepper,
 };
 use crate::problem::{Media, Walls, Waveform};
 use crate::real::Precision;
 use crate::util::V3;
 use crate::{C0, Error, Real, Result};
 use std::sync::Arc;
+use std::time::Instant;
 
 pub use super::checkpoint::{checkpoint_ranks, ranks_fingerprint};
 
@@ -61,7 +66,7 @@ pub use super::checkpoint::{checkpoint_ranks, ranks_fingerprint};
 pub struct PartitionedRun {
     /// The result (rank 0 only).
     pub result: Option<ResonatorResult>,
-    /// METIS partition statistics (rank 0 only).
+    /// Partition statistics (rank 0 only).
     pub stats: Option<Stats>,
     /// Halo values this rank sends per time step (U and F), summed over the ranks.
     pub halo_values_per_step: u64,
@@ -78,6 +83,8 @@ struct Global {
     wave: Waveform,
     scales: Scales,
     notices: Vec<String>,
+    /// Rank 0's set-up phases so far.
+    times: SetupTimes,
 }
 
 fn rank0_failed(what: &str) -> Error {
@@ -86,7 +93,10 @@ fn rank0_failed(what: &str) -> Error {
 
 /// Reads, checks and resolves the problem on rank 0 (as [`build::build`] does).
 fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
+    let t0 = Instant::now();
     let (mesh, mesh_hash) = build::load_mesh(plan)?;
+    let mesh_s = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
     let topo = Topology::build(&mesh)?;
     let notices = crate::mesh::check::check(&mesh, &topo)?;
     let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
@@ -140,6 +150,11 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
         wave,
         scales,
         notices,
+        times: SetupTimes {
+            mesh_s,
+            topology_s: t0.elapsed().as_secs_f64(),
+            ..SetupTimes::default()
+        },
     };
     Ok((g, topo, media, fixed))
 }
@@ -245,7 +260,7 @@ fn rank_stepper<'c, C: Comm>(
     source: &Source,
     probes: &[Probe],
     wave: Waveform,
-) -> Result<(Box<dyn RankStepper + 'c>, f64, f64)> {
+) -> Result<(Box<dyn RankStepper + 'c>, f64, f64, f64)> {
     let dt_of = |rho: f64| -> f64 {
         match plan.dt_s {
             Some(s) => s * C0,
@@ -271,32 +286,36 @@ fn rank_stepper<'c, C: Comm>(
     let f64s = plan.precision == Precision::F64;
     macro_rules! cpu {
         ($t:ty) => {{
+            let t0 = Instant::now();
             let rho = stepper::spectral_radius(comm, &part, &dga, 60, 0x5eed)? * RHO_MARGIN;
+            let power_s = t0.elapsed().as_secs_f64();
             let dt = dt_of(rho);
             check_dt(dt, rho)?;
             let s = PartStepper::<$t, &C>::new(comm, part, dga, dt, Some((source, wave)), probes)?;
             let b: Box<dyn RankStepper + 'c> = Box::new(s);
-            (b, dt, rho)
+            (b, dt, rho, power_s)
         }};
     }
     macro_rules! device {
         ($t:ty, $dev:expr) => {{
             let mut s = ClPartStepper::<$t, &C>::new(comm, part, dga, $dev, Some(source), probes)?;
+            let t0 = Instant::now();
             let rho = s.spectral_radius(60, 0x5eed)? * RHO_MARGIN;
+            let power_s = t0.elapsed().as_secs_f64();
             let dt = dt_of(rho);
             check_dt(dt, rho)?;
             s.set_time_step(dt, Some(wave))?;
             let b: Box<dyn RankStepper + 'c> = Box::new(s);
-            (b, dt, rho)
+            (b, dt, rho, power_s)
         }};
     }
-    let (s, dt, rho) = match dev {
+    let (s, dt, rho, power_s) = match dev {
         None if f64s => cpu!(f64),
         None => cpu!(f32),
         Some(d) if f64s => device!(f64, d),
         Some(d) => device!(f32, d),
     };
-    Ok((s, dt, if plan.dt_s.is_some() { 0.0 } else { rho }))
+    Ok((s, dt, if plan.dt_s.is_some() { 0.0 } else { rho }, power_s))
 }
 
 /// Runs the resonator job of `plan` on `comm.size()` ranks; every rank calls it with the
@@ -326,7 +345,7 @@ pub fn run_partitioned<C: Comm>(
         }
     };
     phase(Phase::Setup);
-    let t0 = std::time::Instant::now();
+    let t0 = Instant::now();
     status("rank 0: reading the mesh, partitioning it");
     let Setup {
         mut global,
@@ -337,13 +356,17 @@ pub fn run_partitioned<C: Comm>(
         wave,
         f_resolved_hz,
         record_s,
+        mut times,
     } = setup_ranks(comm, plan)?;
     let n_probes = probes.len();
     status(&format!("assembling the local operators of {} ranks", np));
+    let t1 = Instant::now();
     let dga = Arc::new(part.assemble()?);
+    times.assembly_s = t1.elapsed().as_secs_f64();
+    let t1 = Instant::now();
     let dev = rank_devices(comm, plan, node_rank)?;
-    status("time step by the distributed power iteration");
-    let (mut st, dt, rho) = rank_stepper(
+    status("steppers, and the time step by the distributed power iteration");
+    let (mut st, dt, rho, power_s) = rank_stepper(
         comm,
         plan,
         part.clone(),
@@ -359,8 +382,14 @@ pub fn run_partitioned<C: Comm>(
     if let Some(g) = global.as_mut() {
         g.notices.extend(band_notices);
     }
+    times.power_s = power_s;
+    times.stepper_s = t1.elapsed().as_secs_f64() - power_s;
     let summed = summed_counts(comm, &dga, st.as_ref())?;
     let setup_s = t0.elapsed().as_secs_f64();
+    status(&times.line());
+    if let Some(g) = global.as_mut() {
+        g.notices.push(times.line());
+    }
     // fingerprint and resume (rank 0 checks, every rank restores its share)
     let fp1 = global
         .as_ref()
@@ -429,6 +458,7 @@ pub fn run_partitioned<C: Comm>(
             rho,
             fmax_hz,
             setup_s,
+            times,
             backend,
             summed: &summed,
             stats: stats.as_ref(),
@@ -640,6 +670,24 @@ struct Setup {
     /// The mesh's resolution limit (Hz) and default record (s), [`Scales`].
     f_resolved_hz: f64,
     record_s: f64,
+    /// Rank 0's set-up phases up to the parts' arrival (mesh to distribute).
+    times: SetupTimes,
+}
+
+/// The partitioner of `plan` (None: `auto`, resolved by rank 0 from the mesh's size), and a
+/// notice when the environment variable `DGATD_PARTITION=slab` chose it.
+fn scheme_of(plan: &Plan) -> (Option<Scheme>, Option<String>) {
+    use super::config::Partitioner;
+    match plan.partitioner {
+        Partitioner::Auto if std::env::var("DGATD_PARTITION").as_deref() == Ok("slab") => (
+            Some(Scheme::Slab),
+            Some("DGATD_PARTITION=slab: x slabs (the flag --partitioner slab does the same and is kept in run.toml)".into()),
+        ),
+        Partitioner::Auto => (None, None),
+        Partitioner::Metis => (Some(Scheme::Metis), None),
+        Partitioner::Rcb => (Some(Scheme::Rcb), None),
+        Partitioner::Slab => (Some(Scheme::Slab), None),
+    }
 }
 
 /// Rank 0 reads, checks and resolves the problem and partitions the mesh; every rank gets
@@ -663,16 +711,20 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
             .as_ref()
             .map(|g| (Some(&g.0.source), g.0.probes.as_slice())),
     )?;
-    let slabs = std::env::var("DGATD_PARTITION").as_deref() == Ok("slab");
+    let t0 = Instant::now();
+    let (scheme, env_notice) = scheme_of(plan);
     let (part, stats) = distribute_with(
         comm,
         global
             .as_ref()
             .map(|(g, topo, media, fixed)| (&g.mesh, topo, media, fixed.as_slice())),
-        slabs,
+        scheme,
     )?;
     // rank 0 keeps the mesh (outputs) but not the topology
-    let global = global.map(|(g, ..)| g);
+    let mut global = global.map(|(g, ..)| g);
+    if let Some(g) = global.as_mut() {
+        g.notices.extend(env_notice);
+    }
     let src = src.ok_or_else(|| rank0_failed("receiving the source"))?;
     let bits = comm.broadcast_words(
         0,
@@ -693,6 +745,9 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
         .map_err(|_| rank0_failed("receiving the waveform"))?
         .map(f64::from_bits);
     let wave = Waveform::gaussian_derivative(f_peak_hz);
+    let mut times = global.as_ref().map(|g| g.times).unwrap_or_default();
+    times.partition_s = stats.as_ref().map_or(0.0, |s| s.partition_s);
+    times.distribute_s = t0.elapsed().as_secs_f64() - times.partition_s;
     Ok(Setup {
         global,
         src,
@@ -702,6 +757,7 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
         wave,
         f_resolved_hz,
         record_s,
+        times,
     })
 }
 
@@ -798,6 +854,7 @@ struct Outcome<'a> {
     rho: f64,
     fmax_hz: f64,
     setup_s: f64,
+    times: SetupTimes,
     backend: String,
     /// Counts summed over the ranks (tets, edges, vertices, free halves, circ, block, halo,
     /// packed block).
@@ -862,6 +919,7 @@ fn result_of(
         analysis,
         fmax_hz: o.fmax_hz,
         setup_s: o.setup_s,
+        setup_times: Some(o.times),
         backend: o.backend,
         notices,
         mesh: g.mesh,
@@ -871,7 +929,9 @@ fn result_of(
 /// One line of partition statistics for the user.
 pub fn stats_line(s: &Stats) -> String {
     format!(
-        "partition: {} ranks, imbalance {:.3} (max/mean work), {} cut faces, interface {:.1}% of a rank's tets at most, halo {} values = {} per step (f64), at most {} neighbours",
+        "partition: {} in {:.2} s, {} ranks, imbalance {:.3} (max/mean work), {} cut faces, interface {:.1}% of a rank's tets at most, halo {} values = {} per step (f64), at most {} neighbours",
+        s.partitioner.map_or("given", |p| p.name()),
+        s.partition_s,
         s.n_parts,
         s.imbalance,
         s.cut_faces,

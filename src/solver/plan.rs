@@ -98,6 +98,8 @@ pub struct Plan {
     pub checkpoint_every: Option<Duration>,
     /// Energy checks of the blow-up guard over the run (0: none).
     pub energy_checks: usize,
+    /// The partitioner of a run on several ranks.
+    pub partitioner: super::config::Partitioner,
 }
 
 /// Largest DG order accepted (setup cost grows like N^9 in the reference element).
@@ -231,6 +233,7 @@ impl Plan {
             checkpoint_every: (cfg.checkpoint_minutes > 0.0)
                 .then(|| Duration::from_secs_f64(60.0 * cfg.checkpoint_minutes)),
             energy_checks: usize::try_from(cfg.energy_checks).unwrap_or(usize::MAX),
+            partitioner: cfg.partitioner,
         })
     }
 

@@ -37,6 +37,8 @@ pub struct ResonatorResult {
     pub analysis: Analysis,
     pub fmax_hz: f64,
     pub setup_s: f64,
+    /// Rank 0's set-up phases of a partitioned run (None on one process).
+    pub setup_times: Option<super::setup_times::SetupTimes>,
     pub backend: String,
     /// One-line notices (backend choice, unchecked time step, a record that runs past the
     /// echo of an open boundary).
@@ -363,6 +365,7 @@ fn result(
         analysis,
         fmax_hz: b.fmax_hz,
         setup_s,
+        setup_times: None,
         backend,
         notices,
         echo: b.echo,
