@@ -28,7 +28,11 @@
 //! buffered probe samples, read every [`SAMPLE_CHUNK`] steps: the source waveform is
 //! evaluated in the kernel.
 //!
-//! Every `unsafe` block in the crate is in this file; each says why it is sound.
+//! Every `unsafe` block in the crate is in this file and its child `pinned` (pinned host
+//! staging); each says why it is sound.
+
+mod pinned;
+pub use pinned::Pinned;
 
 use super::Stepper;
 use crate::dga::Dga;

@@ -29,7 +29,10 @@
 //! the device's own round-off choices (contraction, summation order inside a kernel), and
 //! the CPU runs to round-off (tested against both, `tests/partition_cl.rs`).
 //!
-//! Halo values travel as f64 through the transport (exact for f32 runs), as `T` over PCIe.
+//! Halo values travel as `T` over PCIe, through pinned host staging ([`Pinned`]), and as
+//! `T` through the transport (f32 values two per 64-bit word). [`HaloTiming`] splits the
+//! time of each phase (interface and interior kernels, device → host, transport, host →
+//! device), so that a loss of scaling is measured, not guessed.
 
 use super::stepper::{
     INTERFACE, INTERIOR, Layout, ProbeShare, agree, gather_state, local_of_global, owned_energy,
@@ -38,7 +41,8 @@ use super::stepper::{
 use super::{Comm, Part};
 use crate::backend::Stepper;
 use crate::backend::opencl::{
-    ClDevice, ClStepper, DeviceSampling, Field, Lane, PowerHalo, Subset, advance_sampled,
+    ClDevice, ClStepper, DeviceSampling, Field, Lane, Pinned, PowerHalo, Subset, advance_sampled,
+    event_seconds,
 };
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
@@ -59,8 +63,78 @@ pub struct HaloTiming {
     pub comm_s: f64,
     /// Of which the transport's exchange alone.
     pub mpi_s: f64,
+    /// Of which the device → host read (it also waits for the interface kernels and the
+    /// packing before it on the main queue).
+    pub d2h_s: f64,
+    /// Of which the host → device write.
+    pub h2d_s: f64,
     /// Halo exchanges (two per step).
     pub exchanges: usize,
+    /// Device time of the kernels (profiling events) of the steps sampled for it (every
+    /// [`TIMED_EVERY`]-th step): the interface part with packing and scattering, and the
+    /// interior part; and the number of such steps.
+    pub interface_s: f64,
+    pub interior_s: f64,
+    pub timed_steps: usize,
+}
+
+impl HaloTiming {
+    /// Per step, milliseconds: `[comm, mpi, d2h, h2d, interface, interior]` (the first four
+    /// per exchanged step, the last two per sampled step).
+    pub fn per_step_ms(&self) -> [f64; 6] {
+        let steps = (self.exchanges as f64 / 2.0).max(1.0);
+        let timed = (self.timed_steps as f64).max(1.0);
+        [
+            1e3 * self.comm_s / steps,
+            1e3 * self.mpi_s / steps,
+            1e3 * self.d2h_s / steps,
+            1e3 * self.h2d_s / steps,
+            1e3 * self.interface_s / timed,
+            1e3 * self.interior_s / timed,
+        ]
+    }
+}
+
+/// Every this many steps, the device is drained after a step and its kernels' profiled
+/// times are added to [`HaloTiming`] (one synchronisation per 64 steps).
+pub const TIMED_EVERY: usize = 64;
+
+/// Halo values on the wire: `f64` values as they are; `f32` values two per 64-bit word
+/// (the low word first), bit for bit. Halos of f32 runs are thus f32 in the transport too.
+fn pack_words<T: Real>(vals: &[T], out: &mut Vec<f64>) {
+    out.clear();
+    if std::mem::size_of::<T>() == 8 {
+        out.extend(vals.iter().map(|x| x.f64()));
+    } else {
+        let bits = |x: Option<&T>| x.map_or(0u64, |v| (v.f64() as f32).to_bits() as u64);
+        out.extend(
+            vals.chunks(2)
+                .map(|c| f64::from_bits(bits(c.first()) | (bits(c.get(1)) << 32))),
+        );
+    }
+}
+
+/// Words on the wire for `n` values of `T`.
+fn words<T: Real>(n: usize) -> usize {
+    if std::mem::size_of::<T>() == 8 {
+        n
+    } else {
+        n.div_ceil(2)
+    }
+}
+
+/// The inverse of [`pack_words`]: `out.len()` values from `w`.
+fn unpack_words<T: Real>(w: &[f64], out: &mut [T]) {
+    if std::mem::size_of::<T>() == 8 {
+        for (o, &x) in out.iter_mut().zip(w) {
+            *o = T::of(x);
+        }
+    } else {
+        for (i, o) in out.iter_mut().enumerate() {
+            let b = w[i / 2].to_bits() >> (32 * (i % 2));
+            *o = T::of(f32::from_bits(b as u32) as f64);
+        }
+    }
 }
 
 /// Device index lists and staging buffers of one rank's halo.
@@ -75,15 +149,16 @@ struct DevHalo<T: Real> {
     counts: Vec<[usize; 4]>,
     dsend: Buffer<T>,
     drecv: Buffer<T>,
-    hsend: Vec<T>,
-    hrecv: Vec<T>,
+    /// Pinned host staging (page-locked: the copies run by DMA).
+    hsend: Pinned<T>,
+    hrecv: Pinned<T>,
     send: Vec<Vec<f64>>,
     recv: Vec<Vec<f64>>,
     timing: HaloTiming,
 }
 
 impl<T: Real> DevHalo<T> {
-    fn new(cl: &ClStepper<T>, dev: &ClDevice, part: &Part) -> Result<Self> {
+    fn new(cl: &ClStepper<T>, dev: &Arc<ClDevice>, part: &Part) -> Result<Self> {
         let tp = cl.tet_stride(); // F value k of tet n at k * tp + n
         let fslots = |tets: &[u32]| -> Vec<u32> {
             tets.iter()
@@ -116,8 +191,8 @@ impl<T: Real> DevHalo<T> {
             counts,
             dsend: dev.alloc(ns, "halo send buffer")?,
             drecv: dev.alloc(nr, "halo receive buffer")?,
-            hsend: vec![T::zero(); ns],
-            hrecv: vec![T::zero(); nr],
+            hsend: dev.pinned(ns, "halo send staging")?,
+            hrecv: dev.pinned(nr, "halo receive staging")?,
             send: vec![Vec::new(); np],
             recv: vec![Vec::new(); np],
             timing: HaloTiming::default(),
@@ -164,34 +239,36 @@ impl<T: Real> DevHalo<T> {
         let ns: usize = self.counts.iter().map(|c| c[si]).sum();
         let nr: usize = self.counts.iter().map(|c| c[ri]).sum();
         let dev = cl.device();
-        dev.read_into(
+        dev.read_pinned(
             &self.dsend,
-            &mut self.hsend[..ns],
+            &mut self.hsend,
+            ns,
             "halo values (device to host)",
         )?;
         let mut at = 0;
+        let hsend = self.hsend.as_slice();
         for (c, s) in self.counts.iter().zip(self.send.iter_mut()) {
-            s.clear();
-            s.extend(self.hsend[at..at + c[si]].iter().map(|x| x.f64()));
+            pack_words(&hsend[at..at + c[si]], s);
             at += c[si];
         }
         for (c, r) in self.counts.iter().zip(self.recv.iter_mut()) {
-            r.resize(c[ri], 0.0);
+            r.resize(words::<T>(c[ri]), 0.0);
         }
         let t1 = Instant::now();
         comm.exchange(&self.peers, &self.send, &mut self.recv, &mut || {})?;
         let t2 = Instant::now();
         let mut at = 0;
-        for r in &self.recv {
-            for (d, &x) in self.hrecv[at..at + r.len()].iter_mut().zip(r) {
-                *d = T::of(x);
-            }
-            at += r.len();
+        let hrecv = self.hrecv.as_mut_slice();
+        for (c, r) in self.counts.iter().zip(&self.recv) {
+            unpack_words(r, &mut hrecv[at..at + c[ri]]);
+            at += c[ri];
         }
+        let t3 = Instant::now();
         let ev = if nr > 0 {
-            dev.write(
+            dev.write_pinned(
                 &mut self.drecv,
-                &self.hrecv[..nr],
+                &self.hrecv,
+                nr,
                 "halo values (host to device)",
             )?;
             let (_, recv, ..) = self.lists(field);
@@ -199,6 +276,8 @@ impl<T: Real> DevHalo<T> {
         } else {
             None
         };
+        self.timing.d2h_s += (t1 - t0).as_secs_f64();
+        self.timing.h2d_s += t3.elapsed().as_secs_f64();
         self.timing.comm_s += t0.elapsed().as_secs_f64();
         self.timing.mpi_s += (t2 - t1).as_secs_f64();
         self.timing.exchanges += 1;
@@ -274,6 +353,9 @@ pub struct ClPartStepper<T: Real, C: Comm> {
 #[derive(Default)]
 struct Events {
     all: Vec<Event>,
+    /// Per event: whether it was on the main queue (interface, packing, scattering, probes)
+    /// or the side queue (interior).
+    on_main: Vec<bool>,
     last_main: Option<usize>,
     last_side: Option<usize>,
 }
@@ -281,13 +363,28 @@ struct Events {
 impl Events {
     fn main(&mut self, e: Event) -> usize {
         self.all.push(e);
+        self.on_main.push(true);
         self.last_main = Some(self.all.len() - 1);
         self.all.len() - 1
     }
     fn side(&mut self, e: Event) -> usize {
         self.all.push(e);
+        self.on_main.push(false);
         self.last_side = Some(self.all.len() - 1);
         self.all.len() - 1
+    }
+    /// Device seconds of the main-queue and side-queue commands (all complete).
+    fn seconds(&self) -> Result<(f64, f64)> {
+        let (mut main, mut side) = (0.0, 0.0);
+        for (e, &m) in self.all.iter().zip(&self.on_main) {
+            let t = event_seconds(e)?;
+            if m {
+                main += t;
+            } else {
+                side += t;
+            }
+        }
+        Ok((main, side))
     }
     fn main_wait(&self) -> Vec<&Event> {
         self.last_main.map(|i| &self.all[i]).into_iter().collect()
@@ -435,9 +532,17 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
             ..
         } = self;
         let prev = std::mem::take(events);
+        let dev = cl.device().clone();
+        if k % TIMED_EVERY == 1 && !prev.all.is_empty() {
+            // the previous step is a sampled one: drain the device and read its kernels' times
+            dev.finish()?;
+            let (main, side) = prev.seconds()?;
+            halo.timing.interface_s += main;
+            halo.timing.interior_s += side;
+            halo.timing.timed_steps += 1;
+        }
         let mut ev = Events::default();
         let (ubuf, fbuf) = cl.state_buffers();
-        let dev = cl.device().clone();
         // Faraday: F -= P U, interface tets first.
         ev.main(cl.primal_on(&ph.tets[0], Lane::Main, &prev.side_wait())?);
         if let Some(e) = halo.pack(cl, fbuf, Field::F, &[])? {

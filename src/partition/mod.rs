@@ -48,7 +48,7 @@ pub mod scheme;
 pub mod stepper;
 
 pub use comm::{Comm, LocalComm};
-pub use device::ClPartStepper;
+pub use device::{ClPartStepper, HaloTiming};
 pub use part::{Halo, Part};
 pub use scheme::{RCB_FROM_TETS, Scheme};
 pub use stepper::PartStepper;

@@ -51,7 +51,8 @@ use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::mesh::Topology;
 use crate::partition::{
-    ClPartStepper, Comm, PartStepper, Scheme, Stats, broadcast_setup, distribute_with, stepper,
+    ClPartStepper, Comm, HaloTiming, PartStepper, Scheme, Stats, broadcast_setup, distribute_with,
+    stepper,
 };
 use crate::problem::{Media, Walls, Waveform};
 use crate::real::Precision;
@@ -225,6 +226,10 @@ fn resume_of_words(w: &[u64]) -> Result<Resume> {
 trait RankStepper: Stepper {
     fn set_local(&mut self, u: &[f64], f: &[f64]) -> Result<()>;
     fn halo_values(&self) -> usize;
+    /// The device halo's phase times so far (zero for the CPU ranks), reset.
+    fn halo_timing(&mut self) -> HaloTiming {
+        HaloTiming::default()
+    }
 }
 
 impl<T: Real, C: Comm> RankStepper for PartStepper<T, C> {
@@ -247,6 +252,31 @@ impl<T: Real, C: Comm> RankStepper for ClPartStepper<T, C> {
     fn halo_values(&self) -> usize {
         self.halo_values_sent()
     }
+    fn halo_timing(&mut self) -> HaloTiming {
+        self.take_timing()
+    }
+}
+
+/// The halo's phase times per step, the largest over the ranks, as a notice (None when no
+/// rank timed any: CPU ranks). Collective.
+fn halo_timing_line<C: Comm>(comm: &C, st: &mut dyn RankStepper) -> Result<Option<String>> {
+    let t = st.halo_timing();
+    let all = comm.all_gather(&t.per_step_ms())?;
+    let timed = comm.sum(&[t.timed_steps as f64])?[0];
+    let max = |i: usize| all.iter().map(|v| v[i]).fold(0.0, f64::max);
+    if all.iter().all(|v| v.iter().all(|&x| x == 0.0)) {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "halo timing, ms per step, largest over the ranks: exchange {:.4} on the host (device to host {:.4}, transport {:.4}, host to device {:.4}); kernels on the device {:.4} interface + {:.4} interior ({} sampled steps)",
+        max(0),
+        max(2),
+        max(1),
+        max(3),
+        max(4),
+        max(5),
+        timed as usize
+    )))
 }
 
 /// Builds this rank's stepper: `(stepper, Δt, ρ with margin)`. Collective.
@@ -427,6 +457,11 @@ pub fn run_partitioned<C: Comm>(
         progress,
     )?;
     phase(Phase::Analysis);
+    if let Some(line) = halo_timing_line(comm, st.as_mut())?
+        && let Some(g) = global.as_mut()
+    {
+        g.notices.push(line);
+    }
     let halo_values_per_step = summed[6] as u64;
     let backend = st.name();
     drop(st);
