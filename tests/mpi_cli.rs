@@ -453,7 +453,11 @@ fn mpmd(envs: &[Vec<(&str, String)>], args: &[String], out: &Path) -> Output {
 fn stopped_with(o: &Output, once: &str, needles: &[&str]) -> String {
     let l = log(o);
     assert!(!o.status.success(), "the run should have stopped:\n{l}");
-    assert_eq!(l.matches(once).count(), 1, "{once:?} not printed once:\n{l}");
+    assert_eq!(
+        l.matches(once).count(),
+        1,
+        "{once:?} not printed once:\n{l}"
+    );
     for n in needles {
         assert!(l.contains(n), "{n:?} missing from:\n{l}");
     }
@@ -536,7 +540,10 @@ fn a_rank_that_sees_no_gpu_where_another_does_stops_the_run() {
                 "export OCL_ICD_FILENAMES=",
             ],
         );
-        assert!(!l.contains("\n  rank 0 (host"), "rank 0 is not at fault:\n{l}");
+        assert!(
+            !l.contains("\n  rank 0 (host"),
+            "rank 0 is not at fault:\n{l}"
+        );
         assert!(!out.join("probe.csv").exists());
         let _ = std::fs::remove_dir_all(out);
     }
@@ -559,13 +566,24 @@ fn a_rank_without_the_named_device_stops_the_run() {
         vec![("OCL_ICD_VENDORS", empty.display().to_string())],
     ];
     let out = tmp("named");
-    let o = mpmd(&envs, &with_backend(43, &["opencl", "--device", POCL]), &out);
+    let o = mpmd(
+        &envs,
+        &with_backend(43, &["opencl", "--device", POCL]),
+        &out,
+    );
     let l = stopped_with(
         &o,
         &format!("--device {POCL} is not a device on every rank"),
-        &["  rank 1 (host ", "sees no OpenCL device", "its device: OpenCL"],
+        &[
+            "  rank 1 (host ",
+            "sees no OpenCL device",
+            "its device: OpenCL",
+        ],
     );
-    assert!(!l.contains("\n  rank 0 (host"), "rank 0 is not at fault:\n{l}");
+    assert!(
+        !l.contains("\n  rank 0 (host"),
+        "rank 0 is not at fault:\n{l}"
+    );
     for d in [empty, out] {
         let _ = std::fs::remove_dir_all(d);
     }

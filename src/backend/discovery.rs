@@ -92,7 +92,12 @@ pub fn hidden_gpus_at(
         })
     };
     let mut out = Vec::new();
-    for (source, lib) in icd_libraries(root, var("OCL_ICD_FILENAMES"), var("OCL_ICD_VENDORS"), var("OPENCL_VENDOR_PATH")) {
+    for (source, lib) in icd_libraries(
+        root,
+        var("OCL_ICD_FILENAMES"),
+        var("OCL_ICD_VENDORS"),
+        var("OPENCL_VENDOR_PATH"),
+    ) {
         let low = lib.to_lowercase();
         if let Some((vendor, _, recipe)) = VENDORS
             .iter()
@@ -242,10 +247,16 @@ pub fn hidden_warning(
 ) -> String {
     let (running, on_purpose) = match on {
         Some(d) => (
-            format!("the CPU OpenCL device {} ({} / {})", d.index, d.platform, d.name),
+            format!(
+                "the CPU OpenCL device {} ({} / {})",
+                d.index, d.platform, d.name
+            ),
             format!("name it with --device {} (or give --backend cpu)", d.index),
         ),
-        None => ("the CPU backend".to_string(), "give --backend cpu".to_string()),
+        None => (
+            "the CPU backend".to_string(),
+            "give --backend cpu".to_string(),
+        ),
     };
     format!(
         "running on {running} although this machine seems to have a GPU that OpenCL does not show: {}. OpenCL here sees: {}; {}. To run on the GPU: {}; to run on the CPU on purpose, {on_purpose}",
@@ -267,7 +278,9 @@ pub fn evidence_line(hidden: &[Hidden]) -> String {
 
 /// The library the recipe names: the first evidence's, else NVIDIA's.
 pub fn recipe_library(hidden: &[Hidden]) -> &'static str {
-    hidden.first().map_or("libnvidia-opencl.so.1", |h| h.library)
+    hidden
+        .first()
+        .map_or("libnvidia-opencl.so.1", |h| h.library)
 }
 
 #[cfg(test)]
@@ -348,7 +361,10 @@ mod tests {
         assert!(hidden_gpus_at(&root, &[], &[cpu()]).is_empty());
         std::fs::write(root.join("dev/nvidia0"), "").unwrap();
         let h = hidden_gpus_at(&root, &[], &[cpu()]);
-        assert!(h.len() == 1 && h[0].what.contains("1 NVIDIA device node"), "{h:?}");
+        assert!(
+            h.len() == 1 && h[0].what.contains("1 NVIDIA device node"),
+            "{h:?}"
+        );
         let _ = std::fs::remove_dir_all(root);
     }
 

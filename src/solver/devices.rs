@@ -3,7 +3,8 @@
 //! OpenCL does not show ([`crate::backend::discovery`]).
 //!
 //! - `--backend opencl --device NAME|INDEX`: that device, whatever it is (the user asked).
-//! - `--backend opencl`: the first GPU, else the first CPU device; on a CPU device with
+//! - `--backend opencl`: the first GPU, else the first CPU device (no device at all: an
+//!   error, naming the evidence of hidden GPUs if any); on a CPU device with
 //!   evidence of hidden GPUs, the run goes on with [`Choice::warning`] set (the command line
 //!   prints it before the run starts, and it is kept among the run's notices).
 //! - `auto`: the first GPU, else the first CPU device if it has what the precision needs,
@@ -13,10 +14,10 @@
 //! Multi-rank runs stop instead of warning: [`super::rank_devices`].
 
 use super::plan::{BackendSpec, Plan};
-use crate::Result;
 use crate::backend::discovery;
 use crate::backend::opencl::{self, DeviceInfo};
 use crate::real::Precision;
+use crate::{Error, Result};
 
 /// A one-process run's device.
 #[derive(Debug)]
@@ -35,7 +36,9 @@ pub fn choose(plan: &Plan) -> Result<Choice> {
     let mut notices = Vec::new();
     let device = match &plan.backend {
         BackendSpec::Cpu => None,
-        BackendSpec::Opencl(spec) => Some(opencl::select_device(spec.as_deref())?),
+        BackendSpec::Opencl(spec) => {
+            Some(opencl::select_device(spec.as_deref()).map_err(with_hidden_gpus)?)
+        }
         BackendSpec::Auto => match opencl::select_device(None) {
             Ok(d) if plan.precision == Precision::F32 || d.fp64 => {
                 notices.push(format!(
@@ -68,6 +71,25 @@ pub fn choose(plan: &Plan) -> Result<Choice> {
         notices,
         warning,
     })
+}
+
+/// A "no OpenCL" error, with the evidence of hidden GPUs and the fix when there is some.
+fn with_hidden_gpus(e: Error) -> Error {
+    match e {
+        Error::NoOpenCl(msg) => {
+            let hidden = discovery::hidden_gpus(&[]);
+            if hidden.is_empty() {
+                return Error::NoOpenCl(msg);
+            }
+            Error::NoOpenCl(format!(
+                "{msg}; but this machine seems to have a GPU: {} ({}). To show it to OpenCL: {}",
+                discovery::evidence_line(&hidden),
+                discovery::loader_env_line(),
+                discovery::recipe(discovery::recipe_library(&hidden))
+            ))
+        }
+        e => e,
+    }
 }
 
 /// The warning of a run landing on `on` (None: the CPU backend) when something points at a

@@ -170,7 +170,7 @@ fn verdict(backend: &BackendSpec, views: &[View]) -> Option<String> {
         msg += &format!("  (while {})\n", ok.text);
     }
     msg += &format!(
-        "To give every rank the GPUs: {}.\nTo run the ranks on a CPU OpenCL device on purpose, name it with --device NAME|INDEX (see dgatd devices); --backend cpu runs the CPU backend on every rank.",
+        "To give every rank the GPUs (if this machine has any): {}.\nTo run the ranks on a CPU OpenCL device on purpose, name it with --device NAME|INDEX (see dgatd devices); --backend cpu runs the CPU backend on every rank.",
         discovery::recipe(library)
     );
     Some(msg)
@@ -251,9 +251,18 @@ mod tests {
         // --backend opencl: a GPU on every rank
         assert!(verdict(&opencl, &[gpu.clone(), gpu.clone()]).is_none());
         let m = verdict(&opencl, &[gpu.clone(), none.clone()]).unwrap();
-        assert!(m.contains("rank 1 sees") && m.contains("(while rank 0 sees"), "{m}");
-        assert!(m.contains("export OCL_ICD_FILENAMES=libnvidia-opencl.so.1"), "{m}");
-        assert!(m.contains("-x OCL_ICD_FILENAMES") && m.contains("--device"), "{m}");
+        assert!(
+            m.contains("rank 1 sees") && m.contains("(while rank 0 sees"),
+            "{m}"
+        );
+        assert!(
+            m.contains("export OCL_ICD_FILENAMES=libnvidia-opencl.so.1"),
+            "{m}"
+        );
+        assert!(
+            m.contains("-x OCL_ICD_FILENAMES") && m.contains("--device"),
+            "{m}"
+        );
         assert!(verdict(&opencl, &[none.clone(), none.clone()]).is_some());
         // --device: whatever it names, as long as every rank has it
         assert!(verdict(&named, &[none.clone(), none.clone()]).is_none());
