@@ -320,7 +320,8 @@ mod tests {
         std::fs::create_dir_all(&v).unwrap();
         std::fs::write(v.join("pocl.icd"), "libpocl.so.2\n").unwrap();
         std::fs::write(v.join("nvidia.icd"), "libnvidia-opencl.so.1\n").unwrap();
-        let env = [("OCL_ICD_VENDORS", Some(v.display().to_string()))];
+        // absolute paths are read under the root given
+        let env = [("OCL_ICD_VENDORS", Some("/vendors".to_string()))];
         let h = hidden_gpus_at(&root, &env, &[cpu()]);
         assert_eq!(h.len(), 1, "{h:?}");
         assert!(h[0].what.contains("nvidia.icd") && h[0].what.contains("libnvidia-opencl.so.1"));
