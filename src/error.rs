@@ -83,6 +83,10 @@ pub enum Error {
     /// Rank 0 failed while `what` and told the other ranks; rank 0 prints its own error.
     #[error("rank 0 failed while {what} (its error is printed by rank 0)")]
     RankZeroFailed { what: String },
+    /// The ranks of a multi-rank run cannot all run on the devices asked for; the message
+    /// names what each such rank sees and the fix.
+    #[error("{0}")]
+    RankDevices(String),
     /// A run stopped before its end (`cause`); `saved` says what was written and how to go on.
     #[error("{cause}\n{saved}")]
     Stopped { cause: Box<Error>, saved: String },

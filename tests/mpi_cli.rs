@@ -34,17 +34,26 @@ fn have_mpirun() -> bool {
     found
 }
 
-fn mpirun(np: usize) -> Command {
-    let mut cmd = Command::new("mpirun");
+/// `mpirun`'s options before the first `-np`.
+fn mpirun_options() -> Vec<&'static str> {
     let root = Command::new("id")
         .arg("-u")
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false);
-    if root {
-        cmd.arg("--allow-run-as-root");
-    }
-    cmd.args(["--oversubscribe", "-np", &np.to_string(), BIN]);
+    let mut o = if root {
+        vec!["--allow-run-as-root"]
+    } else {
+        vec![]
+    };
+    o.push("--oversubscribe");
+    o
+}
+
+fn mpirun(np: usize) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(mpirun_options());
+    cmd.args(["-np", &np.to_string(), BIN]);
     cmd.env("RAYON_NUM_THREADS", "1");
     cmd
 }
@@ -213,11 +222,9 @@ fn defaults_from_the_mesh_are_the_same_on_2_ranks() {
     }
 }
 
-#[test]
-fn resonator_on_2_pocl_ranks_equals_one_cpu_process() {
-    if !have_mpirun() {
-        return;
-    }
+/// Whether `dgatd devices` lists a device; skips (saying why) otherwise, a failure with
+/// `DGATD_REQUIRE_OPENCL=1`.
+fn have_opencl(what: &str) -> bool {
     let ok = Command::new(BIN)
         .args(["devices"])
         .output()
@@ -228,14 +235,30 @@ fn resonator_on_2_pocl_ranks_equals_one_cpu_process() {
             std::env::var("DGATD_REQUIRE_OPENCL").as_deref() != Ok("1"),
             "DGATD_REQUIRE_OPENCL=1 but no OpenCL device"
         );
-        eprintln!("\n*** SKIPPED: no OpenCL device for the PoCL ranks ***\n");
+        eprintln!("\n*** SKIPPED: no OpenCL device for {what} ***\n");
+    }
+    ok
+}
+
+/// The PoCL ranks' device, named: several ranks are put on a CPU OpenCL device only when
+/// `--device` names it.
+const POCL: &str = "Portable Computing Language";
+
+#[test]
+fn resonator_on_2_pocl_ranks_equals_one_cpu_process() {
+    if !have_mpirun() || !have_opencl("the PoCL ranks") {
         return;
     }
     let args = flags(21, 2, 500);
     let mut cpu = args.clone();
     cpu.extend(["--backend".into(), "cpu".into()]);
     let mut cl = args;
-    cl.extend(["--backend".into(), "opencl".into()]);
+    cl.extend([
+        "--backend".into(),
+        "opencl".into(),
+        "--device".into(),
+        POCL.into(),
+    ]);
     let (one, many) = (tmp("pocl1"), tmp("pocl2"));
     run_one(&cpu, &one);
     let l = run_np(2, &cl, &many);
@@ -343,6 +366,312 @@ fn interrupted_3_rank_run_resumes_bit_for_bit_and_refuses_2_ranks() {
         assert_eq!(a.lines().count(), steps + 1);
     }
     for d in [full, cut] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+// ---- device discovery: ranks that find their GPUs, or say why not ----
+
+/// Whether this machine's OpenCL lists a GPU (the no-GPU cases below need a machine without).
+fn sees_a_gpu() -> bool {
+    Command::new(BIN)
+        .args(["devices"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .skip(1)
+                .any(|l| l.split_whitespace().nth(1) == Some("GPU"))
+        })
+        .unwrap_or(false)
+}
+
+/// A folder for `OCL_ICD_VENDORS` with a copy of PoCL's `.icd` file from
+/// `/etc/OpenCL/vendors` and the `extra` files (name, contents); None when there is no PoCL
+/// ICD to copy.
+fn icd_dir(name: &str, extra: &[(&str, &str)]) -> Option<PathBuf> {
+    let d = tmp(name);
+    std::fs::create_dir_all(&d).unwrap();
+    let mut found = false;
+    for e in std::fs::read_dir("/etc/OpenCL/vendors").ok()?.flatten() {
+        let p = e.path();
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        if p.extension().is_some_and(|x| x == "icd") && text.contains("pocl") {
+            std::fs::write(d.join(e.file_name()), text).unwrap();
+            found = true;
+        }
+    }
+    for (f, t) in extra {
+        std::fs::write(d.join(f), format!("{t}\n")).unwrap();
+    }
+    found.then_some(d)
+}
+
+/// The no-GPU cases' preconditions: mpirun, an OpenCL device, no GPU, PoCL's ICD.
+fn no_gpu_machine(what: &str) -> bool {
+    if !have_mpirun() || !have_opencl(what) {
+        return false;
+    }
+    if sees_a_gpu() {
+        eprintln!("\n*** SKIPPED: {what} needs a machine whose OpenCL shows no GPU ***\n");
+        return false;
+    }
+    if icd_dir("probe-icd", &[]).is_none() {
+        assert!(
+            std::env::var("DGATD_REQUIRE_OPENCL").as_deref() != Ok("1"),
+            "DGATD_REQUIRE_OPENCL=1 but no PoCL .icd file in /etc/OpenCL/vendors"
+        );
+        eprintln!("\n*** SKIPPED: no PoCL .icd file in /etc/OpenCL/vendors for {what} ***\n");
+        return false;
+    }
+    true
+}
+
+/// `mpirun` with one rank per entry of `envs`, rank i started as `env K=V… BIN args`
+/// (MPMD), so that each rank has its own OpenCL loader environment.
+fn mpmd(envs: &[Vec<(&str, String)>], args: &[String], out: &Path) -> Output {
+    let mut line: Vec<String> = mpirun_options().into_iter().map(String::from).collect();
+    for (i, env) in envs.iter().enumerate() {
+        if i > 0 {
+            line.push(":".into());
+        }
+        line.extend(["-np".into(), "1".into(), "env".into()]);
+        line.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+        line.push(BIN.into());
+        line.extend(args.iter().cloned());
+        line.push("--out".into());
+        line.push(out.display().to_string());
+    }
+    Command::new("mpirun")
+        .args(line)
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap()
+}
+
+/// The run failed, and its output holds each of `needles` (exactly one copy of `once`).
+fn stopped_with(o: &Output, once: &str, needles: &[&str]) -> String {
+    let l = log(o);
+    assert!(!o.status.success(), "the run should have stopped:\n{l}");
+    assert_eq!(
+        l.matches(once).count(),
+        1,
+        "{once:?} not printed once:\n{l}"
+    );
+    for n in needles {
+        assert!(l.contains(n), "{n:?} missing from:\n{l}");
+    }
+    l
+}
+
+fn with_backend(seed: u64, backend: &[&str]) -> Vec<String> {
+    let mut a = flags(seed, 1, 60);
+    a.extend(["--backend".to_string()]);
+    a.extend(backend.iter().map(|s| s.to_string()));
+    a
+}
+
+/// `--backend opencl` on 2 ranks of a machine without GPUs stops (it would put both on
+/// PoCL silently): rank 0 prints each rank, what it sees, the loader's environment and the
+/// recipe, once; nothing is written.
+#[test]
+fn opencl_ranks_that_see_no_gpu_stop_and_name_the_fix() {
+    if !no_gpu_machine("the no-GPU ranks") {
+        return;
+    }
+    let out = tmp("nogpu");
+    let o = mpirun(2)
+        .args(with_backend(41, &["opencl"]))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    stopped_with(
+        &o,
+        "--backend opencl on 2 ranks runs every rank on a GPU",
+        &[
+            "rank 0 (host ",
+            "rank 1 (host ",
+            "node rank 1) sees Portable Computing Language: #0 CPU",
+            "OCL_ICD_FILENAMES",
+            "OCL_ICD_VENDORS",
+            "export OCL_ICD_FILENAMES=libnvidia-opencl.so.1, then mpirun -x OCL_ICD_FILENAMES",
+            "--device NAME|INDEX",
+        ],
+    );
+    assert!(!out.join("probe.csv").exists());
+    let _ = std::fs::remove_dir_all(out);
+}
+
+/// Oclgrind reports itself as a GPU: rank 0 sees it (and PoCL), rank 1 only PoCL. With
+/// `opencl` and with `auto` the run stops, naming rank 1 and what it sees, and the GPU rank
+/// 0 sees.
+#[test]
+fn a_rank_that_sees_no_gpu_where_another_does_stops_the_run() {
+    if !no_gpu_machine("the GPU/no-GPU ranks") {
+        return;
+    }
+    let icd = std::env::var("OCLGRIND_ICD")
+        .unwrap_or_else(|_| "/usr/lib/oclgrind/liboclgrind-rt-icd.so".into());
+    if !Path::new(&icd).exists() {
+        assert!(
+            std::env::var("DGATD_REQUIRE_OCLGRIND").as_deref() != Ok("1"),
+            "DGATD_REQUIRE_OCLGRIND=1 but {icd} does not exist"
+        );
+        eprintln!("\n*** SKIPPED: Oclgrind (the stand-in GPU) not installed ***\n");
+        return;
+    }
+    let grind = icd_dir("grind", &[("oclgrind.icd", &icd)]).unwrap();
+    let plain = icd_dir("plain", &[]).unwrap();
+    let envs = [
+        vec![("OCL_ICD_VENDORS", grind.display().to_string())],
+        vec![("OCL_ICD_VENDORS", plain.display().to_string())],
+    ];
+    for backend in ["opencl", "auto"] {
+        let out = tmp(&format!("mixed-{backend}"));
+        let o = mpmd(&envs, &with_backend(42, &[backend]), &out);
+        let l = stopped_with(
+            &o,
+            "(while rank 0 (host",
+            &[
+                "  rank 1 (host ",
+                "sees Portable Computing Language",
+                "Oclgrind: #0 GPU Oclgrind Simulator",
+                "export OCL_ICD_FILENAMES=",
+            ],
+        );
+        assert!(
+            !l.contains("\n  rank 0 (host"),
+            "rank 0 is not at fault:\n{l}"
+        );
+        assert!(!out.join("probe.csv").exists());
+        let _ = std::fs::remove_dir_all(out);
+    }
+    for d in [grind, plain] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// `--device` names the same device on every rank: a rank without it (here: no OpenCL
+/// platform at all) stops the run, named.
+#[test]
+fn a_rank_without_the_named_device_stops_the_run() {
+    if !no_gpu_machine("the missing-device rank") {
+        return;
+    }
+    let empty = tmp("no-icd");
+    std::fs::create_dir_all(&empty).unwrap();
+    let envs = [
+        vec![],
+        vec![("OCL_ICD_VENDORS", empty.display().to_string())],
+    ];
+    let out = tmp("named");
+    let o = mpmd(
+        &envs,
+        &with_backend(43, &["opencl", "--device", POCL]),
+        &out,
+    );
+    let l = stopped_with(
+        &o,
+        &format!("--device {POCL} is not a device on every rank"),
+        &[
+            "  rank 1 (host ",
+            "sees no OpenCL device",
+            "its device: OpenCL",
+        ],
+    );
+    assert!(
+        !l.contains("\n  rank 0 (host"),
+        "rank 0 is not at fault:\n{l}"
+    );
+    for d in [empty, out] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// A fake `nvidia.icd` (naming a library that does not load) next to PoCL's: evidence of a
+/// GPU OpenCL does not show. Two ranks that would land on PoCL stop (`auto` and `opencl`)
+/// naming the evidence; `mpirun -np 1` runs as one process does, with the same warning
+/// before the run; a named `--device`, or no fake ICD, gives no warning.
+#[test]
+fn hidden_gpus_stop_several_ranks_and_warn_one() {
+    if !no_gpu_machine("the hidden-GPU ranks") {
+        return;
+    }
+    let fake = icd_dir("fake-nv", &[("nvidia.icd", "libnvidia-opencl.so.1")]).unwrap();
+    let plain = icd_dir("plain-nv", &[]).unwrap();
+    let env = |d: &Path| vec![("OCL_ICD_VENDORS", d.display().to_string())];
+    let evidence = format!(
+        "{} names libnvidia-opencl.so.1, but no NVIDIA OpenCL platform is listed",
+        fake.join("nvidia.icd").display()
+    );
+    for (backend, once) in [
+        ("auto", "seems to have GPUs that OpenCL does not show"),
+        ("opencl", "--backend opencl on 2 ranks"),
+    ] {
+        let out = tmp(&format!("hidden-{backend}"));
+        let o = mpmd(
+            &[env(&fake), env(&fake)],
+            &with_backend(44, &[backend]),
+            &out,
+        );
+        stopped_with(
+            &o,
+            once,
+            &[
+                evidence.as_str(),
+                "export OCL_ICD_FILENAMES=libnvidia-opencl.so.1",
+            ],
+        );
+        let _ = std::fs::remove_dir_all(out);
+    }
+    let warnings = |l: &str| -> Vec<String> {
+        l.lines()
+            .filter(|l| l.starts_with("warning: running on"))
+            .map(String::from)
+            .collect()
+    };
+    for (backend, warned) in [
+        (vec!["opencl"], true),
+        (vec!["auto"], true),
+        (vec!["opencl", "--device", POCL], false),
+    ] {
+        let args = with_backend(45, &backend);
+        for (dir, hidden) in [(&fake, true), (&plain, false)] {
+            let (one, np1) = (tmp("hidden-one"), tmp("hidden-np1"));
+            let o1 = Command::new(BIN)
+                .args(&args)
+                .arg("--out")
+                .arg(&one)
+                .env("OCL_ICD_VENDORS", dir)
+                .output()
+                .unwrap();
+            let o = mpmd(&[env(dir)], &args, &np1);
+            let (l1, l) = (log(&o1), log(&o));
+            assert!(o1.status.success() && o.status.success(), "{l1}\n{l}");
+            let (w1, w) = (warnings(&l1), warnings(&l));
+            assert_eq!(w1, w, "mpirun -np 1 differs from one process");
+            if warned && hidden {
+                assert_eq!(w.len(), 1, "{backend:?}: no warning:\n{l}");
+                for n in [
+                    evidence.as_str(),
+                    "CPU OpenCL device 0 (Portable Computing Language",
+                    "OCL_ICD_VENDORS=",
+                    "export OCL_ICD_FILENAMES=libnvidia-opencl.so.1",
+                    "--device 0",
+                ] {
+                    assert!(w[0].contains(n), "{n:?} missing from {}", w[0]);
+                }
+            } else {
+                assert!(w.is_empty(), "{backend:?}, hidden {hidden}: {w:?}");
+            }
+            assert!(np1.join("probe.csv").exists() && one.join("probe.csv").exists());
+            for d in [one, np1] {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+    }
+    for d in [fake, plain] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -514,6 +514,13 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     };
     args.overlay(&mut cfg)?;
     let plan = Plan::new(&cfg, origin)?;
+    // a run that lands on the CPU while GPUs seem hidden from OpenCL says so before it starts
+    // (and again among the notices at its end)
+    if let Ok(c) = dgatd::solver::devices::choose(&plan)
+        && let Some(w) = c.warning
+    {
+        eprintln!("warning: {w}");
+    }
     // the output folder is created, tested and locked before anything runs
     let (_dir, stale) = dgatd::report::outdir::OutputDir::prepare(&out)?;
     *LOCK_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(_dir.lock_path());

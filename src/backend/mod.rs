@@ -3,6 +3,7 @@
 
 pub mod cpu;
 pub mod device_assembly;
+pub mod discovery;
 pub mod opencl;
 
 use crate::Result;

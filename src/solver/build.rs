@@ -4,11 +4,11 @@
 //! over method × backend × precision, with its time step.
 
 use super::defaults::{self, Scales};
-use super::plan::{BackendSpec, MeshSpec, Plan};
+use super::plan::{MeshSpec, Plan};
 use super::timestep::{RHO_MARGIN, spectral_radius};
 use crate::backend::Stepper;
 use crate::backend::cpu::CpuStepper;
-use crate::backend::opencl::{self, ClDevice, ClStepper, DeviceInfo, ULayout};
+use crate::backend::opencl::{ClDevice, ClStepper, DeviceInfo, ULayout};
 use crate::cost;
 use crate::dg::DgOperator;
 use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED, time_step_for};
@@ -335,32 +335,13 @@ pub(crate) fn placement(
     (wave, sp, probe_points, scales)
 }
 
-/// The OpenCL device of a plan (None: the CPU backend), with a notice for `auto`.
+/// The OpenCL device of a plan (None: the CPU backend), with its notices
+/// ([`super::devices::choose`]).
 fn choose_device(plan: &Plan, notices: &mut Vec<String>) -> Result<Option<DeviceInfo>> {
-    Ok(match &plan.backend {
-        BackendSpec::Cpu => None,
-        BackendSpec::Opencl(spec) => Some(opencl::select_device(spec.as_deref())?),
-        BackendSpec::Auto => match opencl::select_device(None) {
-            Ok(d) if plan.precision == Precision::F32 || d.fp64 => {
-                notices.push(format!(
-                    "using OpenCL device {} ({} / {})",
-                    d.index, d.platform, d.name
-                ));
-                Some(d)
-            }
-            Ok(d) => {
-                notices.push(format!(
-                    "OpenCL device {} has no fp64; using the CPU backend",
-                    d.name
-                ));
-                None
-            }
-            Err(e) => {
-                notices.push(format!("{e}; using the CPU backend"));
-                None
-            }
-        },
-    })
+    let c = super::devices::choose(plan)?;
+    notices.extend(c.notices);
+    notices.extend(c.warning);
+    Ok(c.device)
 }
 
 /// What the stepper selector needs.

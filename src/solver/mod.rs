@@ -13,11 +13,14 @@ pub mod checkpoint;
 pub mod config;
 pub mod converge;
 pub mod defaults;
+pub mod devices;
 pub mod echo;
 pub mod modeshape;
 #[cfg(feature = "partition")]
 pub mod partitioned;
 pub mod plan;
+#[cfg(feature = "partition")]
+pub mod rank_devices;
 pub mod resonator;
 pub mod run;
 pub mod setup_times;

@@ -29,10 +29,12 @@
 //! and its time are in the partition statistics; rank 0's set-up phases
 //! ([`super::setup_times::SetupTimes`]) are printed as a notice and written to `run.toml`.
 //!
-//! Devices: with an OpenCL backend and no `device` in the plan, rank r takes the
-//! (node rank)-th GPU of its node (modulo their number; the default device when there is
-//! no GPU); a given `device` applies to every rank. If any rank has no usable device, all
-//! ranks use the CPU backend (Δt must come from the same power iteration on every rank).
+//! Devices ([`super::rank_devices`]): with an OpenCL backend and no `device` in the plan,
+//! rank r takes the (node rank)-th GPU of its node (modulo their number); a rank that sees
+//! no GPU stops the run with what it sees and the fix, never falling to a CPU OpenCL device
+//! by default. A given `device` applies to every rank, whatever its kind. `auto` without
+//! GPUs anywhere runs every rank on the CPU device or the CPU backend, unless GPUs seem
+//! hidden from OpenCL (then it stops too).
 //! The DG method, mode shapes and fault injection need one process.
 
 use super::analyse;
@@ -40,13 +42,13 @@ use super::build;
 use super::checkpoint::{self, Checkpoint};
 use super::config::Method;
 use super::defaults::{self, Scales};
-use super::plan::{BackendSpec, Plan};
+use super::plan::Plan;
 use super::resonator::{self, Phase, ResonatorResult, RunOptions};
 use super::run::{Resume, RunControl, RunSoFar};
 use super::setup_times::SetupTimes;
 use super::timestep::RHO_MARGIN;
 use crate::backend::Stepper;
-use crate::backend::opencl::{self, ClDevice, DeviceInfo};
+use crate::backend::opencl::ClDevice;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::mesh::Topology;
@@ -158,29 +160,6 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
         },
     };
     Ok((g, topo, media, fixed))
-}
-
-/// The OpenCL device of this rank (None: the CPU backend), before the ranks agree.
-fn rank_device(plan: &Plan, node_rank: usize) -> Result<Option<DeviceInfo>> {
-    let usable = |d: &DeviceInfo| plan.precision == Precision::F32 || d.fp64;
-    let by_node_rank = || -> Result<Option<DeviceInfo>> {
-        let all = opencl::list_devices()?;
-        let gpus: Vec<&DeviceInfo> = all.iter().filter(|d| d.is_gpu()).collect();
-        Ok(if gpus.is_empty() {
-            opencl::select_device(None).ok()
-        } else {
-            Some(gpus[node_rank % gpus.len()].clone())
-        })
-    };
-    Ok(match &plan.backend {
-        BackendSpec::Cpu => None,
-        BackendSpec::Opencl(Some(spec)) => Some(opencl::select_device(Some(spec))?),
-        BackendSpec::Opencl(None) => Some(
-            by_node_rank()?
-                .ok_or_else(|| Error::NoOpenCl("no OpenCL device for this rank".into()))?,
-        ),
-        BackendSpec::Auto => by_node_rank().unwrap_or(None).filter(usable),
-    })
 }
 
 /// Words for [`Resume`] (rank 0 → every rank).
@@ -394,7 +373,7 @@ pub fn run_partitioned<C: Comm>(
     let dga = Arc::new(part.assemble()?);
     times.assembly_s = t1.elapsed().as_secs_f64();
     let t1 = Instant::now();
-    let dev = rank_devices(comm, plan, node_rank)?;
+    let dev = super::rank_devices::rank_devices(comm, plan, node_rank)?;
     status("steppers, and the time step by the distributed power iteration");
     let (mut st, dt, rho, power_s) = rank_stepper(
         comm,
@@ -794,30 +773,6 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
         record_s,
         times,
     })
-}
-
-/// This rank's OpenCL device: all ranks on devices, or all on the CPU backend (None).
-/// Collective.
-fn rank_devices<C: Comm>(comm: &C, plan: &Plan, node_rank: usize) -> Result<Option<Arc<ClDevice>>> {
-    let info = rank_device(plan, node_rank);
-    let fails = comm.any(info.is_err())?;
-    let info = match info {
-        Err(e) => return Err(e),
-        Ok(_) if fails => return Err(rank0_failed("choosing a device on another rank")),
-        Ok(i) => i,
-    };
-    let dev = match info {
-        Some(i) => ClDevice::open(i).ok(),
-        None => None,
-    };
-    let all_devices = !comm.any(dev.is_none())?;
-    let dev = if all_devices { dev } else { None };
-    if let (false, BackendSpec::Opencl(_)) = (all_devices, &plan.backend) {
-        return Err(Error::NoOpenCl(
-            "a rank could not open its OpenCL device (--backend opencl)".into(),
-        ));
-    }
-    Ok(dev)
 }
 
 /// The number of steps and the analysis band of a run with time step `dt_s` (seconds), as

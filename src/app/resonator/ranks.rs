@@ -7,7 +7,9 @@
 //! form checkpoints store) to the other ranks, which parse the same plan from it. Rank 0
 //! alone prints, writes the outputs and reads and writes the checkpoint. Device: the node's
 //! (node rank)-th GPU unless `--device` is given; `--backend cpu` runs the CPU stepper on
-//! every rank.
+//! every rank. A rank that sees no GPU where `--backend opencl` asks for one, or where
+//! another rank sees one, stops the run: rank 0 prints what each such rank sees and the
+//! fix ([`dgatd::solver::rank_devices`]).
 
 use super::*;
 use dgatd::partition::Comm;
