@@ -45,8 +45,12 @@ MPI=(mpirun --bind-to none)
 [ -n "${OCL_ICD_FILENAMES:-}" ] && MPI+=(-x OCL_ICD_FILENAMES)
 [ -n "${POCL_CACHE_DIR:-}" ] && MPI+=(-x POCL_CACHE_DIR)
 MPI+=(-x RAYON_NUM_THREADS)
+# PoCL ranks (--tiny) are a CPU device asked for by name: --backend opencl alone refuses
+# ranks without a GPU
+DEVFLAG=()
+[ "$TINY" = 1 ] && DEVFLAG=(--device 0)
 CORES=$(nproc)
-COMMIT=$("$BIN" --version 2>/dev/null | sed -n 's/.*(\([0-9a-f]*\).*/\1/p')
+COMMIT=""
 echo "binary $BIN ($("$BIN" --version 2>/dev/null)), out $OUT, ladder $LADDER, tiny $TINY, $CORES cores"
 "$BIN" devices 2>&1 | tee "$OUT/devices.txt"
 "${MPI[@]}" -np 2 "$BIN" devices > "$OUT/devices_under_mpirun.txt" 2>&1
@@ -75,11 +79,12 @@ run() {
   rm -rf "$OUT/runs/$name"
   timeout -k 15 "$limit" "${MPI[@]}" -np "$np" "$BIN" resonator \
     --box "$box" --steps "$steps" --precision "$prec" --backend opencl --cavity none \
-    --partitioner "$part" --energy-checks 0 --out "$OUT/runs/$name" > "$log" 2>&1
+    --partitioner "$part" --energy-checks 0 "${DEVFLAG[@]}" --out "$OUT/runs/$name" > "$log" 2>&1
   local rc=$?
   # dgatd 0.1.0 (...) | BACKEND | T tets, D DoFs | ... | setup S s, run R s (N ns/DoF/step)
   local line tets setup runs halo timing
   line=$(grep -m1 '^dgatd .* tets, .* DoFs' "$log")
+  COMMIT=$(sed -n 's/^dgatd [^ ]* (\([^)]*\)).*/\1/p' <<< "$line")
   tets=$(sed -n 's/.*| \([0-9]*\) tets, \([0-9]*\) DoFs.*/\1/p' <<< "$line")
   setup=$(sed -n 's/.*setup \([0-9.e+-]*\) s, run.*/\1/p' <<< "$line")
   runs=$(sed -n 's/.*, run \([0-9.e+-]*\) s (.*/\1/p' <<< "$line")
