@@ -2,8 +2,8 @@
 //! does not show warns before it runs (`dgatd::backend::discovery`): here the evidence is a
 //! fake `nvidia.icd` (naming NVIDIA's library, which does not load on this machine) in an
 //! `OCL_ICD_VENDORS` folder next to a copy of PoCL's `.icd`. `--backend opencl` and `auto`
-//! warn, naming the evidence and the recipe; a named `--device`, or the folder without the
-//! fake file, does not. (`tests/mpi_cli.rs` checks that `mpirun -np 1` does the same and
+//! warn, naming the evidence and the recipe, and so does `dgatd devices`; a named
+//! `--device`, or the folder without the fake file, does not. (`tests/mpi_cli.rs` checks that `mpirun -np 1` does the same and
 //! that several ranks stop.)
 //!
 //! Needs a machine whose OpenCL shows no GPU and PoCL's `.icd` in `/etc/OpenCL/vendors`;
@@ -102,6 +102,22 @@ fn a_fake_nvidia_icd_makes_the_cpu_fallback_warn() {
         }
         assert!(warnings(&plain, backend).is_empty(), "{backend:?}");
     }
+    // `dgatd devices` says so too, on stderr (stdout stays the listing)
+    let listing = |d: &PathBuf| {
+        let o = Command::new(BIN)
+            .arg("devices")
+            .env("OCL_ICD_VENDORS", d)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let e = listing(&fake);
+    assert!(
+        e.contains(&evidence) && e.contains("export OCL_ICD_FILENAMES=libnvidia-opencl.so.1"),
+        "{e}"
+    );
+    assert!(!listing(&plain).contains("warning"));
     let named = warnings(
         &fake,
         &["opencl", "--device", "Portable Computing Language"],

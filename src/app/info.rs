@@ -155,5 +155,15 @@ pub fn devices() -> Result<()> {
     }
     let def = dgatd::backend::opencl::select_device(None)?;
     outln!("default: {} ({} / {})", def.index, def.platform, def.name);
+    // no GPU listed, but the machine seems to have one: say what points at it and the fix
+    let hidden = dgatd::backend::discovery::hidden_gpus(&all);
+    if !hidden.is_empty() {
+        eprintln!(
+            "warning: no GPU listed, but this machine seems to have one that OpenCL does not show: {} ({}). To show it: {}",
+            dgatd::backend::discovery::evidence_line(&hidden),
+            dgatd::backend::discovery::loader_env_line(),
+            dgatd::backend::discovery::recipe(dgatd::backend::discovery::recipe_library(&hidden))
+        );
+    }
     Ok(())
 }
