@@ -13,7 +13,10 @@
 //!    neighbour needs), then the `gather` kernel packing the sent values into one
 //!    contiguous device buffer;
 //! 2. side: the interior kernels (the rest of the rank's tets or vertices), submitted at
-//!    once;
+//!    once but waiting for step 1's last command: the small interface kernels run on an
+//!    otherwise idle device (sharing it with the interior slowed them by up to the
+//!    interior's own time on the 4-GPU H100 machine, and the copy to the host waited for
+//!    them), and the copy runs beside the interior;
 //! 3. host, while the side queue computes: blocking read of the packed values (main waits
 //!    for step 1 only), non-blocking exchange with every neighbour ([`Comm::exchange`]),
 //!    blocking write of the received values, then `scatter` into the ghost slots on main.
@@ -392,9 +395,6 @@ impl Events {
     fn side_wait(&self) -> Vec<&Event> {
         self.last_side.map(|i| &self.all[i]).into_iter().collect()
     }
-    fn main_wait_owned(&self) -> Option<usize> {
-        self.last_main
-    }
 }
 
 impl<T: Real, C: Comm> ClPartStepper<T, C> {
@@ -544,17 +544,19 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         let mut ev = Events::default();
         let (ubuf, fbuf) = cl.state_buffers();
         // Faraday: F -= P U, interface tets first.
-        ev.main(cl.primal_on(&ph.tets[0], Lane::Main, &prev.side_wait())?);
+        let mut packed = ev.main(cl.primal_on(&ph.tets[0], Lane::Main, &prev.side_wait())?);
         if let Some(e) = halo.pack(cl, fbuf, Field::F, &[])? {
-            ev.main(e);
+            packed = ev.main(e);
         }
-        let primal_in = ev.side(cl.primal_on(&ph.tets[1], Lane::Side, &prev.main_wait())?);
+        // the interior starts once the interface part is packed (in order after the previous
+        // step's main queue): the small interface kernels then have the device to themselves
+        // and the copy to the host starts early, instead of waiting behind the interior
+        let e = cl.primal_on(&ph.tets[1], Lane::Side, &[&ev.all[packed]])?;
+        let primal_in = ev.side(e);
         dev.flush_side()?;
         if let Some(e) = halo.complete(cl, comm, fbuf, Field::F)? {
             ev.main(e);
         }
-        // the interior circulations read interface tets' F and the ghosts (main, above)
-        let after_f = ev.main_wait_owned();
         // Ampère: circulations, vertex blocks and source, interface vertices first.
         let circ_if =
             ev.main(cl.circulation_on(&ph.edges[0], Lane::Main, &[&ev.all[primal_in]])?);
@@ -565,7 +567,9 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         if let Some(e) = halo.pack(cl, ubuf, Field::U, &[])? {
             ev.main(e);
         }
-        let w: Vec<&Event> = after_f.iter().map(|&i| &ev.all[i]).collect();
+        // the interior circulations read interface tets' F and the ghosts (scattered on
+        // main above): after main's last command, the interface part and its packing
+        let w: Vec<&Event> = ev.main_wait();
         let e = cl.circulation_on(&ph.edges[1], Lane::Side, &w)?;
         ev.side(e);
         // the interior vertices' blocks read circulations of interface edges
