@@ -183,6 +183,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
         "cancelling",
         "growing",
         "saturated",
+        "merged",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -197,6 +198,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             u.cancelling.to_string(),
             u.growing.to_string(),
             u.saturated.to_string(),
+            u.merged.to_string(),
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -614,6 +616,13 @@ pub fn unresolved_lines(r: &ResonatorResult) -> Vec<String> {
                     "{} reported line{} whose fitted amplitudes cancel against a neighbour's (a multiplet the record does not split: a member may be missing, and the amplitudes are not known)",
                     u.cancelling,
                     if u.cancelling == 1 { "" } else { "s" }
+                ));
+            }
+            if u.merged > 0 {
+                why.push(format!(
+                    "{} reported line{} standing for a multiplet whose members lie closer than a Fourier bin (`members` in modes.csv; the members' own frequencies are not known)",
+                    u.merged,
+                    if u.merged == 1 { "" } else { "s" }
                 ));
             }
             if u.growing > 0 {

@@ -218,6 +218,12 @@ pub struct Unresolved {
     /// quarters of their capacity with the largest window tried): the record holds more
     /// lines there than it can fit, and close lines come out merged.
     pub saturated: usize,
+    /// Reported lines in it that stand for a multiplet whose members lie closer than one
+    /// Fourier bin but not well within their own width (spread above a quarter of the decay
+    /// rate): a longer record would separate them, so members are missing here. A broad
+    /// multiplet, whose spread is well within its width, is not marked: no record
+    /// separates it.
+    pub merged: usize,
 }
 
 /// The result of [`extract`].
@@ -339,9 +345,14 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
     };
     // (peak, whether its amplitudes cancel: see CANCELLING)
     let mut kept: Vec<(Peak, bool)> = Vec::new();
+    // the spread (Hz) of the members of each merged line, by its frequency
+    let mut spans: Vec<(f64, f64)> = Vec::new();
     for l in merged {
         if !(l.f >= s.fmin_hz && l.f < s.fmax_hz) {
             continue;
+        }
+        if l.members > 1 {
+            spans.push((l.f, l.spread_s / (2.0 * PI)));
         }
         let (q, why) = l.judge(s, record_s, plan.t0());
         let peak = l.peak(q, scale);
@@ -370,14 +381,33 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
             out.rejected.push((p, Rejection::BelowFloor));
         }
     }
-    let cancelling: Vec<f64> = (out.rejected.iter())
+    let spread_of = |f: f64| spans.iter().find(|x| x.0 == f).map_or(0.0, |x| x.1);
+    // (f, spread in Hz): a merged line that still cancels marks its members' span too
+    let cancelling: Vec<(f64, f64)> = (out.rejected.iter())
         .filter(|(_, r)| *r == Rejection::Cancelling)
-        .map(|(p, _)| p.f_hz)
+        .map(|(p, _)| (p.f_hz, spread_of(p.f_hz)))
+        .collect();
+    // Merged multiplets whose members a longer record would split (reported lines whose
+    // spread is not well within their width), and merged lines above the floor that failed
+    // the consistency or growth test: their members' span is where lines may be missing.
+    let merged: Vec<(f64, f64)> = (out.peaks.iter())
+        .filter(|p| {
+            let sp = 2.0 * PI * spread_of(p.f_hz);
+            p.members > 1 && 4.0 * sp > p.decay_per_s.unwrap_or(0.0).max(0.0)
+        })
+        .chain(out.rejected.iter().filter_map(|(p, r)| {
+            let failed = matches!(r, Rejection::Inconsistent | Rejection::Growing);
+            (failed && p.members > 1 && p.amplitude >= s.amplitude_floor * top).then_some(p)
+        }))
+        .map(|p| (p.f_hz, spread_of(p.f_hz)))
         .collect();
     out.unresolved = unresolved(
         &out.rejected,
-        &cancelling,
-        &saturated_bands,
+        &Marks {
+            cancelling: &cancelling,
+            merged: &merged,
+            saturated_bands: &saturated_bands,
+        },
         s,
         record_s,
         top,
@@ -393,14 +423,22 @@ pub fn extract(signals: &[Vec<f64>], dt_s: f64, s: &Settings) -> Result<Extracti
     Ok(out)
 }
 
+/// What marks the band besides the rejected poles: cancelling lines and reported multiplets
+/// a longer record would split, each `(f, spread)` (Hz; one bin or twice the spread of a
+/// merged line's members either side is marked), saturated windows' keep bands.
+struct Marks<'a> {
+    cancelling: &'a [(f64, f64)],
+    merged: &'a [(f64, f64)],
+    saturated_bands: &'a [(f64, f64)],
+}
+
 /// The [`Unresolved`] intervals: one bin either side of the inconsistent and the growing
 /// poles at or above `floor x top` (`top`: the strongest reported line; with none, the
 /// strongest such pole) and of the `cancelling` lines, and the keep bands
 /// `saturated_bands` of the saturated windows, merged where they touch.
 fn unresolved(
     rejected: &[(Peak, Rejection)],
-    cancelling: &[f64],
-    saturated_bands: &[(f64, f64)],
+    m: &Marks,
     s: &Settings,
     record_s: f64,
     top: f64,
@@ -415,6 +453,7 @@ fn unresolved(
         cancelling: 0,
         growing: 0,
         saturated: 0,
+        merged: 0,
     };
     // (amplitude, mark): the poles that the floor applies to
     let mut poles: Vec<(f64, Unresolved)> = rejected
@@ -453,11 +492,21 @@ fn unresolved(
             u
         })
         .collect();
-    marks.extend(cancelling.iter().map(|&f| Unresolved {
-        cancelling: 1,
-        ..mark(f - bin, f + bin)
+    marks.extend(m.cancelling.iter().map(|&(f, spread)| {
+        let w = bin.max(2.0 * spread);
+        Unresolved {
+            cancelling: 1,
+            ..mark(f - w, f + w)
+        }
     }));
-    marks.extend(saturated_bands.iter().map(|&(lo, hi)| Unresolved {
+    marks.extend(m.merged.iter().map(|&(f, spread)| {
+        let w = bin.max(2.0 * spread);
+        Unresolved {
+            merged: 1,
+            ..mark(f - w, f + w)
+        }
+    }));
+    marks.extend(m.saturated_bands.iter().map(|&(lo, hi)| Unresolved {
         saturated: 1,
         ..mark(lo, hi)
     }));
@@ -472,6 +521,7 @@ fn unresolved(
                 u.cancelling += m.cancelling;
                 u.growing += m.growing;
                 u.saturated += m.saturated;
+                u.merged += m.merged;
                 u.amplitude = u.amplitude.max(m.amplitude);
                 u.bins = u.bins.max(m.bins);
             }
