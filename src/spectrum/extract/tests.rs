@@ -157,7 +157,12 @@ fn saturated_windows_and_growing_poles_mark_their_bands() {
         (pole(395e6, 0.2), Rejection::Growing),
     ];
     let bands = [(50e6, 120e6), (125e6, 145e6)];
-    let u = unresolved(&rejected, &[], &bands, &s, record_s, 1.0);
+    let marks = Marks {
+        cancelling: &[],
+        merged: &[],
+        saturated_bands: &bands,
+    };
+    let u = unresolved(&rejected, &marks, &s, record_s, 1.0);
     let got: Vec<_> = u
         .iter()
         .map(|u| (u.f_lo_hz, u.f_hi_hz, u.growing, u.saturated, u.poles))
