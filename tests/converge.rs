@@ -112,7 +112,7 @@ fn the_command_writes_the_ladder_and_refuses_a_step_count() {
     let header = modes.lines().next().unwrap();
     assert!(
         header.ends_with(
-            "q_wall,q_total,f_extrapolated_hz,extrapolation_error_hz,observed_order,levels"
+            "q_wall,q_total,f_extrapolated_hz,extrapolation_error_hz,observed_order,levels,members"
         ),
         "{header}"
     );
