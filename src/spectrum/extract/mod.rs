@@ -812,56 +812,66 @@ fn fit_window(
     let eligible: Vec<bool> = (basis.iter().zip(&sb))
         .map(|(&i, &x)| poles[i].2 <= width(x))
         .collect();
-    let m1 = multiplet::merge(&sb, &cancelling(&amps), &eligible, record_s);
-    let (zb, amps, err_s) = if m1.members.iter().all(|&m| m == 1) {
-        let err: Vec<f64> = basis.iter().map(|&i| poles[i].2).collect();
-        (zb, amps, err)
-    } else {
-        let z: Vec<C64> = m1.s.iter().map(|&x| from_s(x)).collect();
-        let Some(amps) = amplitudes(&ys, &z) else {
-            return Fitted {
-                saturated,
-                ..Default::default()
+    let mut m1 = multiplet::merge(&sb, &cancelling(&amps), &eligible);
+    // The merged poles' refitted amplitudes; where a merged line still cancels, the window
+    // keeps its unmerged poles (the members that do not cancel are reported as before).
+    let refit = (m1.members.iter().any(|&m| m > 1))
+        .then(|| {
+            let z: Vec<C64> = m1.s.iter().map(|&x| from_s(x)).collect();
+            let a = amplitudes(&ys, &z)?;
+            let cancels = cancelling(&a);
+            let ok = (0..z.len()).all(|k| m1.members[k] == 1 || !cancels[k]);
+            ok.then_some((z, a))
+        })
+        .flatten();
+    if refit.is_none() {
+        m1 = multiplet::merge(&sb, &vec![false; sb.len()], &eligible);
+    }
+    let (zb, amps, err_s) = match refit {
+        None => {
+            let err: Vec<f64> = basis.iter().map(|&i| poles[i].2).collect();
+            (zb, amps, err)
+        }
+        Some((z, amps)) => {
+            // the second fit, with the same basis rule and the same merging
+            let near1 = |t: C64| {
+                (poles.iter())
+                    .map(|p| (p.1 - t).norm())
+                    .fold(f64::INFINITY, f64::min)
             };
-        };
-        // the second fit, with the same basis rule and the same merging
-        let near1 = |t: C64| {
-            (poles.iter())
-                .map(|p| (p.1 - t).norm())
-                .fold(f64::INFINITY, f64::min)
-        };
-        let basis2: Vec<usize> = (0..s2.len())
-            .filter(|&j| {
-                let f = s2[j].im / (2.0 * PI);
-                near1(s2[j]) * record_s / (2.0 * PI) <= max_bin_error || (f >= w.lo && f < w.hi)
-            })
-            .collect();
-        let zb2: Vec<C64> = basis2.iter().map(|&j| z2[j]).collect();
-        let merged2: Vec<C64> = match amplitudes(&ys, &zb2) {
-            Some(a2) => {
-                let sb2: Vec<C64> = basis2.iter().map(|&j| s2[j]).collect();
-                let el2: Vec<bool> = sb2.iter().map(|&x| near1(x) <= width(x)).collect();
-                let m2 = multiplet::merge(&sb2, &cancelling(&a2), &el2, record_s);
-                (m2.s.iter().zip(&m2.members))
-                    .filter(|(_, m)| **m > 1)
-                    .map(|(&x, _)| x)
-                    .collect()
-            }
-            None => Vec::new(),
-        };
-        let nearest = |x: C64, set: &mut dyn Iterator<Item = C64>| -> f64 {
-            set.map(|t| (t - x).norm()).fold(f64::INFINITY, f64::min)
-        };
-        let err: Vec<f64> = (m1.s.iter().zip(&m1.members))
-            .map(|(&x, &m)| {
-                if m > 1 {
-                    nearest(x, &mut merged2.iter().copied())
-                } else {
-                    nearest(x, &mut s2.iter().copied().chain(merged2.iter().copied()))
+            let basis2: Vec<usize> = (0..s2.len())
+                .filter(|&j| {
+                    let f = s2[j].im / (2.0 * PI);
+                    near1(s2[j]) * record_s / (2.0 * PI) <= max_bin_error || (f >= w.lo && f < w.hi)
+                })
+                .collect();
+            let zb2: Vec<C64> = basis2.iter().map(|&j| z2[j]).collect();
+            let merged2: Vec<C64> = match amplitudes(&ys, &zb2) {
+                Some(a2) => {
+                    let sb2: Vec<C64> = basis2.iter().map(|&j| s2[j]).collect();
+                    let el2: Vec<bool> = sb2.iter().map(|&x| near1(x) <= width(x)).collect();
+                    let m2 = multiplet::merge(&sb2, &cancelling(&a2), &el2);
+                    (m2.s.iter().zip(&m2.members))
+                        .filter(|(_, m)| **m > 1)
+                        .map(|(&x, _)| x)
+                        .collect()
                 }
-            })
-            .collect();
-        (z, amps, err)
+                None => Vec::new(),
+            };
+            let nearest = |x: C64, set: &mut dyn Iterator<Item = C64>| -> f64 {
+                set.map(|t| (t - x).norm()).fold(f64::INFINITY, f64::min)
+            };
+            let err: Vec<f64> = (m1.s.iter().zip(&m1.members))
+                .map(|(&x, &m)| {
+                    if m > 1 {
+                        nearest(x, &mut merged2.iter().copied())
+                    } else {
+                        nearest(x, &mut s2.iter().copied().chain(merged2.iter().copied()))
+                    }
+                })
+                .collect();
+            (z, amps, err)
+        }
     };
     let mut out = Vec::new();
     for (bi, &z) in zb.iter().enumerate() {

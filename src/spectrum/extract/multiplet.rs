@@ -3,14 +3,15 @@
 //!
 //! A mesh splits a degenerate mode (TE1 ×3 of a sphere, TM110 ×2 of a cylinder) into members
 //! a few 1e-4 apart. When the members lie closer than the lines are wide — the decay rate
-//! `α` of a radiating resonator (Q ≈ 40: `α / ω ≈ 1.2%`) or one Fourier bin `2π/T` of a
-//! short record — no record fits them apart. The matrix pencil then returns poles near the
+//! `α` of a radiating resonator (Q ≈ 40: `α / ω ≈ 1.2%`) — no record fits them apart
+//! (undamped members closer than a Fourier bin are left to the cancelling test: a longer
+//! record separates them). The matrix pencil then returns poles near the
 //! multiplet whose amplitudes cancel: each is many times larger than the signal, their sum
 //! is the signal. Those poles are not the members, so they are not lines; but the cluster
 //! as a whole models the multiplet's signal well, and that signal is, over the record,
 //! one damped exponential to within the members' spread.
 //!
-//! So a cluster — the poles joined by `|s_i − s_j| <= max(min(α_i, α_j), 2π/T)` to a pole
+//! So a cluster — the poles joined by `|s_i − s_j| <= min(α_i, α_j)` to a pole
 //! whose amplitudes cancel, each of them fitted alike by both pencils (`|Δs|` within its
 //! width: a noise pole's wide, moving `s` would join unrelated lines) — becomes one pole
 //! at the mean `s̄` of its members' `s`. The members' amplitudes are the very numbers the
@@ -23,7 +24,6 @@
 //! physical members.
 
 use rustfft::num_complex::Complex;
-use std::f64::consts::PI;
 
 type C64 = Complex<f64>;
 
@@ -36,15 +36,10 @@ pub(super) struct Merged {
 }
 
 /// The clusters of `s` (poles as `s = ln z / Δt_d`, 1/s) that contain a pole flagged in
-/// `cancelling`: connected components of `|s_i − s_j| <= max(min(α_i, α_j), bin_s)`
-/// (`α = max(−Re s, 0)`, `bin_s = 2π/T`) among the poles flagged in `eligible`, by
+/// `cancelling`: connected components of `|s_i − s_j| <= min(α_i, α_j)`
+/// (`α = max(−Re s, 0)`) among the poles flagged in `eligible`, by
 /// ascending smallest index. Poles in no such cluster, and one-pole clusters, are left out.
-pub(super) fn clusters(
-    s: &[C64],
-    cancelling: &[bool],
-    eligible: &[bool],
-    bin_s: f64,
-) -> Vec<Vec<usize>> {
+pub(super) fn clusters(s: &[C64], cancelling: &[bool], eligible: &[bool]) -> Vec<Vec<usize>> {
     let n = s.len();
     // union-find over at most a few hundred poles per window
     let mut parent: Vec<usize> = (0..n).collect();
@@ -58,7 +53,7 @@ pub(super) fn clusters(
     let width = |x: C64| (-x.re).max(0.0);
     for i in (0..n).filter(|&i| eligible[i]) {
         for j in (i + 1..n).filter(|&j| eligible[j]) {
-            let r = width(s[i]).min(width(s[j])).max(bin_s);
+            let r = width(s[i]).min(width(s[j]));
             if (s[i] - s[j]).norm() <= r {
                 let (a, b) = (root(&mut parent, i), root(&mut parent, j));
                 parent[a.max(b)] = a.min(b);
@@ -77,9 +72,9 @@ pub(super) fn clusters(
 }
 
 /// Merges the clusters of `s` (one fit's poles, 1/s) that contain a pole in `cancelling`,
-/// among the poles in `eligible` (module docs); `record_s` is the record length `T`.
-pub(super) fn merge(s: &[C64], cancelling: &[bool], eligible: &[bool], record_s: f64) -> Merged {
-    let groups = clusters(s, cancelling, eligible, 2.0 * PI / record_s);
+/// among the poles in `eligible` (module docs).
+pub(super) fn merge(s: &[C64], cancelling: &[bool], eligible: &[bool]) -> Merged {
+    let groups = clusters(s, cancelling, eligible);
     let mut in_group = vec![false; s.len()];
     groups.iter().flatten().for_each(|&k| in_group[k] = true);
     let mut out = Merged {
@@ -120,16 +115,15 @@ mod tests {
             C64::new(-5e8, 1.5e8),
         ];
         let all = [true; 5];
-        let g = clusters(&s, &[false, true, false, false, false], &all, 1.0);
+        let g = clusters(&s, &[false, true, false, false, false], &all);
         assert_eq!(g, vec![vec![0, 1]]);
-        // the bin is the width of undamped poles
-        let g = clusters(&s, &[false, false, true, false, false], &all, 20.0);
-        assert_eq!(g, vec![vec![2, 3]]);
-        let g = clusters(&s, &[false, false, true, false, false], &all, 5.0);
+        // undamped poles are never joined: a longer record separates them (they stay
+        // cancelling lines, flagged as before)
+        let g = clusters(&s, &[false, false, true, false, false], &all);
         assert!(g.is_empty());
         // an ineligible pole joins nothing
         let some = [false, true, true, true, true];
-        let g = clusters(&s, &[false, true, false, false, false], &some, 1.0);
+        let g = clusters(&s, &[false, true, false, false, false], &some);
         assert!(g.is_empty());
     }
 
@@ -141,7 +135,7 @@ mod tests {
             C64::new(-1.2e6, 1e8 + 3e5),
             C64::new(-1.1e6, 1e8 + 6e5),
         ];
-        let m = merge(&s, &[false, false, true, false], &[true; 4], 1e-6);
+        let m = merge(&s, &[false, false, true, false], &[true; 4]);
         assert_eq!(m.members, vec![1, 3]);
         assert_eq!(m.s[0], s[0]);
         let mean = C64::new(-1.1e6, 1e8 + 3e5);
@@ -149,7 +143,7 @@ mod tests {
         let spread = (s[1] - mean).norm().max((s[3] - mean).norm());
         assert!((m.spread_s[1] - spread).abs() < 1e-6);
         // nothing cancels: nothing merged, the order kept
-        let m = merge(&s, &[false; 4], &[true; 4], 1e-6);
+        let m = merge(&s, &[false; 4], &[true; 4]);
         assert_eq!(m.s, s.to_vec());
         assert_eq!(m.members, vec![1; 4]);
     }
