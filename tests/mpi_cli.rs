@@ -181,7 +181,11 @@ fn resonator_on_2_and_3_cpu_ranks_equals_one_process() {
         let (one, many) = (tmp(&format!("cpu1-{np}")), tmp(&format!("cpu{np}")));
         run_one(&args, &one);
         let l = run_np(np, &args, &many);
-        assert!(l.contains(&format!("partition: {np} ranks")), "{l}");
+        // "partition: NAME in T s, P ranks, ..." (the partitioner and its time come first)
+        assert!(
+            l.contains("partition: ") && l.contains(&format!(" s, {np} ranks,")),
+            "{l}"
+        );
         assert!(l.contains(&format!("x {np} ranks")), "{l}");
         compare(&one, &many, &format!("cpu, {np} ranks, {probes} probes"));
         for d in [one, many] {
