@@ -545,6 +545,31 @@ __kernel void vertex_block_s_sm(const uint NF, __global const uint* restrict slo
     US[g] += packed_row(B + poff[v], (uint)g - a, d, a, vh, C);
 }
 
+// The same two on the NI tets or free slots idx[0..NI) (a partitioned rank's interface or
+// interior part, whose U is slot-major too): each entity's products as in the whole launch.
+__kernel void primal_sym_sm_idx(const uint T, const uint NI, __global const uint* restrict idx,
+                                __global const opreal* restrict M, __global const uint* restrict PE,
+                                __global const uint* restrict ES, __global const real* restrict US,
+                                __global real* restrict F) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    primal_sym_sm_one(idx[i], T, M, PE, ES, US, F);
+}
+
+__kernel void vertex_block_s_sm_idx(const uint NI, __global const uint* restrict idx,
+                                    __global const uint* restrict slot_vertex,
+                                    __global const uint* restrict vptr, __global const ulong* restrict poff,
+                                    __global const uint* restrict vh, __global const opreal* restrict B,
+                                    __global const real* restrict C, __global real* restrict US) {
+    const size_t i = get_global_id(0);
+    if (i >= NI) return;
+    const uint g = idx[i];
+    const uint v = slot_vertex[g];
+    const uint a = vptr[v];
+    const uint d = vptr[v + 1] - a;
+    US[g] += packed_row(B + poff[v], g - a, d, a, vh, C);
+}
+
 // vertex_block_s with the circulations staged in local memory: work-item g first loads its
 // own slot's circulation C[vh[g] >> 1] into LC, so a vertex whose slots all lie in the
 // work-group reads its d circulations from LC instead of d loads of vh and d gathers of C
@@ -915,6 +940,14 @@ __kernel void dft_acc(const uint N, const uint M, __global const real* restrict 
         ACC[re] += P[2 * m] * x;
         ACC[re + N] += P[2 * m + 1] * x;
     }
+}
+
+// dst[to[i]] = src[from[i]]: a partitioned rank's ghost half-edges in and out of slot-major
+// U (ClStepper::set_ghost_halves).
+__kernel void copy_idx(const uint N, __global const uint* restrict from, __global const uint* restrict to,
+                       __global const real* restrict src, __global real* restrict dst) {
+    const size_t i = get_global_id(0);
+    if (i < N) dst[to[i]] = src[from[i]];
 }
 
 __kernel void scatter(const uint N, __global const uint* restrict idx, __global const real* restrict src,

@@ -130,6 +130,8 @@ fn device_parts<T: Real>(
         let mut s = ClPartStepper::<T, _>::new(comm, part, dga, dev, Some(&src), &probes).unwrap();
         let rho = s.spectral_radius(60, 0x5eed).unwrap();
         s.set_time_step(dt, Some(wave())).unwrap();
+        // lossless media: the ranks store U slot-major, ghosts in slots of their own
+        assert!(s.name().contains("slot-major U"), "{}", s.name());
         let rec = solver::run(&mut s, dt, steps, Some(wave().end()), 2, 10, &mut |_| {}).unwrap();
         RankOut {
             state: s.state().unwrap(),

@@ -1108,6 +1108,10 @@ pub struct MixedOperators {
 pub struct SlotMajor<T: Real> {
     primal: Kernel,
     block: Kernel,
+    /// The same on index subsets (`primal_sym_sm_idx`, `vertex_block_s_sm_idx`: a
+    /// partitioned rank's interface and interior parts).
+    primal_idx: Kernel,
+    block_idx: Kernel,
     es: Buffer<u32>,
     /// `primal_sym_st` and its per-tet slot table ([`ClStepper::slot_table`]; a bench
     /// variant).
@@ -1243,6 +1247,18 @@ pub struct ClStepper<T: Real> {
     /// the kernels never write there), as set by [`ClStepper::zero_state`] and
     /// [`Stepper::set_state`]; slot-major `U` stores no such values.
     nonfree_zero: bool,
+    /// A partitioned rank's ghost half-edges ([`ClStepper::set_ghost_halves`]): slots of
+    /// their own in slot-major `U`, after the zero slot.
+    ghosts: Option<Ghosts>,
+}
+
+/// Ghost half-edges (values a neighbouring rank owns and sends) in slot-major `U`: ghost
+/// `i` (half-edge `halves[i]`) at slot `NF + 1 + i`, moved in and out by `copy_idx`.
+struct Ghosts {
+    halves: Vec<u32>,
+    kernel: Kernel,
+    dh: Buffer<u32>,
+    ds: Buffer<u32>,
 }
 
 /// The energy's operands on the device: the masses `Meps` (packed as the vertex blocks of
@@ -1701,6 +1717,7 @@ impl<T: Real> ClStepper<T> {
             source: source.cloned(),
             slots: None,
             nonfree_zero: true,
+            ghosts: None,
             k,
             stage_cap: (STAGE_BYTES / std::mem::size_of::<T>()) as u32,
             dev,
@@ -2350,16 +2367,29 @@ impl<T: Real> ClStepper<T> {
     /// [`Self::slot_major`] with the half-edge slots `es` ([`Self::half_edge_slots`]) given.
     fn slot_major_with(&self, mixed: bool, es: &[u32]) -> Result<SlotMajor<T>> {
         let mixed = mixed.then(|| self.mixed_operators()).transpose()?;
-        let [primal, block] =
-            self.dgatd_kernels(mixed.is_some(), ["primal_sym_sm", "vertex_block_s_sm"])?;
+        let [primal, block, primal_idx, block_idx] = self.dgatd_kernels(
+            mixed.is_some(),
+            [
+                "primal_sym_sm",
+                "vertex_block_s_sm",
+                "primal_sym_sm_idx",
+                "vertex_block_s_sm_idx",
+            ],
+        )?;
         Ok(SlotMajor {
             primal,
             block,
+            primal_idx,
+            block_idx,
             es: self.dev.upload(es, "half-edge slots")?,
             table: None,
-            us: self
-                .dev
-                .upload(&vec![T::zero(); self.nfree + 1], "slot-major U")?,
+            us: self.dev.upload(
+                &vec![
+                    T::zero();
+                    self.nfree + 1 + self.ghosts.as_ref().map_or(0, |g| g.halves.len())
+                ],
+                "slot-major U",
+            )?,
             mixed,
         })
     }
@@ -2393,7 +2423,53 @@ impl<T: Real> ClStepper<T> {
         for (g, &h) in self.dga.meps.h.iter().enumerate() {
             es[h as usize] = g as u32;
         }
+        if let Some(gh) = &self.ghosts {
+            for (i, &h) in gh.halves.iter().enumerate() {
+                es[h as usize] = (self.nfree + 1 + i) as u32;
+            }
+        }
         es
+    }
+
+    /// Declares a partitioned rank's ghost half-edges (the neighbours' free half-edges whose
+    /// values the halo brings): in slot-major `U` each gets a slot after the zero slot, so
+    /// the primal update reads it like an own one. Call while `U` is by half-edge, before
+    /// [`Self::set_u_layout`]; `halves` distinct, none of them this rank's free ones.
+    pub fn set_ghost_halves(&mut self, halves: &[u32]) -> Result<()> {
+        if self.slots.is_some() {
+            return Err(Error::config(
+                "u layout",
+                ULayout::SlotMajor.name(),
+                "ghost half-edges are declared while U is by half-edge",
+            ));
+        }
+        let own = self.half_edge_slots();
+        let nf = self.nfree as u32;
+        let mut seen = vec![false; self.nh];
+        for &h in halves {
+            let ok = (h as usize) < self.nh && own[h as usize] == nf && !seen[h as usize];
+            if !ok {
+                return Err(Error::config(
+                    "ghost half-edges",
+                    h,
+                    "out of range, repeated, or a free half-edge of this rank",
+                ));
+            }
+            seen[h as usize] = true;
+        }
+        if halves.is_empty() {
+            self.ghosts = None;
+            return Ok(());
+        }
+        let slots: Vec<u32> = (0..halves.len()).map(|i| nf + 1 + i as u32).collect();
+        let [kernel] = self.dgatd_kernels(false, ["copy_idx"])?;
+        self.ghosts = Some(Ghosts {
+            halves: halves.to_vec(),
+            kernel,
+            dh: self.dev.upload(halves, "ghost half-edges")?,
+            ds: self.dev.upload(&slots, "ghost slots")?,
+        });
+        Ok(())
     }
 
     /// The layout `U` is stored in on the device.
@@ -2444,8 +2520,10 @@ impl<T: Real> ClStepper<T> {
     /// Stores `U` in `layout`, moving the state (same values). Slot-major is refused, with
     /// the reason ([`Self::slot_major_refusal`]), where it does not apply; a later change
     /// that it does not cover (another dual, variant, or a state with a nonzero value on a
-    /// half-edge that is not free) returns the stepper to the half-edge layout. Partitioned
-    /// ranks (index-subset launches, halo buffers) keep the half-edge layout.
+    /// half-edge that is not free) returns the stepper to the half-edge layout. A
+    /// partitioned rank's subset launches follow the layout ([`Self::primal_on`],
+    /// [`Self::vertex_blocks_on`]); its halo and source lists must then hold slots
+    /// ([`Self::slot_of_half`]).
     pub fn set_u_layout(&mut self, layout: ULayout) -> Result<()> {
         match (layout, self.slots.is_some()) {
             (ULayout::HalfEdge, true) => {
@@ -2495,16 +2573,12 @@ impl<T: Real> ClStepper<T> {
         Ok(())
     }
 
-    /// Refuses `what` while `U` is slot-major (partitioned ranks' launches).
-    fn half_edge_only(&self, what: &str) -> Result<()> {
-        match self.slots {
-            Some(_) => Err(Error::config(
-                "u layout",
-                ULayout::SlotMajor.name(),
-                format!("{what} needs the half-edge layout (set_u_layout)"),
-            )),
-            None => Ok(()),
-        }
+    /// The slot of every half-edge in slot-major `U` (the number of free half-edges for
+    /// one that is not free, which slot-major `U` reads as zero): what turns a partitioned
+    /// rank's half-edge lists (halo, source) into positions of [`Self::state_buffers`]' `U`
+    /// while [`Self::u_layout`] is slot-major.
+    pub fn slot_of_half(&self) -> Vec<u32> {
+        self.half_edge_slots()
     }
 
     /// Returns to the half-edge layout when a change leaves slot-major `U` out of its scope.
@@ -2517,12 +2591,44 @@ impl<T: Real> ClStepper<T> {
 
     /// `US[g] = U[vh[g]]`: the stepper's `U` into `sm`.
     pub fn to_slot_major(&self, sm: &SlotMajor<T>) -> Result<Event> {
-        self.move_slots(&self.k.gather, &self.u, &sm.us)
+        let e = self.move_slots(&self.k.gather, &self.u, &sm.us)?;
+        match &self.ghosts {
+            Some(g) => self.move_ghosts(g, &g.dh, &g.ds, &self.u, &sm.us),
+            None => Ok(e),
+        }
     }
 
     /// `U[vh[g]] = US[g]`: `sm` back into the stepper's `U` (its other half-edges unchanged).
     pub fn from_slot_major(&self, sm: &SlotMajor<T>) -> Result<Event> {
-        self.move_slots(&self.k.scatter, &sm.us, &self.u)
+        let e = self.move_slots(&self.k.scatter, &sm.us, &self.u)?;
+        match &self.ghosts {
+            Some(g) => self.move_ghosts(g, &g.ds, &g.dh, &sm.us, &self.u),
+            None => Ok(e),
+        }
+    }
+
+    /// `dst[to[i]] = src[from[i]]` over the ghosts (`copy_idx`).
+    fn move_ghosts(
+        &self,
+        g: &Ghosts,
+        from: &Buffer<u32>,
+        to: &Buffer<u32>,
+        src: &Buffer<T>,
+        dst: &Buffer<T>,
+    ) -> Result<Event> {
+        launch(
+            &self.dev,
+            &g.kernel,
+            g.halves.len(),
+            LOCAL,
+            &[
+                Arg::U32(g.halves.len() as u32),
+                Arg::BufU32(from),
+                Arg::BufU32(to),
+                Arg::Buf(src),
+                Arg::Buf(dst),
+            ],
+        )
     }
 
     fn move_slots(&self, k: &Kernel, src: &Buffer<T>, dst: &Buffer<T>) -> Result<Event> {
@@ -3293,14 +3399,16 @@ impl<T: Real> ClStepper<T> {
         self.tp
     }
 
-    /// The device buffers of `U` and `F`.
+    /// The device buffers of `U` (in the stepper's [`ULayout`]: `US` while slot-major) and `F`.
     pub fn state_buffers(&self) -> (&Buffer<T>, &Buffer<T>) {
-        (&self.u, &self.f)
+        (self.slots.as_ref().map_or(&self.u, |st| &st.sm.us), &self.f)
     }
 
     /// `F -= P U` on the tets of `s`.
     pub fn primal_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
-        self.half_edge_only("a primal update on a subset")?;
+        if let Some(st) = &self.slots {
+            return self.primal_on_sm(&st.sm, s, lane, wait);
+        }
         let t = self.tp as u32;
         let (p, pe, u, f) = (&self.p, &self.pe, &self.u, &self.f);
         let sym = self.variants.primal == PrimalVariant::Sym;
@@ -3345,6 +3453,38 @@ impl<T: Real> ClStepper<T> {
         }
     }
 
+    /// [`Self::primal_on`] with slot-major `U` (`primal_sym_sm`, `primal_sym_sm_idx`).
+    fn primal_on_sm(
+        &self,
+        sm: &SlotMajor<T>,
+        s: &Subset,
+        lane: Lane,
+        wait: &[&Event],
+    ) -> Result<Event> {
+        let m = sm
+            .mixed
+            .as_ref()
+            .map_or(Arg::Buf(&self.p), |m| Arg::BufF32(&m.p));
+        let t = Arg::U32(self.tp as u32);
+        let tail = [
+            m,
+            Arg::BufU32(&self.pe),
+            Arg::BufU32(&sm.es),
+            Arg::Buf(&sm.us),
+            Arg::Buf(&self.f),
+        ];
+        let (kernel, n, head) = match &s.idx {
+            None => (&sm.primal, self.tp, vec![t]),
+            Some(i) => (
+                &sm.primal_idx,
+                s.n,
+                vec![t, Arg::U32(s.n as u32), Arg::BufU32(i)],
+            ),
+        };
+        let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
+        launch_on(&self.dev, lane, kernel, n, LOCAL, &args, wait)
+    }
+
     /// Circulations of the edges of `s`.
     pub fn circulation_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
         let idx = s.idx.as_ref().map(|i| (i, s.n));
@@ -3353,7 +3493,28 @@ impl<T: Real> ClStepper<T> {
 
     /// `U += B c` on the free half-edge slots of `s` (positions in `vh`, vertex-major).
     pub fn vertex_blocks_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
-        self.half_edge_only("a vertex-block update on a subset")?;
+        if let Some(st) = &self.slots {
+            let sm = &st.sm;
+            let b = sm
+                .mixed
+                .as_ref()
+                .map_or(Arg::Buf(&self.block), |m| Arg::BufF32(&m.b));
+            let tail = [
+                Arg::BufU32(&self.slot_vertex),
+                Arg::BufU32(&self.vptr),
+                Arg::BufU64(&self.poff),
+                Arg::BufU32(&self.vh),
+                b,
+                Arg::Buf(&self.c),
+                Arg::Buf(&sm.us),
+            ];
+            let (kernel, head) = match &s.idx {
+                None => (&sm.block, vec![Arg::U32(self.nfree as u32)]),
+                Some(i) => (&sm.block_idx, vec![Arg::U32(s.n as u32), Arg::BufU32(i)]),
+            };
+            let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
+            return launch_on(&self.dev, lane, kernel, s.n, LOCAL, &args, wait);
+        }
         let tail = [
             Arg::BufU32(&self.slot_vertex),
             Arg::BufU32(&self.vptr),
@@ -3373,7 +3534,8 @@ impl<T: Real> ClStepper<T> {
     }
 
     /// `U[idx] -= w((k + 1/2) Δt) g` for a source pattern held by the caller (`g` with Δt
-    /// folded in); nothing without a waveform or an empty pattern.
+    /// folded in; `idx` half-edges, or slots while `U` is slot-major: [`Self::slot_of_half`]);
+    /// nothing without a waveform or an empty pattern.
     #[allow(clippy::too_many_arguments)]
     pub fn source_on(
         &self,
@@ -3384,8 +3546,8 @@ impl<T: Real> ClStepper<T> {
         lane: Lane,
         wait: &[&Event],
     ) -> Result<Option<Event>> {
-        self.half_edge_only("a source on a subset")?;
-        self.source_into(idx, g, n, &self.u, k, lane, wait)
+        let u = self.slots.as_ref().map_or(&self.u, |st| &st.sm.us);
+        self.source_into(idx, g, n, u, k, lane, wait)
     }
 
     /// The source kernel adding `g w(t)` at `idx` into `u` (half-edges or slots), at
@@ -3458,7 +3620,6 @@ impl<T: Real> ClStepper<T> {
         lane: Lane,
         wait: &[&Event],
     ) -> Result<Event> {
-        self.half_edge_only("halo packing")?;
         let Some(i) = &s.idx else {
             return Err(Error::config(
                 "halo list",

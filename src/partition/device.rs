@@ -4,6 +4,11 @@
 //! The local operators are uploaded by [`ClStepper`] in its own layouts (`F[k T + n]`,
 //! vertex-major blocks); this stepper adds index lists and launches the same kernels on
 //! subsets of the local tets, edges and free half-edge slots (`cl/dgatd.cl`, `*_idx`).
+//! From [`ClPartStepper::set_time_step`] on, `U` is stored slot-major where the single-device
+//! main job would store it so (lossless, non-dispersive; every halo and source half-edge
+//! free): the vertex-block update then writes it coalesced (`*_sm_idx` kernels), and the
+//! halo's and source's half-edge lists are mapped to slots. The power iteration before it
+//! runs by half-edge.
 //! OpenCL has no device-aware MPI, so a halo goes device → host → transport → host →
 //! device, and only the values that cross the cut travel, packed in one buffer per
 //! neighbour. Per half step, with the device's two in-order queues (main and side):
@@ -44,8 +49,8 @@ use super::stepper::{
 use super::{Comm, Part};
 use crate::backend::Stepper;
 use crate::backend::opencl::{
-    ClDevice, ClStepper, DeviceSampling, Field, Lane, Pinned, PowerHalo, Subset, advance_sampled,
-    event_seconds,
+    ClDevice, ClStepper, DeviceSampling, Field, Lane, Pinned, PowerHalo, Subset, ULayout,
+    advance_sampled, event_seconds,
 };
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
@@ -148,6 +153,9 @@ struct DevHalo<T: Real> {
     f_recv: Subset,
     u_send: Subset,
     u_recv: Subset,
+    /// The U lists as slots of slot-major `U` ([`DevHalo::slot_lists`]), while the stepper's
+    /// `U` is slot-major.
+    us_lists: Option<(Subset, Subset)>,
     /// Values per neighbour: (F sent, F received, U sent, U received).
     counts: Vec<[usize; 4]>,
     dsend: Buffer<T>,
@@ -191,6 +199,7 @@ impl<T: Real> DevHalo<T> {
             f_recv: cl.indices(&fr, "halo F receive list")?,
             u_send: cl.indices(&us, "halo U send list")?,
             u_recv: cl.indices(&ur, "halo U receive list")?,
+            us_lists: None,
             counts,
             dsend: dev.alloc(ns, "halo send buffer")?,
             drecv: dev.alloc(nr, "halo receive buffer")?,
@@ -202,11 +211,40 @@ impl<T: Real> DevHalo<T> {
         })
     }
 
-    fn lists(&self, field: Field) -> (&Subset, &Subset, usize, usize) {
-        match field {
-            Field::F => (&self.f_send, &self.f_recv, 0, 1),
-            Field::U => (&self.u_send, &self.u_recv, 2, 3),
+    /// The device lists of `field` in `U`'s current layout (`slots`: slot-major).
+    fn lists(&self, field: Field, slots: bool) -> (&Subset, &Subset) {
+        match (field, &self.us_lists) {
+            (Field::F, _) => (&self.f_send, &self.f_recv),
+            (Field::U, Some((s, r))) if slots => (s, r),
+            (Field::U, _) => (&self.u_send, &self.u_recv),
         }
+    }
+
+    /// The U lists as slots of slot-major `U` (`slot` of each half-edge, `nf` for one that
+    /// is not free); false, and nothing built, when a halo half-edge is not free (it has
+    /// no slot: the rank keeps the half-edge layout).
+    fn slot_lists(
+        &mut self,
+        cl: &ClStepper<T>,
+        part: &Part,
+        slot: &[u32],
+        nf: u32,
+    ) -> Result<bool> {
+        // (halos carry free half-edges only, `HaloLists::build`: checked, not assumed)
+        let map = |hs: &mut dyn Iterator<Item = &u32>| -> Option<Vec<u32>> {
+            hs.map(|&h| Some(slot[h as usize]).filter(|&g| g != nf))
+                .collect()
+        };
+        let send = map(&mut part.halos.iter().flat_map(|h| &h.send_halves));
+        let recv = map(&mut part.halos.iter().flat_map(|h| &h.recv_halves));
+        let (Some(send), Some(recv)) = (send, recv) else {
+            return Ok(false);
+        };
+        self.us_lists = Some((
+            cl.indices(&send, "halo U send list (slots)")?,
+            cl.indices(&recv, "halo U receive list (slots)")?,
+        ));
+        Ok(true)
     }
 
     /// Packs the sent values of `buf` on the main queue (after `wait`).
@@ -217,7 +255,7 @@ impl<T: Real> DevHalo<T> {
         field: Field,
         wait: &[&Event],
     ) -> Result<Option<Event>> {
-        let (send, ..) = self.lists(field);
+        let (send, _) = self.lists(field, cl.u_layout() == ULayout::SlotMajor);
         if send.is_empty() {
             return Ok(None);
         }
@@ -274,7 +312,7 @@ impl<T: Real> DevHalo<T> {
                 nr,
                 "halo values (host to device)",
             )?;
-            let (_, recv, ..) = self.lists(field);
+            let (_, recv) = self.lists(field, cl.u_layout() == ULayout::SlotMajor);
             Some(cl.scatter(&self.drecv, recv, buf, Lane::Main, &[])?)
         } else {
             None
@@ -347,6 +385,10 @@ pub struct ClPartStepper<T: Real, C: Comm> {
     /// interface ([0]) and interior ([1]) parts: indices, values, count.
     pattern: Vec<(u32, f64, u8)>,
     src: Vec<(Buffer<u32>, Buffer<T>, usize)>,
+    /// The `U` layout `src` was uploaded for (its indices are half-edges or slots).
+    src_layout: ULayout,
+    /// Δt of the last [`Self::set_time_step`] (metres of light travel).
+    dt: f64,
     probes: ProbeShare,
     /// The events of the last step (and its probe sampling).
     events: Events,
@@ -433,6 +475,8 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
             halo,
             pattern,
             src: Vec::new(),
+            src_layout: ULayout::HalfEdge,
+            dt: 0.0,
             probes,
             events: Events::default(),
         })
@@ -473,16 +517,55 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
 
     /// Rescales the operators from the current Δt to `dt` (metres of light travel), sets
     /// the source waveform and uploads this rank's share of the source pattern (`Δt Meps⁻¹ j`).
+    ///
+    /// `U` then goes slot-major ([`ULayout::SlotMajor`], the single-device main job's
+    /// layout: the vertex-block update writes it coalesced) where the stepper allows it
+    /// (lossless, non-dispersive) and every halo and source half-edge is free; the
+    /// environment variable `DGATD_PART_U=half-edge` keeps the half-edge layout (to measure
+    /// the difference).
     pub fn set_time_step(&mut self, dt: f64, wave: Option<Waveform>) -> Result<()> {
         self.cl.set_time_step(dt, wave)?;
+        self.dt = dt;
+        let keep = std::env::var("DGATD_PART_U").is_ok_and(|v| v == "half-edge");
+        if !keep
+            && self.cl.u_layout() == ULayout::HalfEdge
+            && self.cl.slot_major_refusal().is_none()
+        {
+            // the ghosts (every neighbour's halves this rank receives) get slots of their own
+            let ghosts: Vec<u32> = self
+                .part
+                .halos
+                .iter()
+                .flat_map(|h| h.recv_halves.iter().copied())
+                .collect();
+            self.cl.set_ghost_halves(&ghosts)?;
+            let slot = self.cl.slot_of_half();
+            let nf = self.cl.counts().2 as u32;
+            let src_free = self.pattern.iter().all(|p| slot[p.0 as usize] != nf);
+            if src_free && self.halo.slot_lists(&self.cl, &self.part, &slot, nf)? {
+                self.cl.set_u_layout(ULayout::SlotMajor)?;
+            } else {
+                self.cl.set_ghost_halves(&[])?;
+            }
+        }
+        self.upload_source()
+    }
+
+    /// Uploads this rank's share of the source pattern (`Δt Meps⁻¹ j`) at the current Δt,
+    /// as half-edges or slots after `U`'s current layout.
+    fn upload_source(&mut self) -> Result<()> {
         let dev = self.cl.device().clone();
+        let dt = self.dt;
+        self.src_layout = self.cl.u_layout();
+        let slot = (self.src_layout == ULayout::SlotMajor).then(|| self.cl.slot_of_half());
+        let at = |h: u32| slot.as_ref().map_or(h, |s| s[h as usize]);
         self.src.clear();
         for phase in [INTERFACE, INTERIOR] {
             let (idx, g): (Vec<u32>, Vec<T>) = self
                 .pattern
                 .iter()
                 .filter(|p| p.2 == phase)
-                .map(|&(h, x, _)| (h, T::of(x * dt)))
+                .map(|&(h, x, _)| (at(h), T::of(x * dt)))
                 .unzip();
             self.src.push((
                 dev.upload(&idx, "source indices")?,
@@ -508,6 +591,8 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
             }
         }
         self.cl.device().finish()?;
+        // the iteration's vectors and halo lists are by half-edge
+        self.cl.set_u_layout(ULayout::HalfEdge)?;
         let ClPartStepper { cl, halo, comm, .. } = self;
         cl.power_iteration(iters, &x0, &mut Hooks { halo, comm })
     }
@@ -521,6 +606,10 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
                 "unset",
                 "ClPartStepper::set_time_step must be called before stepping",
             ));
+        }
+        if self.cl.u_layout() != self.src_layout {
+            // a new state left slot-major's scope (ClStepper::set_state)
+            self.upload_source()?;
         }
         let ClPartStepper {
             comm,
@@ -652,8 +741,12 @@ impl<T: Real, C: Comm> DeviceSampling<T> for ClPartStepper<T, C> {
 impl<T: Real, C: Comm> Stepper for ClPartStepper<T, C> {
     fn name(&self) -> String {
         let d = &self.cl.device().info;
+        let lay = match self.cl.u_layout() {
+            ULayout::SlotMajor => " (slot-major U)",
+            ULayout::HalfEdge => "",
+        };
         format!(
-            "opencl {} / {} x {} ranks",
+            "opencl {} / {} x {} ranks{lay}",
             d.platform,
             d.name,
             self.comm.size()
