@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Strong and weak scaling of `mpirun -np P dgatd resonator` on one several-GPU host (the
+# Strong and weak scaling of `mpirun -np P dgatd resonator` and of `dgatd resonator --gpus P`
+# (one process, one thread per GPU, halos through host memory) on one several-GPU host (the
 # nvidia-h100-x4 / -x2 / -x8 machines), every row of one lease with one binary, the 1-GPU
-# baseline first. Issue 43 (and 44 with LADDER=x8).
+# baseline first. Issue 43 (and 44 with LADDER=x8). LADDER=x4t / x2t: the --gpus ladder with
+# MPI rows beside it.
 #
 # Build HERE (nothing is built on the GPU machine), stripped to fit the 64 MiB carry:
 #   cargo build --release --features mpi && strip -o target/dgatd-mpi target/release/dgatd
@@ -16,7 +18,10 @@
 #   partitioner, setup_s, run_s, step_ms (run_s / steps), comm_ms (host time of the halo
 #   exchange per step, largest over the ranks), d2h_ms, mpi_ms, h2d_ms (its parts),
 #   interface_ms, interior_ms (device time of the two kernel parts per step, from profiling
-#   events of every 64th step), halo_values (per step, all ranks), commit, status.
+#   events of every 64th step), halo_values (per step, all ranks), commit, status, lease
+#   (empty here: filled in when the rows are committed), transport (mpi: mpirun ranks;
+#   threads: --gpus; a +half-edge suffix: the ranks' U kept by half-edge,
+#   DGATD_PART_U=half-edge, instead of slot-major).
 # Logs: $OUT/logs/NAME.log (progress lines kept: a run cut by its timeout shows its phase).
 #
 # GPUs under mpirun: the image sets OCL_ICD_FILENAMES=libpocl.so.2:libnvidia-opencl.so.1 and
@@ -32,7 +37,7 @@ mkdir -p "$OUT/logs"
 BIN=${BIN:-target/dgatd-mpi}
 [ -x "$BIN" ] || BIN=target/release/dgatd
 CSV=$OUT/scaling.csv
-echo "name,device,ranks,tets,steps,precision,partitioner,setup_s,run_s,step_ms,comm_ms,d2h_ms,mpi_ms,h2d_ms,interface_ms,interior_ms,halo_values,commit,status" > "$CSV"
+echo "name,device,ranks,tets,steps,precision,partitioner,setup_s,run_s,step_ms,comm_ms,d2h_ms,mpi_ms,h2d_ms,interface_ms,interior_ms,halo_values,commit,status,lease,transport" > "$CSV"
 START=$(date +%s)
 BUDGET=${BUDGET:-560} # seconds for the whole ladder (the device call's limit is 600)
 
@@ -62,22 +67,33 @@ pick_device() {
 DEVICE=$(pick_device GPU)
 [ -n "$DEVICE" ] || DEVICE=$(pick_device CPU)
 
-# run NAME RANKS BOX STEPS LIMIT_S PRECISION PARTITIONER
+# run NAME RANKS BOX STEPS LIMIT_S PRECISION PARTITIONER [TRANSPORT]
+# TRANSPORT: mpi (default; one rank: no mpirun), threads (--gpus RANKS), or either with
+# +half-edge (DGATD_PART_U=half-edge)
 run() {
-  local name=$1 np=$2 box=$3 steps=$4 limit=$5 prec=$6 part=$7
+  local name=$1 np=$2 box=$3 steps=$4 limit=$5 prec=$6 part=$7 tr=${8:-mpi}
   local log=$OUT/logs/$name.log
   local left=$(( BUDGET - ($(date +%s) - START) ))
   if [ "$left" -lt 30 ]; then
     echo "== $name: skipped (ladder budget spent)"
-    echo "$name,$DEVICE,$np,,$steps,$prec,$part,,,,,,,,,,,$COMMIT,skipped-budget" >> "$CSV"
+    echo "$name,$DEVICE,$np,,$steps,$prec,$part,,,,,,,,,,,$COMMIT,skipped-budget,,$tr" >> "$CSV"
     return
   fi
   [ "$limit" -gt "$left" ] && limit=$left
-  echo "== $name: $np rank(s), box $box, $steps steps, $prec, $part, limit ${limit}s"
+  echo "== $name: $np rank(s), box $box, $steps steps, $prec, $part, $tr, limit ${limit}s"
   export RAYON_NUM_THREADS=$(( CORES / np > 0 ? CORES / np : 1 ))
+  local launch=("${MPI[@]}" -np "$np" "$BIN") gpus=()
+  case "$tr" in
+  threads*) launch=("$BIN"); gpus=(--gpus "$np"); RAYON_NUM_THREADS=$CORES ;;
+  esac
+  [ "$np" = 1 ] && launch=("$BIN") && gpus=()
   [ "$TINY" = 1 ] && RAYON_NUM_THREADS=1
+  case "$tr" in
+  *half-edge) export DGATD_PART_U=half-edge ;;
+  *) unset DGATD_PART_U ;;
+  esac
   rm -rf "$OUT/runs/$name"
-  timeout -k 15 "$limit" "${MPI[@]}" -np "$np" "$BIN" resonator \
+  timeout -k 15 "$limit" "${launch[@]}" resonator "${gpus[@]}" \
     --box "$box" --steps "$steps" --precision "$prec" --backend opencl --cavity none \
     --partitioner "$part" --energy-checks 0 "${DEVFLAG[@]}" --out "$OUT/runs/$name" > "$log" 2>&1
   local rc=$?
@@ -102,7 +118,7 @@ run() {
   [ -n "$runs" ] && step_ms=$(awk -v r="$runs" -v s="$steps" 'BEGIN{printf "%.4f", 1000*r/s}')
   local status=$rc
   { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && status=timeout
-  echo "$name,$DEVICE,$np,${tets:-},$steps,$prec,$part,${setup:-},${runs:-},$step_ms,${comm:-0},${d2h:-0},${mpi:-0},${h2d:-0},${ifc:-},${inr:-},${halo:-0},$COMMIT,$status" >> "$CSV"
+  echo "$name,$DEVICE,$np,${tets:-},$steps,$prec,$part,${setup:-},${runs:-},$step_ms,${comm:-0},${d2h:-0},${mpi:-0},${h2d:-0},${ifc:-},${inr:-},${halo:-0},$COMMIT,$status,,$tr" >> "$CSV"
   grep -E '^(note: (setup|partition|halo)|error|dgatd )' "$log" | cut -c1-400
   rm -rf "$OUT/runs/$name" # keep the logs and the CSV
 }
@@ -127,6 +143,20 @@ x4)
   run strong40M_1 1 "$S40" "$ST" 200 f64 "$P"
   run f32_40M_4 4 "$S40" "$ST" 150 f32 "$P"
   ;;
+x2t)
+  run gpus10M_2 2 "$S10" "$ST" 150 f64 "$P" threads
+  run gpus10M_2_half 2 "$S10" "$ST" 150 f64 "$P" threads+half-edge
+  run weak10M_gpus2 2 "$S20" "$ST" 200 f64 "$P" threads
+  ;;
+x4t)
+  run gpus10M_2 2 "$S10" "$ST" 150 f64 "$P" threads
+  run gpus10M_4 4 "$S10" "$ST" 150 f64 "$P" threads
+  run gpus10M_2_half 2 "$S10" "$ST" 150 f64 "$P" threads+half-edge
+  run strong10M_4 4 "$S10" "$ST" 150 f64 "$P" mpi
+  run weak10M_gpus4 4 "$S40" "$ST" 240 f64 "$P" threads
+  run strong40M_1 1 "$S40" "$ST" 200 f64 "$P"
+  run weak10M_gpus2 2 "$S20" "$ST" 200 f64 "$P" threads
+  ;;
 x8)
   run strong10M_4 4 "$S10" "$ST" 150 f64 "$P"
   run strong10M_8 8 "$S10" "$ST" 150 f64 "$P"
@@ -136,4 +166,4 @@ x8)
   ;;
 esac
 echo
-column -s, -t < "$CSV" | cut -c1-250
+if command -v column >/dev/null; then column -s, -t < "$CSV" | cut -c1-250; else cat "$CSV"; fi

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 #[cfg(feature = "mpi")]
 mod ranks;
+#[cfg(feature = "partition")]
+mod threads;
 
 /// Flags of `dgatd resonator`. Every flag is optional: what is not given comes from
 /// `--config FILE` if given, else the default shown in brackets.
@@ -163,6 +165,12 @@ pub struct ResonatorArgs {
     /// recursive coordinate bisection from there), metis, rcb or slab (x slabs) [auto].
     #[arg(long, value_enum)]
     pub partitioner: Option<dgatd::solver::config::Partitioner>,
+    /// GPUs this one process drives [1]: N > 1 splits the mesh into N parts (by
+    /// --partitioner) and steps each on its own GPU, one thread per part, the halos going
+    /// through host memory; no MPI needed. GPU r of OpenCL's list takes part r (--device
+    /// puts every part on that one device instead).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=dgatd::solver::plan::MAX_GPUS as i64))]
+    pub gpus: Option<u32>,
     /// Continue the run whose checkpoint is in DIR (its configuration comes from the
     /// checkpoint; outputs go to DIR unless --out is given). The result is bit-for-bit that
     /// of an uninterrupted run.
@@ -188,7 +196,8 @@ impl ResonatorArgs {
             source_dir => "source-dir", source_radius => "source-radius", f_peak => "f-peak", fmax => "fmax",
             min_prominence => "min-prominence", min_q => "min-q", cavity => "cavity",
             extract => "extract", mode_shapes => "mode-shapes", seed => "seed",
-            method => "method", order => "order", flux => "flux", partitioner => "partitioner");
+            method => "method", order => "order", flux => "flux", partitioner => "partitioner",
+            gpus => "gpus");
         for (v, n) in [
             (&self.probes, "probe"),
             (&self.materials, "material"),
@@ -241,7 +250,8 @@ impl ResonatorArgs {
             checkpoint_steps,
             checkpoint_minutes,
             energy_checks,
-            partitioner
+            partitioner,
+            gpus
         );
         set!(steps, time, dt, device, f_peak, fmax, min_q);
         if let Some(o) = self.order {
@@ -532,6 +542,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let status = |m: &str| progress.status(m);
     opts.on_status = Some(&status);
     let (r, ladder) = match args.converge {
+        None if plan.gpus > 1 => (run_on_gpus(&plan, &mut opts, &progress)?, None),
         None => (
             resonator::run_with(&plan, &mut opts, &mut |done, total| {
                 progress.steps(done, total)
@@ -590,6 +601,29 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     Ok(())
 }
 
+/// `--gpus N`, N > 1: the partitioned run, one thread per GPU ([`threads`]).
+#[cfg(feature = "partition")]
+fn run_on_gpus(
+    plan: &Plan,
+    opts: &mut RunOptions,
+    progress: &Progress,
+) -> Result<resonator::ResonatorResult> {
+    threads::run(plan, opts, progress)
+}
+
+#[cfg(not(feature = "partition"))]
+fn run_on_gpus(
+    plan: &Plan,
+    _: &mut RunOptions,
+    _: &Progress,
+) -> Result<resonator::ResonatorResult> {
+    Err(Error::config(
+        "gpus",
+        plan.gpus,
+        "this dgatd was built without the `partition` feature (cargo build --release --features partition)",
+    ))
+}
+
 /// The origin of a plan's configuration (for the per-level plans of a ladder).
 fn origin_of(plan: &Plan) -> Option<Origin> {
     plan.origin.clone()
@@ -619,6 +653,11 @@ fn converge(
             cfg.dt.is_some(),
             "dt",
             "each level has its own time step; leave --dt out",
+        ),
+        (
+            cfg.gpus > 1,
+            "gpus",
+            "a ladder runs its levels on one device; leave --gpus out",
         ),
     ] {
         if given {

@@ -1,7 +1,7 @@
 //! Communication between ranks: the operations the partitioned stepper needs, behind a
 //! trait with two implementations: [`LocalComm`] (ranks as threads of one process, messages
-//! through memory; for tests and the in-process simulation of P ranks) and, with the `mpi`
-//! feature, `MpiComm` (the `mpi` crate).
+//! through memory: the tests, and `dgatd resonator --gpus N`, where one process drives N
+//! GPUs, one thread each) and, with the `mpi` feature, `MpiComm` (the `mpi` crate).
 //!
 //! Global sums are formed by gathering every rank's contribution and adding them in rank
 //! order, so every rank gets the same bits and a run is reproducible for a given P.
@@ -139,6 +139,8 @@ type Key = (usize, usize, u16);
 struct Hub {
     boxes: Mutex<HashMap<Key, VecDeque<Vec<u64>>>>,
     cv: Condvar,
+    /// The rank that gave up ([`LocalComm::abort`]) plus one; 0 while none has.
+    aborted: std::sync::atomic::AtomicUsize,
 }
 
 /// Ranks as threads of one process; messages are copied through a shared mailbox (FIFO per
@@ -153,17 +155,37 @@ pub struct LocalComm {
 }
 
 impl LocalComm {
-    /// `n` connected ranks.
+    /// `n` connected ranks; a receive waits at most 120 s.
     pub fn world(n: usize) -> Vec<LocalComm> {
+        Self::world_with_timeout(n, Duration::from_secs(120))
+    }
+
+    /// `n` connected ranks whose receives wait at most `timeout` (a long run's set-up on
+    /// rank 0 can keep the others waiting for minutes; a failed rank ends their waits at
+    /// once through [`Self::abort`]).
+    pub fn world_with_timeout(n: usize, timeout: Duration) -> Vec<LocalComm> {
         let hub = Arc::new(Hub::default());
         (0..n)
             .map(|rank| LocalComm {
                 rank,
                 size: n,
                 hub: hub.clone(),
-                timeout: Duration::from_secs(120),
+                timeout,
             })
             .collect()
+    }
+
+    /// This rank gives up (it failed): every receive of every rank, waiting or later,
+    /// returns an error naming it instead of waiting for a message that will not come.
+    pub fn abort(&self) {
+        let _ = self.hub.aborted.compare_exchange(
+            0,
+            self.rank + 1,
+            std::sync::atomic::Ordering::SeqCst,
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        let _guard = self.hub.boxes.lock().unwrap_or_else(|e| e.into_inner());
+        self.hub.cv.notify_all();
     }
 
     /// Runs `f` on `n` ranks, one thread each, and returns their results in rank order.
@@ -200,6 +222,13 @@ impl LocalComm {
         loop {
             if let Some(m) = b.get_mut(&key).and_then(|q| q.pop_front()) {
                 return Ok(m);
+            }
+            let gone = self.hub.aborted.load(std::sync::atomic::Ordering::SeqCst);
+            if gone > 0 {
+                return Err(Error::Comm {
+                    what: format!("rank {} receiving from rank {from} (tag {tag})", self.rank),
+                    msg: format!("rank {} failed", gone - 1),
+                });
             }
             let now = std::time::Instant::now();
             if now >= deadline {
@@ -277,5 +306,38 @@ impl Comm for LocalComm {
     }
     fn recv_words(&self, from: usize) -> Result<Vec<u64>> {
         self.take(from, TAG_WORDS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank that aborts ends the other ranks' waits at once, however long their timeout
+    /// (`dgatd resonator --gpus N` waits up to hours for a rank 0 reading a large mesh).
+    #[test]
+    fn abort_ends_the_waits_of_the_other_ranks() {
+        let mut w = LocalComm::world_with_timeout(3, Duration::from_secs(3600)).into_iter();
+        let (a, b, c) = (w.next().unwrap(), w.next().unwrap(), w.next().unwrap());
+        let t0 = std::time::Instant::now();
+        let r = std::thread::scope(|s| {
+            let h0 = s.spawn(|| a.recv_words(1));
+            let h2 = s.spawn(|| c.recv_words(0));
+            std::thread::sleep(Duration::from_millis(50));
+            b.abort();
+            (h0.join().unwrap(), h2.join().unwrap())
+        });
+        assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+        for e in [r.0, r.1] {
+            let msg = e.expect_err("a receive after the abort fails").to_string();
+            assert!(msg.contains("rank 1 failed"), "{msg}");
+        }
+        // messages posted before the abort are still delivered
+        let mut w = LocalComm::world(2).into_iter();
+        let (a, b) = (w.next().unwrap(), w.next().unwrap());
+        a.send_words(1, &[7, 8]).unwrap();
+        a.abort();
+        assert_eq!(b.recv_words(0).unwrap(), vec![7, 8]);
+        assert!(b.recv_words(0).is_err());
     }
 }

@@ -460,9 +460,14 @@ pub fn distribute<C: Comm>(
     distribute_with(comm, global, Some(Scheme::Metis))
 }
 
+/// Parts rank 0 builds at once in [`distribute_with`] (in parallel; each is sent once
+/// built): rank 0 holds at most this many other ranks' parts (their meshes and halo lists,
+/// not operators) besides the global mesh.
+pub const BUILD_AT_ONCE: usize = 4;
+
 /// [`distribute`] with the partitioner `scheme` (None: [`Scheme::auto`] of the mesh's size;
-/// rank 0's choice counts). Rank 0 builds and sends one part at a time: it never holds
-/// more than one other rank's part.
+/// rank 0's choice counts). Rank 0 builds [`BUILD_AT_ONCE`] parts at a time, in parallel,
+/// and sends them in rank order.
 pub fn distribute_with<C: Comm>(
     comm: &C,
     global: Option<(&Mesh, &Topology, &crate::problem::Media, &[bool])>,
@@ -506,9 +511,19 @@ pub fn distribute_with<C: Comm>(
             ..Stats::compute(mesh, topo, fixed, &p, &halos)
         };
         let builder = part::PartBuilder::new(mesh, topo, mat, fixed, &p, &halos);
-        for r in 1..np {
-            let words = builder.build(r)?.to_words();
-            comm.send_words(r, &words)?;
+        // up to BUILD_AT_ONCE parts are built at a time, in parallel, then sent in rank order
+        let mut r = 1;
+        while r < np {
+            let hi = (r + BUILD_AT_ONCE).min(np);
+            use rayon::prelude::*;
+            let words: Vec<Result<Vec<u64>>> = (r..hi)
+                .into_par_iter()
+                .map(|q| Ok(builder.build(q)?.to_words()))
+                .collect();
+            for (q, w) in (r..hi).zip(words) {
+                comm.send_words(q, &w?)?;
+            }
+            r = hi;
         }
         Ok((builder.build(0)?, Some(stats)))
     } else {

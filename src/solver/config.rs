@@ -6,7 +6,8 @@
 //! (`mesh`, `box`, `ball`, `refine`, `mesh_order`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
 //! `device`, `source`, `source_dir`, `source_radius`, `probe` (an array of points), `f_peak`, `fmax`,
 //! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
-//! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`, `energy_checks`, `partitioner`),
+//! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`, `energy_checks`, `partitioner`,
+//! `gpus`),
 //! then the tables
 //! `[materials.NAME]` (`eps_r`, `mu_r`, `sigma` S/m, `tan_delta` at `f_tan_delta` Hz, `sigma_m`
 //! ohm/m; `absorbing = true` with `layer_order`, `layer_reflection` for a graded matched
@@ -288,6 +289,11 @@ pub struct Config {
     /// when not the default).
     #[serde(default, skip_serializing_if = "Partitioner::is_auto")]
     pub partitioner: Partitioner,
+    /// GPUs driven by this one process (default 1; written to `run.toml` only when not 1):
+    /// N > 1 splits the mesh into N parts by `partitioner` and steps each on its own GPU,
+    /// one thread per part, the halos going through host memory (no MPI).
+    #[serde(default = "default_gpus", skip_serializing_if = "is_one_gpu")]
+    pub gpus: u32,
     /// Materials of volume groups (name or number); vacuum elsewhere.
     #[serde(default)]
     pub materials: BTreeMap<String, Material>,
@@ -334,11 +340,20 @@ impl Default for Config {
             checkpoint_minutes: default_checkpoint_minutes(),
             energy_checks: DEFAULT_ENERGY_CHECKS,
             partitioner: Partitioner::Auto,
+            gpus: 1,
             materials: BTreeMap::new(),
             boundaries: BTreeMap::new(),
             run: None,
         }
     }
+}
+
+fn default_gpus() -> u32 {
+    1
+}
+
+fn is_one_gpu(n: &u32) -> bool {
+    *n == 1
 }
 
 /// Where a configuration came from, to name the file and line of a key in messages.

@@ -100,6 +100,23 @@ pub struct Plan {
     pub energy_checks: usize,
     /// The partitioner of a run on several ranks.
     pub partitioner: super::config::Partitioner,
+    /// GPUs this process drives (`gpus`; 1: the ordinary single-device run).
+    pub gpus: usize,
+}
+
+/// Most GPUs one process drives (`gpus`): more than any one host holds today.
+pub const MAX_GPUS: u32 = 64;
+
+fn gpus(n: u32) -> Result<usize> {
+    if (1..=MAX_GPUS).contains(&n) {
+        Ok(n as usize)
+    } else {
+        Err(Error::config(
+            "gpus",
+            n,
+            format!("must be 1 to {MAX_GPUS} (the GPUs one process drives)"),
+        ))
+    }
 }
 
 /// Largest DG order accepted (setup cost grows like N^9 in the reference element).
@@ -234,6 +251,7 @@ impl Plan {
                 .then(|| Duration::from_secs_f64(60.0 * cfg.checkpoint_minutes)),
             energy_checks: usize::try_from(cfg.energy_checks).unwrap_or(usize::MAX),
             partitioner: cfg.partitioner,
+            gpus: gpus(cfg.gpus)?,
         })
     }
 

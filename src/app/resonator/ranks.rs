@@ -94,6 +94,13 @@ fn run(args: &ResonatorArgs) -> Result<()> {
     let (plan, prepared) = if root {
         let p = prepare(args).and_then(|p| {
             let plan = Plan::new(&p.cfg, p.origin.clone())?;
+            if plan.gpus > 1 {
+                return Err(Error::config(
+                    "gpus",
+                    plan.gpus,
+                    "under mpirun every rank drives one GPU: leave --gpus out (or run one process with --gpus and no mpirun)",
+                ));
+            }
             let (dir, stale) = dgatd::report::outdir::OutputDir::prepare(&p.out)?;
             if let Some(n) = stale {
                 eprintln!("note: {n}");
