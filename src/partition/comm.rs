@@ -30,6 +30,18 @@ pub trait Comm {
         recv: &mut [Vec<f64>],
         overlap: &mut dyn FnMut(),
     ) -> Result<()>;
+    /// [`Self::exchange`] of raw bytes straight between the callers' buffers, where the
+    /// transport can do it with fewer copies than through words ([`LocalComm`]: one copy
+    /// into a recycled message and one out of it); None where it cannot (then the caller
+    /// uses [`Self::exchange`]). `recv[i]`'s length is the length expected from `peers[i]`.
+    fn exchange_bytes(
+        &self,
+        _peers: &[usize],
+        _send: &[&[u8]],
+        _recv: &mut [&mut [u8]],
+    ) -> Option<Result<()>> {
+        None
+    }
     /// Every rank's `mine`, indexed by rank (lengths may differ).
     fn all_gather(&self, mine: &[f64]) -> Result<Vec<Vec<f64>>>;
     /// Point-to-point words (set-up messages such as parts).
@@ -119,6 +131,14 @@ impl<C: Comm + ?Sized> Comm for &C {
     fn recv_words(&self, from: usize) -> Result<Vec<u64>> {
         (**self).recv_words(from)
     }
+    fn exchange_bytes(
+        &self,
+        peers: &[usize],
+        send: &[&[u8]],
+        recv: &mut [&mut [u8]],
+    ) -> Option<Result<()>> {
+        (**self).exchange_bytes(peers, send, recv)
+    }
     fn sum(&self, xs: &[f64]) -> Result<Vec<f64>> {
         (**self).sum(xs)
     }
@@ -141,6 +161,17 @@ struct Hub {
     cv: Condvar,
     /// The rank that gave up ([`LocalComm::abort`]) plus one; 0 while none has.
     aborted: std::sync::atomic::AtomicUsize,
+    /// Byte messages ([`Comm::exchange_bytes`]) per (sender, receiver): the queue, and the
+    /// spent buffers the receiver hands back for the sender's next message (no allocation
+    /// once the first exchanges have run).
+    links: Mutex<HashMap<(usize, usize), Link>>,
+    links_cv: Condvar,
+}
+
+#[derive(Default)]
+struct Link {
+    queue: VecDeque<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
 }
 
 /// Ranks as threads of one process; messages are copied through a shared mailbox (FIFO per
@@ -184,8 +215,12 @@ impl LocalComm {
             std::sync::atomic::Ordering::SeqCst,
             std::sync::atomic::Ordering::SeqCst,
         );
-        let _guard = self.hub.boxes.lock().unwrap_or_else(|e| e.into_inner());
-        self.hub.cv.notify_all();
+        {
+            let _guard = self.hub.boxes.lock().unwrap_or_else(|e| e.into_inner());
+            self.hub.cv.notify_all();
+        }
+        let _guard = self.hub.links.lock().unwrap_or_else(|e| e.into_inner());
+        self.hub.links_cv.notify_all();
     }
 
     /// Runs `f` on `n` ranks, one thread each, and returns their results in rank order.
@@ -251,6 +286,84 @@ fn to_bits(x: &[f64]) -> Vec<u64> {
     x.iter().map(|v| v.to_bits()).collect()
 }
 
+impl LocalComm {
+    fn post_bytes(&self, to: usize, data: &[u8]) -> Result<()> {
+        if to >= self.size {
+            return Err(Error::Comm {
+                what: format!("send from rank {} to rank {to}", self.rank),
+                msg: format!("no such rank (size {})", self.size),
+            });
+        }
+        let key = (self.rank, to);
+        let lock = || self.hub.links.lock().unwrap_or_else(|e| e.into_inner());
+        let mut m = lock()
+            .entry(key)
+            .or_default()
+            .spare
+            .pop()
+            .unwrap_or_default();
+        // the copy runs outside the lock, so that the ranks copy at the same time
+        m.clear();
+        m.extend_from_slice(data);
+        lock().entry(key).or_default().queue.push_back(m);
+        self.hub.links_cv.notify_all();
+        Ok(())
+    }
+
+    fn take_bytes(&self, from: usize, out: &mut [u8]) -> Result<()> {
+        let key = (from, self.rank);
+        let what = || format!("rank {} receiving a halo from rank {from}", self.rank);
+        let deadline = std::time::Instant::now() + self.timeout;
+        let mut l = self.hub.links.lock().unwrap_or_else(|e| e.into_inner());
+        let m = loop {
+            if let Some(m) = l.get_mut(&key).and_then(|k| k.queue.pop_front()) {
+                break m;
+            }
+            let gone = self.hub.aborted.load(std::sync::atomic::Ordering::SeqCst);
+            if gone > 0 {
+                return Err(Error::Comm {
+                    what: what(),
+                    msg: format!("rank {} failed", gone - 1),
+                });
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Err(Error::Comm {
+                    what: what(),
+                    msg: format!("nothing arrived in {:?}", self.timeout),
+                });
+            }
+            l = self
+                .hub
+                .links_cv
+                .wait_timeout(l, (deadline - now).min(Duration::from_millis(100)))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        };
+        drop(l);
+        let ok = m.len() == out.len();
+        if ok {
+            out.copy_from_slice(&m);
+        }
+        let n = m.len();
+        self.hub
+            .links
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default()
+            .spare
+            .push(m);
+        if !ok {
+            return Err(Error::Comm {
+                what: what(),
+                msg: format!("expected {} bytes, got {n}", out.len()),
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Comm for LocalComm {
     fn rank(&self) -> usize {
         self.rank
@@ -283,6 +396,23 @@ impl Comm for LocalComm {
         }
         Ok(())
     }
+    fn exchange_bytes(
+        &self,
+        peers: &[usize],
+        send: &[&[u8]],
+        recv: &mut [&mut [u8]],
+    ) -> Option<Result<()>> {
+        let mut run = || -> Result<()> {
+            for (&p, s) in peers.iter().zip(send) {
+                self.post_bytes(p, s)?;
+            }
+            for (&p, r) in peers.iter().zip(recv.iter_mut()) {
+                self.take_bytes(p, r)?;
+            }
+            Ok(())
+        };
+        Some(run())
+    }
     fn all_gather(&self, mine: &[f64]) -> Result<Vec<Vec<f64>>> {
         for r in (0..self.size).filter(|&r| r != self.rank) {
             self.post(r, TAG_COLL, to_bits(mine))?;
@@ -312,6 +442,52 @@ impl Comm for LocalComm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Byte exchanges between threads: every rank sends each other rank seeded bytes of
+    /// its own length, over several rounds (the recycled buffers change length), and gets
+    /// exactly what was sent; a length other than the receiver expects is an error.
+    #[test]
+    fn byte_exchange_delivers_every_message_in_order() {
+        let n = 3;
+        let msg = |from: usize, to: usize, round: usize| -> Vec<u8> {
+            let len = 1 + (7 * from + 3 * to + 11 * round) % 23;
+            (0..len)
+                .map(|i| (i * 31 + from * 7 + to * 5 + round) as u8)
+                .collect()
+        };
+        let out = LocalComm::run(n, |c| {
+            let me = c.rank();
+            let peers: Vec<usize> = (0..n).filter(|&p| p != me).collect();
+            for round in 0..5 {
+                let send: Vec<Vec<u8>> = peers.iter().map(|&p| msg(me, p, round)).collect();
+                let send_refs: Vec<&[u8]> = send.iter().map(|v| v.as_slice()).collect();
+                let mut recv: Vec<Vec<u8>> = peers
+                    .iter()
+                    .map(|&p| vec![0; msg(p, me, round).len()])
+                    .collect();
+                let mut recv_refs: Vec<&mut [u8]> =
+                    recv.iter_mut().map(|v| v.as_mut_slice()).collect();
+                c.exchange_bytes(&peers, &send_refs, &mut recv_refs)
+                    .expect("LocalComm moves bytes")
+                    .unwrap();
+                for (&p, r) in peers.iter().zip(&recv) {
+                    assert_eq!(r, &msg(p, me, round), "round {round}, {p} -> {me}");
+                }
+            }
+            // a wrong expected length
+            let peer = [1 - me.min(1)];
+            if me < 2 {
+                let s = [7u8; 4];
+                let mut r = [0u8; 5];
+                let e = c
+                    .exchange_bytes(&peer, &[&s[..]], &mut [&mut r[..]])
+                    .unwrap()
+                    .expect_err("5 bytes expected, 4 sent");
+                assert!(e.to_string().contains("expected 5 bytes, got 4"), "{e}");
+            }
+        });
+        assert_eq!(out.len(), n);
+    }
 
     /// A rank that aborts ends the other ranks' waits at once, however long their timeout
     /// (`dgatd resonator --gpus N` waits up to hours for a rank 0 reading a large mesh).

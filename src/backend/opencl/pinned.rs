@@ -54,6 +54,51 @@ impl<T: Copy + Default> Pinned<T> {
     }
 }
 
+impl<T: crate::Real> Pinned<T> {
+    /// The elements `at..at + len` of each run of `lens`, consecutive from the start, as
+    /// bytes (a halo's values per neighbour, for a transport that moves bytes).
+    pub fn byte_runs(&self, lens: impl Iterator<Item = usize>) -> Vec<&[u8]> {
+        let b = self.bytes();
+        let w = std::mem::size_of::<T>();
+        let mut at = 0;
+        lens.map(|n| {
+            let r = &b[at * w..(at + n) * w];
+            at += n;
+            r
+        })
+        .collect()
+    }
+
+    /// [`Self::byte_runs`], mutable.
+    pub fn byte_runs_mut(&mut self, lens: impl Iterator<Item = usize>) -> Vec<&mut [u8]> {
+        let w = std::mem::size_of::<T>();
+        let mut rest = self.bytes_mut();
+        lens.map(|n| {
+            let (r, tail) = std::mem::take(&mut rest).split_at_mut(n * w);
+            rest = tail;
+            r
+        })
+        .collect()
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `T` is f32 or f64 (`Real`), plain values with no padding and no invalid
+        // bit patterns, so the `n` initialised elements are `n * size_of::<T>()` initialised
+        // bytes; the borrow of `self` bounds the slice's life as in `as_slice`.
+        unsafe {
+            std::slice::from_raw_parts(self.ptr as *const u8, self.n * std::mem::size_of::<T>())
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`; any bytes written make valid f32/f64 values, and `&mut
+        // self` makes this the only access.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.ptr as *mut u8, self.n * std::mem::size_of::<T>())
+        }
+    }
+}
+
 impl<T> Drop for Pinned<T> {
     fn drop(&mut self) {
         // SAFETY: `ptr` is the mapping of `buf` made in `ClDevice::pinned`, unmapped once
