@@ -30,6 +30,24 @@ __kernel void pack_primal_sym(const uint T, const uint TP, __global const double
     for (int k = 0; k < 10; k++) M[(size_t)k * TP + n] = n < T ? (real)mmu_inv[10 * n + k] : (real)0;
 }
 
+// The masses themselves (for the power iteration and the energy on the device, where the
+// host keeps no operators): Mmu_n (mmu[16n + 4r + c], row-major, assemble_mmu with full != 0)
+// as its upper triangle row by row in columns of TP (the energy's sym4_apply layout, the order
+// of dga::SYM4_RC), zero at the padding tets.
+__kernel void pack_sym16(const uint T, const uint TP, __global const double* restrict mmu,
+                         __global real* restrict M) {
+    const size_t n = get_global_id(0);
+    if (n >= TP) return;
+    const uchar rc[10] = {0, 1, 2, 3, 5, 6, 7, 10, 11, 15};
+    for (int k = 0; k < 10; k++) M[(size_t)k * TP + n] = n < T ? (real)mmu[16 * n + rc[k]] : (real)0;
+}
+
+// x converted to REAL element by element (the full Meps blocks of the power iteration).
+__kernel void pack_real(const ulong N, __global const double* restrict x, __global real* restrict y) {
+    const size_t i = get_global_id(0);
+    if (i < N) y[i] = (real)x[i];
+}
+
 // One work-item per vertex.
 __kernel void pack_blocks_tri(const uint NV, __global const ulong* restrict ptr,
                               __global const ulong* restrict off, __global const ulong* restrict poff,

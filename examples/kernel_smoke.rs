@@ -70,11 +70,13 @@ const SOURCES: [(&str, &str); 5] = [
 
 /// The kernels of `cl/assemble.cl` and `cl/pack.cl` (double precision only: not launched on
 /// a device without fp64).
-const ASSEMBLY_KERNELS: [&str; 9] = [
+const ASSEMBLY_KERNELS: [&str; 11] = [
     "assemble_mmu",
     "assemble_meps",
     "pack_primal_sym",
     "pack_blocks_tri",
+    "pack_sym16",
+    "pack_real",
     "csr_values",
     "csr_row_lengths",
     "scan_tiles",
@@ -329,7 +331,7 @@ fn resident<T: Real>(
     let free: Vec<bool> = host.free_edge.clone();
     let k = da::AssemblyKernels::build(dev)?;
     let pk = da::PackKernels::build::<T>(dev)?;
-    let (ops, _) = da::resident_csr::<T>(dev, &k, &pk, m, t, mat, &free)?;
+    let (ops, _) = da::resident_with_masses::<T>(dev, &k, &pk, m, t, mat, &free, true)?;
     s.covered(&ASSEMBLY_KERNELS);
     // the CSR matrix built on the device (row lengths, scan, columns, values) against the
     // host's: the same structure (columns as F slots), values to the assembly's round-off
@@ -398,6 +400,42 @@ fn resident<T: Real>(
             "{} pack_blocks_tri vs host Meps inverse packed (max entry)",
             T::NAME
         ),
+        rel(&got, &want),
+        tol,
+    );
+    // the masses themselves (the power iteration's and the energy's)
+    let Some(ms) = &ops.masses else {
+        s.check(format!("{} resident masses present", T::NAME), 1.0, 0.0);
+        return Ok(());
+    };
+    let got = dev.read(&ms.meps_full, host.meps.data.len(), "Meps full")?;
+    s.check(
+        format!("{} pack_real vs host Meps blocks (max entry)", T::NAME),
+        rel(&got, &host.meps.data),
+        tol,
+    );
+    let got = dev.read(&ms.meps_packed, ops.block_len(), "Meps packed")?;
+    let want = host.meps.pack(&host.meps.data, &ops.poff, |x| x);
+    s.check(
+        format!(
+            "{} pack_blocks_tri vs host Meps packed (max entry)",
+            T::NAME
+        ),
+        rel(&got, &want),
+        tol,
+    );
+    let got = dev.read(&ms.mmu, 10 * tp, "Mmu columns")?;
+    let want: Vec<f64> = (0..10 * tp)
+        .map(|i| match i % tp < nt {
+            true => {
+                let (r, c) = dgatd::dga::SYM4_RC[i / tp];
+                host.mmu[i % tp][4 * r + c]
+            }
+            false => 0.0,
+        })
+        .collect();
+    s.check(
+        format!("{} pack_sym16 vs host Mmu (max entry)", T::NAME),
         rel(&got, &want),
         tol,
     );
@@ -645,12 +683,85 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         mixed(&mut g, &u0, &f0, s)?;
     }
     slot_major(&mut g, &u0, &f0, s)?;
+    slot_major_subsets(&mut g, &d, s, tol)?;
     energy(&mut g, &d, &ops, &u0, &f0, s, tol)?;
     g.set_variants(Variants {
         block: BlockVariant::Diag,
         ..Variants::default()
     })?;
     subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
+    Ok(())
+}
+
+/// A partitioned rank's launches in the slot-major layout (`ClStepper::set_u_layout`):
+/// ghost half-edges in slots of their own (`set_ghost_halves`; `copy_idx` moves them in
+/// and out) and the subset kernels that follow the layout (`primal_sym_sm_idx`,
+/// `vertex_block_s_sm_idx`): 2 steps on whole-range subsets from a physical random state
+/// (zero on the walls' half-edges), against the same steps in the half-edge layout.
+fn slot_major_subsets<T: Real>(
+    g: &mut ClStepper<T>,
+    d: &Dga,
+    s: &mut Smoke,
+    tol: f64,
+) -> Result<()> {
+    g.set_dual(DualForm::Factored)?;
+    g.set_variants(Variants::default())?;
+    g.set_u_layout(ULayout::HalfEdge)?;
+    let (mut u0, f0) = random_state(d, &mut Rng::new(0x9a27));
+    let mut free = vec![false; u0.len()];
+    for &h in &d.meps.h {
+        free[h as usize] = true;
+    }
+    for (u, _) in u0.iter_mut().zip(&free).filter(|x| !*x.1) {
+        *u = 0.0;
+    }
+    let (t, ne, nfree) = g.counts();
+    let ids = |n: usize| (0..n as u32).collect::<Vec<u32>>();
+    let (all_t, all_e, all_s) = (
+        g.subset(&ids(t), t, "tets")?,
+        g.subset(&ids(ne), ne, "edges")?,
+        g.subset(&ids(nfree), nfree, "slots")?,
+    );
+    let two_steps = |g: &mut ClStepper<T>| -> Result<Vec<f64>> {
+        g.set_state(&u0, &f0)?;
+        for _ in 0..2 {
+            g.primal_on(&all_t, Lane::Main, &[])?;
+            g.circulation_on(&all_e, Lane::Main, &[])?;
+            g.vertex_blocks_on(&all_s, Lane::Main, &[])?;
+        }
+        g.device().finish()?;
+        let (u, f) = g.state()?;
+        Ok([u, f].concat())
+    };
+    let want = two_steps(g)?;
+    // ghosts: a few of the walls' half-edges (a rank's received halves are not its own)
+    let ghosts: Vec<u32> = (0..u0.len() as u32)
+        .filter(|&h| !free[h as usize])
+        .step_by(3)
+        .take(7)
+        .collect();
+    g.set_ghost_halves(&ghosts)?;
+    g.set_u_layout(ULayout::SlotMajor)?;
+    let got = two_steps(g)?;
+    s.covered(&["primal_sym_sm_idx", "vertex_block_s_sm_idx", "copy_idx"]);
+    s.require(
+        format!(
+            "{} slot-major subsets: U stays slot-major with {} ghosts",
+            T::NAME,
+            ghosts.len()
+        ),
+        g.u_layout() == ULayout::SlotMajor && !ghosts.is_empty(),
+    );
+    s.check(
+        format!(
+            "{} slot-major U, 2 steps on whole-range subsets with ghost slots vs the half-edge layout",
+            T::NAME
+        ),
+        rel_err(&got, &want),
+        tol,
+    );
+    g.set_u_layout(ULayout::HalfEdge)?;
+    g.set_ghost_halves(&[])?;
     Ok(())
 }
 

@@ -13,6 +13,20 @@ use crate::mesh::Mesh;
 use crate::mesh::topology::{FACE_CYCLE, LOCAL_EDGES, local_edge};
 use crate::util::{V3, add, cross, scale, sub};
 
+/// [`TetGeom::dual_face_faces`] of the tet with vertex ids `v` at `x` (without the rest of
+/// the tet's geometry).
+pub fn dual_face_faces(v: &[u32; 4], x: &[V3; 4], l: usize) -> (usize, usize) {
+    let [i, j] = LOCAL_EDGES[l];
+    let (a, b) = if v[i] < v[j] { (i, j) } else { (j, i) };
+    // the other two local vertices, ascending (no allocation: this runs 6 times per tet)
+    let mut others = (0..4).filter(|&k| k != a && k != b);
+    let (c, d) = (others.next().unwrap_or(0), others.next().unwrap_or(0));
+    let s = crate::util::det3(sub(x[b], x[a]), sub(x[c], x[a]), sub(x[d], x[a]));
+    // Path from the face containing c (opposite d) through b_n to the face containing d
+    // (opposite c) when s > 0; reversed otherwise.
+    if s > 0.0 { (c, d) } else { (d, c) }
+}
+
 /// Geometry of one tetrahedron and its dual points.
 #[derive(Clone, Copy, Debug)]
 pub struct TetGeom {
@@ -87,17 +101,7 @@ impl TetGeom {
     /// `(face_plus, face_minus)`: the dual-face circulation of `l` in the right-hand sense
     /// about `t_e` is `F(n, face_plus) - F(n, face_minus)` (design note §7).
     pub fn dual_face_faces(&self, l: usize) -> (usize, usize) {
-        let (a, b) = self.edge_ends(l);
-        let others: Vec<usize> = (0..4).filter(|&k| k != a && k != b).collect();
-        let (c, d) = (others[0], others[1]);
-        let s = crate::util::det3(
-            sub(self.x[b], self.x[a]),
-            sub(self.x[c], self.x[a]),
-            sub(self.x[d], self.x[a]),
-        );
-        // Path from the face containing c (opposite d) through b_n to the face containing d
-        // (opposite c) when s > 0; reversed otherwise.
-        if s > 0.0 { (c, d) } else { (d, c) }
+        dual_face_faces(&self.v, &self.x, l)
     }
 
     /// Area vector of the part of the dual face of local edge `l` inside this tet: the

@@ -165,6 +165,11 @@ pub struct ResonatorArgs {
     /// recursive coordinate bisection from there), metis, rcb or slab (x slabs) [auto].
     #[arg(long, value_enum)]
     pub partitioner: Option<dgatd::solver::config::Partitioner>,
+    /// Where the DGA operators of a one-process OpenCL run are assembled: auto (on the
+    /// device where the run allows it and the device is a GPU), host, or device (an error
+    /// where the run does not allow it: losses, dispersion, absorbing surfaces, no fp64) [auto].
+    #[arg(long, value_enum)]
+    pub assembly: Option<dgatd::solver::config::Assembly>,
     /// GPUs this one process drives [1]: N > 1 splits the mesh into N parts (by
     /// --partitioner) and steps each on its own GPU, one thread per part, the halos going
     /// through host memory; no MPI needed. GPU r of OpenCL's list takes part r (--device
@@ -197,7 +202,7 @@ impl ResonatorArgs {
             min_prominence => "min-prominence", min_q => "min-q", cavity => "cavity",
             extract => "extract", mode_shapes => "mode-shapes", seed => "seed",
             method => "method", order => "order", flux => "flux", partitioner => "partitioner",
-            gpus => "gpus");
+            assembly => "assembly", gpus => "gpus");
         for (v, n) in [
             (&self.probes, "probe"),
             (&self.materials, "material"),
@@ -251,6 +256,7 @@ impl ResonatorArgs {
             checkpoint_minutes,
             energy_checks,
             partitioner,
+            assembly,
             gpus
         );
         set!(steps, time, dt, device, f_peak, fmax, min_q);

@@ -18,11 +18,11 @@
 //! uses nalgebra's, so the two agree to round-off (`tests/device_assembly.rs`), not bit for
 //! bit.
 
-pub use super::opencl::ResidentOperators;
 use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch, tet_stride};
+pub use super::opencl::{ResidentMasses, ResidentOperators};
 use crate::Real;
 use crate::dga::operators::csr_layout;
-use crate::dga::{Dga, Masses, VertexBlocks, block_layout, dual_circulations, vertex_tets};
+use crate::dga::{Dga, Masses, VertexBlocks, block_layout, dual_circulations};
 use crate::mesh::{Mesh, Topology};
 use crate::problem::Media;
 use crate::{Error, Result};
@@ -105,6 +105,8 @@ pub struct PackKernels {
     scan_tiles: Kernel,
     scan_add: Kernel,
     csr_fill: Kernel,
+    sym16: Kernel,
+    real: Kernel,
 }
 
 /// The packing kernels' source, embedded in the binary.
@@ -126,6 +128,8 @@ impl PackKernels {
             scan_tiles: k("scan_tiles")?,
             scan_add: k("scan_add")?,
             csr_fill: k("csr_fill")?,
+            sym16: k("pack_sym16")?,
+            real: k("pack_real")?,
         })
     }
 }
@@ -143,7 +147,25 @@ pub fn resident<T: Real>(
     mat: &Media,
     free_edge: &[bool],
 ) -> Result<(ResidentOperators<T>, AssemblyTimes)> {
-    resident_with(dev, k, pk, mesh, topo, mat, free_edge, false)
+    resident_with(dev, k, pk, mesh, topo, mat, free_edge, false, false)
+}
+
+/// [`resident`] (with the CSR form's matrix where `with_csr`) plus the masses themselves
+/// in `T` ([`ResidentMasses`]: `Meps` full and packed, `Mmu` in columns), for a stepper over
+/// a host `Dga` that holds no masses (the resonator's device assembly): the power
+/// iteration and the energy checks read them there.
+#[allow(clippy::too_many_arguments)]
+pub fn resident_with_masses<T: Real>(
+    dev: &ClDevice,
+    k: &AssemblyKernels,
+    pk: &PackKernels,
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    free_edge: &[bool],
+    with_csr: bool,
+) -> Result<(ResidentOperators<T>, AssemblyTimes)> {
+    resident_with(dev, k, pk, mesh, topo, mat, free_edge, with_csr, true)
 }
 
 /// [`resident`] plus the CSR form's matrix `Δt Meps⁻¹ C̃` at unit `Δt` (what
@@ -165,7 +187,7 @@ pub fn resident_csr<T: Real>(
     mat: &Media,
     free_edge: &[bool],
 ) -> Result<(ResidentOperators<T>, AssemblyTimes)> {
-    resident_with(dev, k, pk, mesh, topo, mat, free_edge, true)
+    resident_with(dev, k, pk, mesh, topo, mat, free_edge, true, false)
 }
 
 /// Work-items per work-group of the scan, and values per tile (4 per work-item).
@@ -237,9 +259,10 @@ fn resident_with<T: Real>(
     mat: &Media,
     free_edge: &[bool],
     with_csr: bool,
+    with_masses: bool,
 ) -> Result<(ResidentOperators<T>, AssemblyTimes)> {
     let t0 = Instant::now();
-    let a = assemble(dev, k, mesh, topo, mat, free_edge, true)?;
+    let a = assemble(dev, k, mesh, topo, mat, free_edge, !with_masses)?;
     let t = mesh.n_tets();
     let nv = mesh.n_vertices();
     let poff = a.layout.packed_offsets();
@@ -284,6 +307,14 @@ fn resident_with<T: Real>(
     } else {
         None
     };
+    let masses = match (&a.meps, &a.mmu) {
+        (Some(meps), Some(mmu)) if with_masses => {
+            let (m, s) = resident_masses::<T>(dev, pk, &a, meps, mmu, &poff_b, block_len, t)?;
+            kernels_s += s;
+            Some(m)
+        }
+        _ => None,
+    };
     dev.finish()?;
     let times = AssemblyTimes {
         kernels_s,
@@ -298,8 +329,71 @@ fn resident_with<T: Real>(
             poff,
             layout: a.layout,
             csr,
+            masses,
         },
         times,
+    ))
+}
+
+/// The masses of the assembly `a` (full `meps`, row-major `mmu`, f64) in `T` in the
+/// layouts of [`ResidentMasses`], and the seconds of their kernels.
+#[allow(clippy::too_many_arguments)]
+fn resident_masses<T: Real>(
+    dev: &ClDevice,
+    pk: &PackKernels,
+    a: &OnDevice,
+    meps: &Buffer<f64>,
+    mmu: &Buffer<f64>,
+    poff: &Buffer<u64>,
+    block_len: usize,
+    t: usize,
+) -> Result<(ResidentMasses<T>, f64)> {
+    let tp = tet_stride(t);
+    let nv = a.layout.n_vertices();
+    let full = dev.alloc::<T>(a.nblk.max(1), "Meps blocks")?;
+    let packed = dev.alloc::<T>(block_len.max(1), "Meps packed blocks")?;
+    let cols = dev.alloc::<T>((10 * tp).max(1), "Mmu columns")?;
+    let e1 = launch::<T>(
+        dev,
+        &pk.real,
+        a.nblk,
+        LOCAL,
+        &[Arg::U64(a.nblk as u64), Arg::BufF64(meps), Arg::Buf(&full)],
+    )?;
+    let e2 = launch::<T>(
+        dev,
+        &pk.blocks,
+        nv,
+        LOCAL,
+        &[
+            Arg::U32(nv as u32),
+            Arg::BufU64(&a.ptr),
+            Arg::BufU64(&a.off),
+            Arg::BufU64(poff),
+            Arg::BufF64(meps),
+            Arg::Buf(&packed),
+        ],
+    )?;
+    let e3 = launch::<T>(
+        dev,
+        &pk.sym16,
+        tp,
+        LOCAL,
+        &[
+            Arg::U32(t as u32),
+            Arg::U32(tp as u32),
+            Arg::BufF64(mmu),
+            Arg::Buf(&cols),
+        ],
+    )?;
+    let secs = event_seconds(&e1)? + event_seconds(&e2)? + event_seconds(&e3)?;
+    Ok((
+        ResidentMasses {
+            meps_full: full,
+            meps_packed: packed,
+            mmu: cols,
+        },
+        secs,
     ))
 }
 
@@ -571,11 +665,11 @@ fn assemble(
             format!("expected one per tet ({t})"),
         ));
     }
-    let (vt_ptr, vt) = vertex_tets(mesh);
+    let (vt_ptr, vt) = (&topo.vert_tet_ptr, &topo.vert_tets);
     let layout = block_layout(mesh, topo, free_edge, None);
     let vt: Vec<u32> = vt.par_iter().map(|&(n, i)| (n << 2) | i as u32).collect();
     let wide = |x: &[usize]| -> Vec<u64> { x.par_iter().map(|&x| x as u64).collect() };
-    let (vt_ptr, ptr, off) = (wide(&vt_ptr), wide(&layout.ptr), wide(&layout.off));
+    let (vt_ptr, ptr, off) = (wide(vt_ptr), wide(&layout.ptr), wide(&layout.off));
     let t1 = Instant::now();
 
     let nodes = dev.upload(mesh.nodes.as_flattened(), "mesh nodes")?;

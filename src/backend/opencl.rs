@@ -50,6 +50,7 @@ use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::platform::get_platforms;
 use opencl3::program::Program;
 use opencl3::types::{CL_BLOCKING, cl_device_id};
+use rayon::prelude::*;
 use std::ptr;
 use std::sync::{Arc, Mutex};
 
@@ -1006,7 +1007,7 @@ fn circulation_words(dga: &Dga, v: CircVariant) -> Result<Vec<u32>> {
     let (circ, t) = (&dga.circ, dga.n_tets);
     match v {
         CircVariant::Lists => Ok(circ
-            .iter()
+            .par_iter()
             .map(|&x| (f_slot(x >> 1, tet_stride(t)) << 1) | (x & 1))
             .collect()),
         CircVariant::Paired => {
@@ -1027,7 +1028,7 @@ fn circulation_words(dga: &Dga, v: CircVariant) -> Result<Vec<u32>> {
                 }
                 Ok(((fa / 4) << 4) | ((fa % 4) << 2) | (fb % 4))
             };
-            (0..circ.len() / 2).map(pair).collect()
+            (0..circ.len() / 2).into_par_iter().map(pair).collect()
         }
     }
 }
@@ -1054,6 +1055,24 @@ pub struct ResidentOperators<T> {
     /// The CSR form's matrix at unit `Δt` in the stepper's layout, where it was built on
     /// the device too (`backend::device_assembly::resident_csr`).
     pub csr: Option<DeviceCsr<T>>,
+    /// The masses themselves, where they were packed too
+    /// (`backend::device_assembly::resident_with_masses`): a stepper over a host `Dga`
+    /// without masses then runs the power iteration and the energy checks on them.
+    pub masses: Option<ResidentMasses<T>>,
+}
+
+/// The mass matrices left on the device in precision `T` ([`ResidentOperators::masses`]):
+/// what [`ClStepper::power_iteration`] and the device energy read where the host's `Dga`
+/// holds no masses.
+pub struct ResidentMasses<T> {
+    /// Every `Meps_v` row-major in the host's block layout (`dga.meps.off`): the power
+    /// iteration's Rayleigh quotient (`vertex_block_h`).
+    pub meps_full: Buffer<T>,
+    /// Every `Meps_v`'s upper triangle packed at `poff` (the energy, `meps_slots`).
+    pub meps_packed: Buffer<T>,
+    /// `Mmu_n`'s upper triangle row by row in columns of the tet stride (the energy,
+    /// `sym4_apply`).
+    pub mmu: Buffer<T>,
 }
 
 impl<T> ResidentOperators<T> {
@@ -1236,6 +1255,9 @@ pub struct ClStepper<T: Real> {
     /// first [`Stepper::energy`]; `Err` once their allocation failed (the energy is then
     /// computed on the host).
     energy: Option<std::result::Result<DeviceEnergy<T>, ()>>,
+    /// The masses assembled on this device, where the host's `Dga` has none
+    /// ([`ClStepper::with_resident`]): the energy takes its two at its first use.
+    resident_masses: Option<ResidentMasses<T>>,
     /// The source (its current, for a pattern with the run's blocks at lossy or
     /// dispersive vertices).
     source: Option<Source>,
@@ -1608,12 +1630,13 @@ impl<T: Real> ClStepper<T> {
         let block_layout = variants.block.layout();
         // Primal operator column-major across tets (unit Δt), converted chunk by chunk, and
         // the vertex blocks; or those already on the device.
-        let (resident, resident_csr) = match resident {
+        let (resident, resident_csr, resident_masses) = match resident {
             Some(mut r) => {
                 let c = r.csr.take();
-                (Some(r), c)
+                let m = r.masses.take();
+                (Some(r), c, m)
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         let (p, (block, block_len, poff)) = match resident {
             Some(r) => {
@@ -1639,12 +1662,12 @@ impl<T: Real> ClStepper<T> {
             "circulation entries",
         )?;
         let (hvert, hrow) = dga.half_edge_rows();
-        let vptr: Vec<u32> = dga.meps.ptr.iter().map(|&x| x as u32).collect();
-        let mut slot_vertex = vec![0u32; dga.meps.h.len()];
-        for v in 0..dga.meps.n_vertices() {
-            slot_vertex[dga.meps.ptr[v]..dga.meps.ptr[v + 1]].fill(v as u32);
-        }
-        let boff: Vec<u64> = dga.meps.off.iter().map(|&x| x as u64).collect();
+        let vptr: Vec<u32> = dga.meps.ptr.par_iter().map(|&x| x as u32).collect();
+        let slot_vertex: Vec<u32> = (0..dga.meps.n_vertices())
+            .into_par_iter()
+            .flat_map_iter(|v| std::iter::repeat_n(v as u32, dga.meps.dim(v)))
+            .collect();
+        let boff: Vec<u64> = dga.meps.off.par_iter().map(|&x| x as u64).collect();
         let csr = if resident_csr.is_some() {
             resident_csr
         } else if dual == DualForm::Csr {
@@ -1714,6 +1737,7 @@ impl<T: Real> ClStepper<T> {
             mag: None,
             disp: None,
             energy: None,
+            resident_masses,
             source: source.cloned(),
             slots: None,
             nonfree_zero: true,
@@ -3150,13 +3174,45 @@ impl<T: Real> ClStepper<T> {
         x0: &[T],
         halo: &mut dyn PowerHalo<T>,
     ) -> Result<f64> {
-        self.dga.require_masses("power iteration")?;
-        let dga = self.dga.clone();
-        let mbuf =
-            self.dev
-                .upload_with(dga.meps.data.len(), "Meps blocks (power iteration)", |i| {
-                    T::of(dga.meps.data[i])
-                })?;
+        // Meps: the host's, uploaded for the iteration, or the one assembled on the device
+        let resident = self.resident_masses.take();
+        let mbuf = match (&resident, self.dga.has_masses()) {
+            (_, true) => {
+                let dga = self.dga.clone();
+                Some(self.dev.upload_with(
+                    dga.meps.data.len(),
+                    "Meps blocks (power iteration)",
+                    |i| T::of(dga.meps.data[i]),
+                )?)
+            }
+            (Some(_), false) => None,
+            (None, false) => {
+                self.resident_masses = resident;
+                return self
+                    .dga
+                    .require_masses("power iteration")
+                    .map(|()| f64::NAN);
+            }
+        };
+        let r = self.power_iteration_with(
+            iters,
+            x0,
+            halo,
+            mbuf.as_ref()
+                .unwrap_or_else(|| &resident.as_ref().expect("checked above").meps_full),
+        );
+        self.resident_masses = resident;
+        r
+    }
+
+    /// [`Self::power_iteration`] with `Meps`'s full blocks `mbuf` on the device.
+    fn power_iteration_with(
+        &mut self,
+        iters: usize,
+        x0: &[T],
+        halo: &mut dyn PowerHalo<T>,
+        mbuf: &Buffer<T>,
+    ) -> Result<f64> {
         let x = self.dev.upload(x0, "power iteration vector")?;
         halo.exchange(self, &x, Field::U)?;
         let kx = self.dev.alloc::<T>(self.nh, "power iteration vector")?;
@@ -3167,7 +3223,22 @@ impl<T: Real> ClStepper<T> {
         let groups = dot_groups(self.nh);
         let partial = self.dev.alloc::<T>(groups, "partial sums")?;
         // Operate on (x -> f -> kx) with the stepper's own F and C buffers, saved around.
-        let saved = self.state()?;
+        // the iteration works in F (and the circulations, scratch of every step): F is
+        // saved on the device and restored after it (U is not touched)
+        let n4 = 4 * self.tp;
+        let f_saved = self
+            .dev
+            .alloc::<T>(n4.max(1), "saved F (power iteration)")?;
+        let copy_f = |a: &Buffer<T>, b: &Buffer<T>| {
+            launch(
+                &self.dev,
+                &self.k.copy,
+                n4,
+                LOCAL,
+                &[Arg::U64(n4 as u64), Arg::Buf(a), Arg::Buf(b)],
+            )
+        };
+        copy_f(&self.f, &f_saved)?;
         let mut lambda = 0.0;
         let nh = self.nh as u32;
         let vb_h = |m: &Buffer<T>, xin: &Buffer<T>, out: &Buffer<T>| {
@@ -3196,9 +3267,9 @@ impl<T: Real> ClStepper<T> {
             halo.exchange(self, &self.f, Field::F)?;
             self.launch_circulation(&self.f)?;
             self.launch_vertex_blocks(&kxb)?; // kxb = -dt² K x
-            vb_h(&mbuf, &kxb, &mx)?;
+            vb_h(mbuf, &kxb, &mx)?;
             let num = self.dot(&x, &mx, self.nh, &partial, groups)?;
-            vb_h(&mbuf, &x, &mx)?;
+            vb_h(mbuf, &x, &mx)?;
             let den = self.dot(&x, &mx, self.nh, &partial, groups)?;
             let nrm2 = self.dot(&kxb, &kxb, self.nh, &partial, groups)?;
             let [num, den, nrm2] = halo.sum([num, den, nrm2])?;
@@ -3221,23 +3292,50 @@ impl<T: Real> ClStepper<T> {
             )?;
             halo.exchange(self, &x, Field::U)?;
         }
-        self.set_state(&saved.0, &saved.1)?;
+        launch(
+            &self.dev,
+            &self.k.copy,
+            n4,
+            LOCAL,
+            &[Arg::U64(n4 as u64), Arg::Buf(&f_saved), Arg::Buf(&self.f)],
+        )?;
+        self.dev.finish()?;
         Ok(lambda)
     }
 
     /// The energy's masses and scratch on the device ([`DeviceEnergy`]).
-    fn energy_operands(&self) -> Result<DeviceEnergy<T>> {
-        let (dga, tp) = (&self.dga, self.tp);
+    /// The masses come from the host's `Dga`, or are those assembled on this device
+    /// ([`ResidentMasses`], moved into the energy's operands).
+    fn energy_operands(&mut self) -> Result<DeviceEnergy<T>> {
+        let (dga, tp) = (self.dga.clone(), self.tp);
         let poff = dga.meps.packed_offsets();
-        let packed = dga.meps.pack(&dga.meps.data, &poff, T::of);
-        // the upper triangle row by row, as primal_sym's layout
-        let mmu = upload_columns(&self.dev, self.t, 10, "energy: Mmu", T::zero(), |k, n| {
-            let (r, c) = crate::dga::SYM4_RC[k];
-            T::of(dga.mmu[n][4 * r + c])
-        })?;
+        let (meps, mmu) = if dga.has_masses() {
+            let packed = dga.meps.pack(&dga.meps.data, &poff, T::of);
+            // the upper triangle row by row, as primal_sym's layout
+            let mmu = upload_columns(&self.dev, self.t, 10, "energy: Mmu", T::zero(), |k, n| {
+                let (r, c) = crate::dga::SYM4_RC[k];
+                T::of(dga.mmu[n][4 * r + c])
+            })?;
+            (self.dev.upload(&packed, "energy: Meps blocks")?, mmu)
+        } else {
+            let m = self.resident_masses.take();
+            let why = "the masses are neither on the host nor on the device";
+            let ResidentMasses {
+                meps_full,
+                meps_packed,
+                mmu,
+            } = m.ok_or_else(|| Error::config("energy", "resident operators", why))?;
+            // the power iteration's full blocks stay for a later iteration
+            self.resident_masses = Some(ResidentMasses {
+                meps_full,
+                meps_packed: self.dev.alloc(1, "energy: moved")?,
+                mmu: self.dev.alloc(1, "energy: moved")?,
+            });
+            (meps_packed, mmu)
+        };
         let groups = dot_groups(self.nfree.max(4 * tp));
         Ok(DeviceEnergy {
-            meps: self.dev.upload(&packed, "energy: Meps blocks")?,
+            meps,
             poff: self.dev.upload(&poff, "energy: block offsets")?,
             mmu,
             xs: self.dev.alloc(self.nfree.max(1), "energy: U by slot")?,
@@ -3745,7 +3843,10 @@ impl<T: Real> Stepper for ClStepper<T> {
     }
 
     fn energy(&mut self) -> Result<f64> {
-        self.dga.require_masses("energy")?;
+        let on_device = matches!(self.energy, Some(Ok(_))) || self.resident_masses.is_some();
+        if !on_device {
+            self.dga.require_masses("energy")?;
+        }
         if self.disp.is_none() {
             if self.energy.is_none() {
                 self.energy = Some(self.energy_operands().map_err(|_| ()));
@@ -3754,6 +3855,7 @@ impl<T: Real> Stepper for ClStepper<T> {
                 return self.device_energy(d);
             }
         }
+        self.dga.require_masses("energy")?;
         // on the host: dispersive runs (the pole states' energy), or no room on the device
         let (u, f, fnew) = self.state_with_next()?;
         let aux = match &self.disp {

@@ -39,6 +39,12 @@ impl Source {
     /// The source's point, unit direction and tet, without the DGA current pattern (what a
     /// DG run needs; `edges` and `pattern` are empty).
     pub fn located(mesh: &Mesh, point: V3, dir: V3) -> Result<Source> {
+        Self::located_in(mesh, point, dir, mesh.locate(point))
+    }
+
+    /// [`Source::located`] with the tet containing `point` found already ([`Mesh::locate`];
+    /// None: outside the mesh).
+    pub fn located_in(mesh: &Mesh, point: V3, dir: V3, tet: Option<usize>) -> Result<Source> {
         let nd = norm(dir);
         if !(nd > 0.0 && nd.is_finite()) {
             return Err(Error::config(
@@ -47,7 +53,7 @@ impl Source {
                 "must be a non-zero finite vector",
             ));
         }
-        let tet = mesh.locate(point).ok_or_else(|| {
+        let tet = tet.ok_or_else(|| {
             Error::config(
                 "source point",
                 format!("{point:?}"),
@@ -81,8 +87,53 @@ impl Source {
         dir: V3,
         radius: f64,
     ) -> Result<Source> {
+        let at = (point, mesh.locate(point));
+        Self::region_with(mesh, topo, dga, at, dir, radius, &|_| Ok(None))
+    }
+
+    /// [`Source::region`] for a `dga` whose masses may live on a device only (its host copy
+    /// holds the layouts, [`Dga::has_masses`] false): the inverse blocks of the source's
+    /// vertices are then assembled on the host from `media`
+    /// ([`crate::dga::meps_inverse_rows`]), so the pattern equals the host-assembled run's
+    /// bit for bit.
+    ///
+    /// `at` is the point and the tet containing it ([`Mesh::locate`]; None: outside).
+    pub fn region_on(
+        mesh: &Mesh,
+        topo: &Topology,
+        dga: &Dga,
+        media: &crate::problem::Media,
+        at: (V3, Option<usize>),
+        dir: V3,
+        radius: f64,
+    ) -> Result<Source> {
+        if dga.has_masses() {
+            return Self::region_with(mesh, topo, dga, at, dir, radius, &|_| Ok(None));
+        }
+        let rows = |halves: &[bool]| -> Result<Option<super::VertexBlocks>> {
+            let mut rows = vec![false; mesh.n_vertices()];
+            for (h, _) in halves.iter().enumerate().filter(|x| *x.1) {
+                rows[topo.edges[h / 2][h % 2] as usize] = true;
+            }
+            super::meps_inverse_rows(mesh, topo, media, &dga.free_edge, &rows).map(Some)
+        };
+        Self::region_with(mesh, topo, dga, at, dir, radius, &rows)
+    }
+
+    /// [`Source::region`] with `Meps⁻¹` from `blocks(touched half-edges)` where it gives
+    /// one, else the `dga`'s.
+    #[allow(clippy::type_complexity)]
+    fn region_with(
+        mesh: &Mesh,
+        topo: &Topology,
+        dga: &Dga,
+        (point, at): (V3, Option<usize>),
+        dir: V3,
+        radius: f64,
+        blocks: &dyn Fn(&[bool]) -> Result<Option<super::VertexBlocks>>,
+    ) -> Result<Source> {
         check_radius(radius)?;
-        let Source { dir, tet, .. } = Source::located(mesh, point, dir)?;
+        let Source { dir, tet, .. } = Source::located_in(mesh, point, dir, at)?;
         let reach = radius * (1.0 + 1e-9);
         let mut tets = vec![tet];
         if radius > 0.0 {
@@ -122,7 +173,11 @@ impl Source {
             ));
         }
         let mut gv = vec![0.0; dga.n_half()];
-        dga.meps_inv.apply_add(&j, &mut gv);
+        let touched: Vec<bool> = j.iter().map(|&x| x != 0.0).collect();
+        match blocks(&touched)? {
+            Some(b) => b.apply_add(&j, &mut gv),
+            None => dga.meps_inv.apply_add(&j, &mut gv),
+        }
         let pattern = gv
             .iter()
             .enumerate()
@@ -171,7 +226,13 @@ pub struct Probe {
 
 impl Probe {
     pub fn new(mesh: &Mesh, topo: &Topology, point: V3) -> Result<Probe> {
-        let tet = mesh.locate(point).ok_or_else(|| {
+        Self::in_tet(mesh, topo, point, mesh.locate(point))
+    }
+
+    /// [`Probe::new`] with the tet containing `point` found already ([`Mesh::locate`];
+    /// None: outside the mesh).
+    pub fn in_tet(mesh: &Mesh, topo: &Topology, point: V3, tet: Option<usize>) -> Result<Probe> {
+        let tet = tet.ok_or_else(|| {
             Error::config(
                 "probe point",
                 format!("{point:?}"),

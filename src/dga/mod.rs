@@ -551,16 +551,27 @@ impl Dga {
     /// Per half-edge slot: its vertex and the offset of its row in the vertex block
     /// (`u64::MAX` for boundary half-edges).
     pub fn half_edge_rows(&self) -> (Vec<u32>, Vec<u64>) {
-        let mut hvert = vec![u32::MAX; self.n_half()];
-        let mut hrow = vec![u64::MAX; self.n_half()];
-        for v in 0..self.meps.n_vertices() {
+        use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+        // every half-edge is in at most one block: parallel stores, no two to one entry
+        let hvert: Vec<AtomicU32> = (0..self.n_half())
+            .into_par_iter()
+            .map(|_| AtomicU32::new(u32::MAX))
+            .collect();
+        let hrow: Vec<AtomicU64> = (0..self.n_half())
+            .into_par_iter()
+            .map(|_| AtomicU64::new(u64::MAX))
+            .collect();
+        (0..self.meps.n_vertices()).into_par_iter().for_each(|v| {
             let d = self.meps.dim(v);
             for (i, &h) in self.meps.halves(v).iter().enumerate() {
-                hvert[h as usize] = v as u32;
-                hrow[h as usize] = (self.meps.off[v] + i * d) as u64;
+                hvert[h as usize].store(v as u32, Relaxed);
+                hrow[h as usize].store((self.meps.off[v] + i * d) as u64, Relaxed);
             }
-        }
-        (hvert, hrow)
+        });
+        (
+            hvert.into_par_iter().map(AtomicU32::into_inner).collect(),
+            hrow.into_par_iter().map(AtomicU64::into_inner).collect(),
+        )
     }
 }
 
@@ -651,6 +662,22 @@ pub fn host_masses(
     })
 }
 
+/// `Meps_v⁻¹` of the vertices `v` with `rows[v]` only (every other block empty), in the
+/// host's layout and arithmetic, so equal bit for bit to those blocks of [`host_masses`]:
+/// what a source pattern needs where the operators were assembled on a device and only
+/// their layout is on the host ([`excitation::Source::region_on`]).
+pub fn meps_inverse_rows(
+    mesh: &Mesh,
+    topo: &Topology,
+    mat: &Media,
+    free_edge: &[bool],
+    rows: &[bool],
+) -> Result<VertexBlocks> {
+    let mut m = assemble_eps(mesh, topo, &|n| mat.eps[n], free_edge, Some(rows))?;
+    invert_in_place(&mut m, mesh)?;
+    Ok(m)
+}
+
 /// One free flag per edge of `topo`, or a configuration error.
 pub(crate) fn check_free_edges(topo: &Topology, free_edge: &[bool]) -> Result<()> {
     if free_edge.len() != topo.n_edges() {
@@ -693,25 +720,7 @@ fn split_blocks<'a>(mut data: &'a mut [f64], off: &[usize]) -> Vec<&'a mut [f64]
 /// for every tet with `v` among its vertices, ascending tet (a counting sort over the tet
 /// list; the summation order of every vertex block, on the host and on the device).
 pub fn vertex_tets(mesh: &Mesh) -> (Vec<usize>, Vec<(u32, u8)>) {
-    let nv = mesh.n_vertices();
-    let mut vt_ptr = vec![0usize; nv + 1];
-    for tv in &mesh.tets {
-        for &v in tv {
-            vt_ptr[v as usize + 1] += 1;
-        }
-    }
-    for v in 0..nv {
-        vt_ptr[v + 1] += vt_ptr[v];
-    }
-    let mut fill = vt_ptr.clone();
-    let mut vt = vec![(0u32, 0u8); vt_ptr[nv]];
-    for (n, tv) in mesh.tets.iter().enumerate() {
-        for (i, &v) in tv.iter().enumerate() {
-            vt[fill[v as usize]] = (n as u32, i as u8);
-            fill[v as usize] += 1;
-        }
-    }
-    (vt_ptr, vt)
+    crate::mesh::incidence::vertex_tets(mesh)
 }
 
 /// The layout of the vertex blocks (`ptr`, `h`, `off` of [`VertexBlocks`], `data` empty):
@@ -766,7 +775,11 @@ fn assemble_eps(
     keep: &[bool],
     rows: Option<&[bool]>,
 ) -> Result<VertexBlocks> {
-    let (vt_ptr, vt) = vertex_tets(mesh);
+    let sub = rows.map(|r| crate::mesh::incidence::vertex_tets_of(mesh, r));
+    let (vt_ptr, vt): (&[usize], &[(u32, u8)]) = match &sub {
+        Some((p, v)) => (p, v),
+        None => (&topo.vert_tet_ptr, &topo.vert_tets),
+    };
     let VertexBlocks { ptr, h, off, .. } = block_layout(mesh, topo, keep, rows);
     let nv = mesh.n_vertices();
     let mut data = vec![0.0; off[nv]];
@@ -856,41 +869,95 @@ fn invert_in_place(m: &mut VertexBlocks, mesh: &Mesh) -> Result<()> {
 }
 
 /// Per edge, the signed F slots of its dual-face circulation (design note §7), from the
-/// geometric right-hand rule. Counting sort over tets (ascending tet order per edge); the
-/// orientation test is evaluated in the fill pass, so no per-tet temporary is stored.
+/// geometric right-hand rule, in ascending tet order per edge. In parallel over ranges of
+/// edges: each range's entries are a contiguous part of `circ`, which one thread fills by
+/// scanning the tets in order and taking the edges of its range, so the order is a counting
+/// sort's. Edges are numbered by first appearance ([`Topology`]), so no tet before the
+/// first appearance of a range's first edge holds one of its edges; the last tet holding
+/// one is found by one pass over the tets. A range's scan is thus its tets' span only.
 pub(crate) fn dual_circulations(mesh: &Mesh, topo: &Topology) -> (Vec<u32>, Vec<u32>) {
     let ne = topo.n_edges();
-    let mut ptr = vec![0u32; ne + 1];
+    let t = mesh.n_tets();
+    let mut count = vec![0u32; ne];
     for te in &topo.tet_edges {
         for &e in te {
-            ptr[e as usize + 1] += 2;
+            count[e as usize] += 2;
         }
     }
+    let mut ptr = vec![0u32; ne + 1];
     for e in 0..ne {
-        ptr[e + 1] += ptr[e];
+        ptr[e + 1] = ptr[e] + count[e];
     }
-    let mut fill = ptr.clone();
+    drop(count);
     let mut circ = vec![0u32; ptr[ne] as usize];
-    const CHUNK: usize = 1 << 20;
-    for start in (0..mesh.n_tets()).step_by(CHUNK) {
-        let end = (start + CHUNK).min(mesh.n_tets());
-        let part: Vec<[(usize, usize); 6]> = (start..end)
-            .into_par_iter()
-            .map(|n| {
-                let g = TetGeom::new(mesh, n);
-                std::array::from_fn(|l| g.dual_face_faces(l))
-            })
-            .collect();
-        for (n, faces) in (start..end).zip(part) {
-            for (l, (fp, fm)) in faces.into_iter().enumerate() {
-                let e = topo.tet_edges[n][l] as usize;
-                let f = &mut fill[e];
-                circ[*f as usize] = ((4 * n + fp) as u32) << 1;
-                circ[*f as usize + 1] = (((4 * n + fm) as u32) << 1) | 1;
+    // ranges of about equal length, several per thread
+    let parts = (4 * rayon::current_num_threads()).clamp(1, ne.max(1));
+    let per = (ptr[ne] as usize).div_ceil(parts).max(1);
+    let mut bounds = vec![0usize];
+    for e in 1..ne {
+        if ptr[e] as usize >= bounds.len() * per {
+            bounds.push(e);
+        }
+    }
+    bounds.push(ne);
+    let nr = bounds.len() - 1;
+    let range_of = |e: u32| bounds.partition_point(|&b| b <= e as usize) - 1;
+    // per range: the first tet (prefix maxima of the tets' largest edge) and the last one
+    let mut top = 0u32;
+    let prefix_max: Vec<u32> = topo
+        .tet_edges
+        .iter()
+        .map(|te| {
+            top = top.max(te.iter().copied().max().unwrap_or(0));
+            top
+        })
+        .collect();
+    let first: Vec<usize> = (0..nr)
+        .map(|r| prefix_max.partition_point(|&m| (m as usize) < bounds[r]))
+        .collect();
+    drop(prefix_max);
+    let last: Vec<usize> = (0..t)
+        .into_par_iter()
+        .fold(
+            || vec![0usize; nr],
+            |mut acc, n| {
+                for &e in &topo.tet_edges[n] {
+                    let r = range_of(e);
+                    acc[r] = acc[r].max(n);
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0usize; nr],
+            |a, b| a.iter().zip(&b).map(|(x, y)| *x.max(y)).collect(),
+        );
+    let mut slices = Vec::with_capacity(nr);
+    let mut rest = circ.as_mut_slice();
+    for (r, w) in bounds.windows(2).enumerate() {
+        let (a, b) = std::mem::take(&mut rest).split_at_mut((ptr[w[1]] - ptr[w[0]]) as usize);
+        slices.push((w[0], w[1], first[r], last[r], a));
+        rest = b;
+    }
+    slices.into_par_iter().for_each(|(e0, e1, n0, n1, out)| {
+        let base = ptr[e0];
+        let mut fill: Vec<u32> = ptr[e0..e1].iter().map(|&p| p - base).collect();
+        let inside = |e: u32| (e0..e1).contains(&(e as usize));
+        for n in n0..(n1 + 1).min(t) {
+            let te = &topo.tet_edges[n];
+            if !te.iter().any(|&e| inside(e)) {
+                continue;
+            }
+            let (v, x) = (mesh.tets[n], mesh.tet_x(n));
+            for (l, &e) in te.iter().enumerate().filter(|x| inside(*x.1)) {
+                let (fp, fm) = crate::complex::dual_face_faces(&v, &x, l);
+                let f = &mut fill[e as usize - e0];
+                out[*f as usize] = ((4 * n + fp) as u32) << 1;
+                out[*f as usize + 1] = (((4 * n + fm) as u32) << 1) | 1;
                 *f += 2;
             }
         }
-    }
+    });
     (ptr, circ)
 }
 

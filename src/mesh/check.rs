@@ -15,9 +15,10 @@
 //!   excited, so its modes are not seen.
 
 use super::Mesh;
-use super::topology::{LOCAL_EDGES, NONE, Topology};
+use super::topology::{NONE, Topology};
 use crate::util::{det3, sub};
 use crate::{Error, Result};
+use rayon::prelude::*;
 
 /// Union-find over `n` items (path halving; union by index for determinism).
 struct Dsu(Vec<u32>);
@@ -25,6 +26,11 @@ struct Dsu(Vec<u32>);
 impl Dsu {
     fn new(n: usize) -> Self {
         Dsu((0..n as u32).collect())
+    }
+    /// Resets to `n` singletons, keeping the allocation.
+    fn reset(&mut self, n: usize) {
+        self.0.clear();
+        self.0.extend(0..n as u32);
     }
     fn find(&mut self, mut x: u32) -> u32 {
         while self.0[x as usize] != x {
@@ -43,11 +49,6 @@ impl Dsu {
     }
 }
 
-/// Local index (0..4) of vertex `v` in tet `n`.
-fn local(mesh: &Mesh, n: usize, v: u32) -> usize {
-    mesh.tets[n].iter().position(|&x| x == v).unwrap_or(0)
-}
-
 /// Runs every check; errors name the elements (file ids), warnings say what will happen.
 pub fn check(mesh: &Mesh, topo: &Topology) -> Result<Vec<String>> {
     let invalid = |msg: String| Error::MeshInvalid {
@@ -63,108 +64,175 @@ pub fn check(mesh: &Mesh, topo: &Topology) -> Result<Vec<String>> {
 }
 
 fn folded(mesh: &Mesh, topo: &Topology) -> std::result::Result<(), String> {
-    for (f, ft) in topo.faces.iter().zip(&topo.face_tets) {
-        if ft[1] == NONE {
-            continue;
-        }
-        let x = |v: u32| mesh.nodes[v as usize];
-        let side = |n: u32| {
-            let opp = mesh.tets[n as usize]
-                .iter()
-                .copied()
-                .find(|v| !f.contains(v))
-                .unwrap_or(f[0]);
-            det3(
-                sub(x(f[1]), x(f[0])),
-                sub(x(f[2]), x(f[0])),
-                sub(x(opp), x(f[0])),
-            )
-        };
-        let (a, b) = (side(ft[0]), side(ft[1]));
-        if a * b >= 0.0 {
-            return Err(format!(
+    let bad = topo
+        .faces
+        .par_iter()
+        .zip(&topo.face_tets)
+        .position_first(|(f, ft)| {
+            if ft[1] == NONE {
+                return false;
+            }
+            let x = |v: u32| mesh.nodes[v as usize];
+            let side = |n: u32| {
+                let opp = mesh.tets[n as usize]
+                    .iter()
+                    .copied()
+                    .find(|v| !f.contains(v))
+                    .unwrap_or(f[0]);
+                det3(
+                    sub(x(f[1]), x(f[0])),
+                    sub(x(f[2]), x(f[0])),
+                    sub(x(opp), x(f[0])),
+                )
+            };
+            let (a, b) = (side(ft[0]), side(ft[1]));
+            a * b >= 0.0
+        });
+    match bad {
+        Some(i) => {
+            let (f, ft) = (topo.faces[i], topo.face_tets[i]);
+            Err(format!(
                 "tetrahedra {} and {} are folded over each other: both lie on the same side of their common face (nodes {:?}); the mesh overlaps itself there",
                 mesh.tet_ids[ft[0] as usize], mesh.tet_ids[ft[1] as usize], f
-            ));
+            ))
         }
+        None => Ok(()),
+    }
+}
+
+/// Face-connectivity of the tets around each edge and each vertex, vertex by vertex in
+/// parallel over the vertex → tet incidence ([`Topology::tets_at`]): at vertex `v`, a small
+/// union-find over its tets joins two tets across a face containing `v` (the vertex's
+/// cluster) and, for each edge `(v, w)` with `w > v`, two tets containing the edge across a
+/// face containing both (the edge's fan). The error names the first defective edge in
+/// vertex order, else the first defective vertex.
+fn manifold(mesh: &Mesh, topo: &Topology) -> std::result::Result<(), String> {
+    let around = |v: usize| topo.tets_at(v);
+    let edge = (0..mesh.n_vertices())
+        .into_par_iter()
+        .map_init(Scratch::default, |s, v| {
+            edge_fans(mesh, topo, v as u32, around(v), s)
+        })
+        .find_first(Option::is_some)
+        .flatten();
+    if let Some(((a, b), n, m)) = edge {
+        return Err(format!(
+            "non-manifold edge between nodes at {:?} and {:?}: the tetrahedra around it (e.g. {} and {}) form separate blocks that touch only along the edge",
+            mesh.nodes[a as usize], mesh.nodes[b as usize], mesh.tet_ids[n], mesh.tet_ids[m]
+        ));
+    }
+    let vertex = (0..mesh.n_vertices())
+        .into_par_iter()
+        .map_init(Scratch::default, |s, v| {
+            vertex_cluster(topo, around(v), &mut s.dsu).map(|(n, m)| (v, n, m))
+        })
+        .find_first(Option::is_some)
+        .flatten();
+    if let Some((v, n, m)) = vertex {
+        return Err(format!(
+            "non-manifold vertex at {:?}: the tetrahedra around it (e.g. {} and {}) form separate blocks that touch only at this point",
+            mesh.nodes[v], mesh.tet_ids[n], mesh.tet_ids[m]
+        ));
     }
     Ok(())
 }
 
-/// Face-connectivity of the tets around each edge and each vertex.
-fn manifold(mesh: &Mesh, topo: &Topology) -> std::result::Result<(), String> {
-    let t = mesh.n_tets();
-    // incidences (tet, local edge) and (tet, local vertex), joined across interior faces
-    let mut de = Dsu::new(6 * t);
-    let mut dv = Dsu::new(4 * t);
-    for (f, ft) in topo.faces.iter().zip(&topo.face_tets) {
-        if ft[1] == NONE {
+/// Buffers one thread reuses from vertex to vertex.
+struct Scratch {
+    fan: Vec<(u32, u32)>,
+    dsu: Dsu,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            fan: Vec::new(),
+            dsu: Dsu::new(0),
+        }
+    }
+}
+
+/// The tet across local face `k` of tet `n` (None on the boundary).
+fn across(topo: &Topology, n: usize, k: usize) -> Option<usize> {
+    let ft = topo.face_tets[topo.tet_faces[n][k] as usize];
+    let m = if ft[0] as usize == n { ft[1] } else { ft[0] };
+    (m != NONE).then_some(m as usize)
+}
+
+/// Two tets of separate blocks around the vertex whose tets (ascending, with the vertex's
+/// local index) are `tets`, or None where they form one cluster.
+fn vertex_cluster(topo: &Topology, tets: &[(u32, u8)], d: &mut Dsu) -> Option<(usize, usize)> {
+    if tets.is_empty() {
+        return None;
+    }
+    d.reset(tets.len());
+    let at = |m: usize| tets.binary_search_by_key(&(m as u32), |x| x.0).ok();
+    for (a, &(n, i)) in tets.iter().enumerate() {
+        for k in (0..4).filter(|&k| k != i as usize) {
+            if let Some(b) = across(topo, n as usize, k).and_then(at) {
+                d.union(a as u32, b as u32);
+            }
+        }
+    }
+    let r0 = d.find(0);
+    (1..tets.len() as u32)
+        .find(|&a| d.find(a) != r0)
+        .map(|a| (tets[0].0 as usize, tets[a as usize].0 as usize))
+}
+
+/// The first edge `(v, w)`, `w > v`, whose tets (of `tets`, those around `v`) form separate
+/// fans, with a tet of each of two fans.
+fn edge_fans(
+    mesh: &Mesh,
+    topo: &Topology,
+    v: u32,
+    tets: &[(u32, u8)],
+    s: &mut Scratch,
+) -> Option<((u32, u32), usize, usize)> {
+    // (w, tet) for every edge (v, w) with w > v of every tet around v, by w then tet
+    let Scratch { fan, dsu: d } = s;
+    fan.clear();
+    fan.extend(tets.iter().flat_map(|&(n, _)| {
+        mesh.tets[n as usize]
+            .iter()
+            .filter(move |&&w| w > v)
+            .map(move |&w| (w, n))
+    }));
+    fan.sort_unstable();
+    for group in fan.chunk_by(|a, b| a.0 == b.0) {
+        let w = group[0].0;
+        if group.len() == 1 {
             continue;
         }
-        let (a, b) = (ft[0] as usize, ft[1] as usize);
-        for &v in f {
-            dv.union(
-                (4 * a + local(mesh, a, v)) as u32,
-                (4 * b + local(mesh, b, v)) as u32,
-            );
-        }
-        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
-            let le = |n: usize| {
-                let (i, j) = (local(mesh, n, f[p]), local(mesh, n, f[q]));
-                LOCAL_EDGES
-                    .iter()
-                    .position(|e| *e == [i.min(j), i.max(j)])
-                    .unwrap_or(0)
-            };
-            de.union((6 * a + le(a)) as u32, (6 * b + le(b)) as u32);
-        }
-    }
-    let mut first = vec![u32::MAX; topo.n_edges()];
-    for n in 0..t {
-        for l in 0..6 {
-            let e = topo.tet_edges[n][l] as usize;
-            let r = de.find((6 * n + l) as u32);
-            if first[e] == u32::MAX {
-                first[e] = r;
-            } else if first[e] != r {
-                let [a, b] = topo.edges[e];
-                return Err(format!(
-                    "non-manifold edge between nodes at {:?} and {:?}: the tetrahedra around it (e.g. {} and {}) form separate blocks that touch only along the edge",
-                    mesh.nodes[a as usize],
-                    mesh.nodes[b as usize],
-                    mesh.tet_ids[first[e] as usize / 6],
-                    mesh.tet_ids[n]
-                ));
+        d.reset(group.len());
+        let at = |m: usize| group.binary_search_by_key(&(m as u32), |x| x.1).ok();
+        for (a, &(_, n)) in group.iter().enumerate() {
+            let tv = mesh.tets[n as usize];
+            // the two faces of tet n containing v and w: those opposite its other vertices
+            for k in (0..4).filter(|&k| tv[k] != v && tv[k] != w) {
+                if let Some(b) = across(topo, n as usize, k).and_then(at) {
+                    d.union(a as u32, b as u32);
+                }
             }
         }
-    }
-    let mut first = vec![u32::MAX; mesh.n_vertices()];
-    for n in 0..t {
-        for (i, &v) in mesh.tets[n].iter().enumerate() {
-            let r = dv.find((4 * n + i) as u32);
-            if first[v as usize] == u32::MAX {
-                first[v as usize] = r;
-            } else if first[v as usize] != r {
-                return Err(format!(
-                    "non-manifold vertex at {:?}: the tetrahedra around it (e.g. {} and {}) form separate blocks that touch only at this point",
-                    mesh.nodes[v as usize],
-                    mesh.tet_ids[first[v as usize] as usize / 4],
-                    mesh.tet_ids[n]
-                ));
-            }
+        let r0 = d.find(0);
+        if let Some(a) = (1..group.len() as u32).find(|&a| d.find(a) != r0) {
+            return Some(((v, w), group[0].1 as usize, group[a as usize].1 as usize));
         }
     }
-    Ok(())
+    None
 }
 
 fn coincident_nodes(mesh: &Mesh) -> Option<String> {
-    let mut idx: Vec<u32> = (0..mesh.n_vertices() as u32).collect();
-    let key = |i: u32| mesh.nodes[i as usize].map(f64::to_bits);
-    idx.sort_unstable_by_key(|&i| key(i));
-    let pairs: Vec<(u32, u32)> = idx
-        .windows(2)
-        .filter(|w| key(w[0]) == key(w[1]))
-        .map(|w| (w[0], w[1]))
+    let mut keyed: Vec<([u64; 3], u32)> = (0..mesh.n_vertices() as u32)
+        .into_par_iter()
+        .map(|i| (mesh.nodes[i as usize].map(f64::to_bits), i))
+        .collect();
+    keyed.par_sort_unstable();
+    let pairs: Vec<(u32, u32)> = keyed
+        .par_windows(2)
+        .filter(|w| w[0].0 == w[1].0)
+        .map(|w| (w[0].1, w[1].1))
         .collect();
     let &(a, _) = pairs.first()?;
     Some(format!(
@@ -181,14 +249,14 @@ fn components(mesh: &Mesh, topo: &Topology) -> Option<String> {
             d.union(ft[0], ft[1]);
         }
     }
-    let mut sizes = std::collections::BTreeMap::new();
+    let mut sizes = vec![0usize; mesh.n_tets()];
     for n in 0..mesh.n_tets() as u32 {
-        *sizes.entry(d.find(n)).or_insert(0usize) += 1;
+        sizes[d.find(n) as usize] += 1;
     }
-    if sizes.len() < 2 {
+    let mut s: Vec<usize> = sizes.into_iter().filter(|&c| c > 0).collect();
+    if s.len() < 2 {
         return None;
     }
-    let mut s: Vec<usize> = sizes.into_values().collect();
     s.sort_unstable_by(|a, b| b.cmp(a));
     let list: Vec<String> = s.iter().take(5).map(|x| x.to_string()).collect();
     Some(format!(

@@ -19,21 +19,24 @@ fn fresh(
         s.0.sort_unstable();
     }
     surfaces.sort_unstable();
-    let mut reoriented = 0;
-    for t in tets.iter_mut() {
-        let x: Vec<V3> = t.iter().map(|&v| nodes[v as usize]).collect();
-        if det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0])) < 0.0 {
-            t.swap(2, 3);
-            reoriented += 1;
-        }
-    }
+    let reoriented = tets
+        .par_iter_mut()
+        .map(|t| {
+            let x = t.map(|v| nodes[v as usize]);
+            let flip = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0])) < 0.0;
+            if flip {
+                t.swap(2, 3);
+            }
+            flip as usize
+        })
+        .sum();
     let n = tets.len();
     Mesh {
         source,
         nodes,
         tets,
         tet_phys: phys,
-        tet_ids: (1..=n as u64).collect(),
+        tet_ids: (1..=n as u64).into_par_iter().collect(),
         physical_names: names,
         surfaces,
         reoriented,

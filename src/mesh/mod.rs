@@ -9,6 +9,7 @@
 pub mod check;
 pub mod generate;
 pub mod gmsh;
+pub mod incidence;
 pub mod order;
 pub mod shape;
 pub mod topology;
@@ -240,26 +241,50 @@ impl Mesh {
     }
 
     /// The tetrahedron containing `p` (the one with the largest minimum barycentric
-    /// coordinate, which must be >= -1e-9), searched in parallel.
+    /// coordinate, which must be >= -1e-9, the lowest index among equals), searched in
+    /// parallel ([`Self::locate_all`]).
     pub fn locate(&self, p: V3) -> Option<usize> {
+        self.locate_all(&[p])[0]
+    }
+
+    /// [`Self::locate`] of every point of `ps`, in one pass over the tets. Only tets whose
+    /// bounding box, widened by 1e-7 of its largest side, holds a point are solved for it: a
+    /// point with every barycentric coordinate >= -1e-9 lies within 4e-9 of that side of
+    /// the box, so the answer is that of solving every tet.
+    pub fn locate_all(&self, ps: &[V3]) -> Vec<Option<usize>> {
         use rayon::prelude::*;
+        let none = || vec![(f64::NEG_INFINITY, usize::MAX); ps.len()];
+        let better = |a: (f64, usize), b: (f64, usize)| b.0 > a.0 || (b.0 == a.0 && b.1 < a.1);
         let best = (0..self.n_tets())
             .into_par_iter()
-            .map(|n| {
-                let l = self.barycentric(n, p);
-                (l.iter().cloned().fold(f64::INFINITY, f64::min), n)
-            })
-            .reduce(
-                || (f64::NEG_INFINITY, usize::MAX),
-                |a, b| {
-                    if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
-                        b
-                    } else {
-                        a
+            .fold(none, |mut acc, n| {
+                let x = self.tet_x(n);
+                let lo: V3 =
+                    std::array::from_fn(|c| x.iter().map(|v| v[c]).fold(f64::INFINITY, f64::min));
+                let hi: V3 = std::array::from_fn(|c| {
+                    x.iter().map(|v| v[c]).fold(f64::NEG_INFINITY, f64::max)
+                });
+                let m = 1e-7 * (0..3).map(|c| hi[c] - lo[c]).fold(0.0, f64::max);
+                for (k, p) in ps.iter().enumerate() {
+                    if (0..3).all(|c| p[c] >= lo[c] - m && p[c] <= hi[c] + m) {
+                        let l = self.barycentric(n, *p);
+                        let cand = (l.iter().cloned().fold(f64::INFINITY, f64::min), n);
+                        if better(acc[k], cand) {
+                            acc[k] = cand;
+                        }
                     }
-                },
-            );
-        (best.0 >= -1e-9).then_some(best.1)
+                }
+                acc
+            })
+            .reduce(none, |a, b| {
+                a.into_iter()
+                    .zip(b)
+                    .map(|(a, b)| if better(a, b) { b } else { a })
+                    .collect()
+            });
+        best.into_iter()
+            .map(|b| (b.0 >= -1e-9).then_some(b.1))
+            .collect()
     }
 
     /// Physical tag of a volume group given by name or by number.

@@ -9,11 +9,13 @@
 //!   lists its vertices in the order whose right-hand rule gives the outward normal of a
 //!   positively oriented tet.
 //!
-//! Built with parallel sorts: about 6T + 4T keys.
+//! Built in parallel from the vertex → tet incidence (one parallel sort of 4T keys,
+//! [`super::incidence`]), which it keeps for the checks and the assembly.
 
 use super::Mesh;
 use crate::error::{Error, Result};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Local vertex pairs of the 6 edges of a tet.
 pub const LOCAL_EDGES: [[usize; 2]; 6] = [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]];
@@ -50,6 +52,10 @@ pub struct Topology {
     /// Every boundary face with the physical tag of its surface group (0: none), in face
     /// order.
     pub boundary_faces: Vec<(u32, i32)>,
+    /// The tets around each vertex (CSR, ascending tet, with the vertex's local index in
+    /// each; [`super::incidence::vertex_tets`]): [`Topology::tets_at`].
+    pub vert_tet_ptr: Vec<usize>,
+    pub vert_tets: Vec<(u32, u8)>,
 }
 
 impl Topology {
@@ -65,8 +71,9 @@ impl Topology {
                 ),
             });
         }
-        let (edges, tet_edges) = number_edges(mesh);
-        let (faces, face_tets, tet_faces) = number_faces(mesh)?;
+        let (vert_tet_ptr, vert_tets) = super::incidence::vertex_tets(mesh);
+        let (edges, tet_edges) = number_edges(mesh, &vert_tet_ptr, &vert_tets);
+        let (faces, face_tets, tet_faces) = number_faces(mesh, &vert_tet_ptr, &vert_tets)?;
         let (boundary_edge, boundary_vertex, boundary_faces) =
             boundary(mesh, &edges, &tet_edges, &faces, &face_tets);
         let n_boundary_faces = boundary_faces.len();
@@ -83,7 +90,15 @@ impl Topology {
             vert_edges,
             n_boundary_faces,
             boundary_faces,
+            vert_tet_ptr,
+            vert_tets,
         })
+    }
+
+    /// The tets around vertex `v`, ascending, with `v`'s local index in each
+    /// ([`super::incidence`]).
+    pub fn tets_at(&self, v: usize) -> &[(u32, u8)] {
+        &self.vert_tets[self.vert_tet_ptr[v]..self.vert_tet_ptr[v + 1]]
     }
 
     pub fn n_edges(&self) -> usize {
@@ -116,107 +131,201 @@ impl Topology {
     }
 }
 
-/// Edges `(a, b)`, `a < b`, numbered by first appearance in tet order, and the 6 edges of
-/// every tet (parallel sort of 6T keys).
-fn number_edges(mesh: &Mesh) -> (Vec<[u32; 2]>, Vec<[u32; 6]>) {
-    let t = mesh.n_tets();
-    let mut ek: Vec<(u64, u32)> = (0..t * 6)
+/// Per-vertex lists as one CSR array: `fill(v, out)` appends vertex `v`'s entries to
+/// `out` (or fails); run over chunks of vertices in parallel, one buffer per chunk, joined
+/// in vertex order. The error is that of the first failing vertex.
+#[allow(clippy::type_complexity)]
+fn per_vertex<T: Send, E: Send>(
+    nv: usize,
+    fill: impl Fn(usize, &mut Vec<T>) -> std::result::Result<(), E> + Sync,
+) -> std::result::Result<(Vec<usize>, Vec<T>), E> {
+    const CHUNK: usize = 2048;
+    let parts: Vec<std::result::Result<(Vec<T>, Vec<u32>), E>> = (0..nv.div_ceil(CHUNK))
         .into_par_iter()
-        .map(|i| {
-            let tv = mesh.tets[i / 6];
-            let [p, q] = LOCAL_EDGES[i % 6];
-            let (a, b) = (tv[p].min(tv[q]), tv[p].max(tv[q]));
-            (((a as u64) << 32) | b as u64, i as u32)
+        .map(|c| {
+            let (mut out, mut lens) = (Vec::new(), Vec::new());
+            for v in c * CHUNK..((c + 1) * CHUNK).min(nv) {
+                let before = out.len();
+                fill(v, &mut out)?;
+                lens.push((out.len() - before) as u32);
+            }
+            Ok((out, lens))
         })
         .collect();
-    ek.par_sort_unstable();
-    let mut edges = Vec::with_capacity(t * 6 / 5);
-    let mut tet_edges = vec![[0u32; 6]; t];
-    let mut last = u64::MAX;
-    for &(k, i) in &ek {
-        if k != last {
-            edges.push([(k >> 32) as u32, k as u32]);
-            last = k;
+    let parts: Vec<(Vec<T>, Vec<u32>)> =
+        parts.into_iter().collect::<std::result::Result<_, E>>()?;
+    let mut ptr = Vec::with_capacity(nv + 1);
+    ptr.push(0usize);
+    for (_, lens) in &parts {
+        for &l in lens {
+            ptr.push(ptr[ptr.len() - 1] + l as usize);
         }
-        tet_edges[i as usize / 6][i as usize % 6] = (edges.len() - 1) as u32;
     }
-    drop(ek);
-    // Renumber edges by first appearance in tet order.
-    let mut newid = vec![u32::MAX; edges.len()];
-    let mut next = 0u32;
-    for te in &tet_edges {
-        for &e in te {
-            if newid[e as usize] == u32::MAX {
-                newid[e as usize] = next;
-                next += 1;
+    let data = parts.into_par_iter().flat_map_iter(|(d, _)| d).collect();
+    Ok((ptr, data))
+}
+
+/// Edges `(a, b)`, `a < b`, numbered by first appearance in tet order, and the 6 edges of
+/// every tet, from the vertex → tet incidence, in parallel over vertices: vertex `a` lists
+/// its edges `(a, b > a)` with the first position `6n + l` at which each appears (its tets
+/// come in ascending order); the positions that are some edge's first are marked in a
+/// bitmap of the 6T positions, and an edge's number is the count of marks before its own,
+/// which is the number a pass over the tets in order gives it.
+fn number_edges(mesh: &Mesh, vt_ptr: &[usize], vt: &[(u32, u8)]) -> (Vec<[u32; 2]>, Vec<[u32; 6]>) {
+    let t = mesh.n_tets();
+    let nv = mesh.n_vertices();
+    // per vertex a: (b, first position) of each edge (a, b > a), ascending b
+    let (adj_ptr, adj) = per_vertex(nv, |a, out: &mut Vec<(u32, u32)>| {
+        let from = out.len();
+        for &(n, i) in &vt[vt_ptr[a]..vt_ptr[a + 1]] {
+            let tv = mesh.tets[n as usize];
+            for (l, [p, q]) in LOCAL_EDGES.iter().enumerate() {
+                let j = match i as usize {
+                    x if x == *p => *q,
+                    x if x == *q => *p,
+                    _ => continue,
+                };
+                if tv[j] > a as u32 {
+                    out.push((tv[j], 6 * n + l as u32));
+                }
             }
         }
-    }
-    let mut renum = vec![[0u32; 2]; edges.len()];
-    for (old, e) in edges.iter().enumerate() {
-        renum[newid[old] as usize] = *e;
-    }
-    let edges = renum;
-    tet_edges.par_iter_mut().for_each(|te| {
-        for e in te.iter_mut() {
-            *e = newid[*e as usize];
+        // ascending b, and for each b its smallest position first
+        out[from..].sort_unstable();
+        let mut keep = from;
+        for k in from..out.len() {
+            if k == from || out[k].0 != out[keep - 1].0 {
+                out[keep] = out[k];
+                keep += 1;
+            }
         }
+        out.truncate(keep);
+        Ok::<(), ()>(())
+    })
+    .unwrap_or_default();
+    // the first positions, marked; the count of marks before each 64-bit word
+    let words = (6 * t).div_ceil(64);
+    let marks: Vec<AtomicU64> = (0..words)
+        .into_par_iter()
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    adj.par_iter().for_each(|&(_, p)| {
+        marks[p as usize / 64].fetch_or(1 << (p % 64), Ordering::Relaxed);
     });
-    drop(newid);
+    let marks: Vec<u64> = marks.into_par_iter().map(AtomicU64::into_inner).collect();
+    let mut before = Vec::with_capacity(words);
+    let mut run = 0u32;
+    for w in &marks {
+        before.push(run);
+        run += w.count_ones();
+    }
+    let number = |p: u32| {
+        before[p as usize / 64] + (marks[p as usize / 64] & ((1u64 << (p % 64)) - 1)).count_ones()
+    };
+    // the edges in number order: the marked positions in order
+    let edges: Vec<[u32; 2]> = marks
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(w, &bits)| {
+            (0..64).filter(move |b| bits >> b & 1 == 1).map(move |b| {
+                let p = 64 * w + b;
+                let tv = mesh.tets[p / 6];
+                let [i, j] = LOCAL_EDGES[p % 6];
+                [tv[i].min(tv[j]), tv[i].max(tv[j])]
+            })
+        })
+        .collect();
+    let tet_edges: Vec<[u32; 6]> = mesh
+        .tets
+        .par_iter()
+        .map(|tv| {
+            std::array::from_fn(|l| {
+                let [i, j] = LOCAL_EDGES[l];
+                let (a, b) = (tv[i].min(tv[j]), tv[i].max(tv[j]));
+                let list = &adj[adj_ptr[a as usize]..adj_ptr[a as usize + 1]];
+                let k = list.partition_point(|x| x.0 < b);
+                number(list[k].1)
+            })
+        })
+        .collect();
     (edges, tet_edges)
 }
 
-/// Faces (sorted vertex triples), the one or two tets of each, and the 4 faces of every tet;
-/// a face of three or more tets is refused.
+/// Faces (sorted vertex triples) in sorted order, the one or two tets of each (ascending),
+/// and the 4 faces of every tet, from the vertex → tet incidence in parallel over vertices:
+/// vertex `a` lists the faces whose smallest vertex it is, sorted, so the faces of all
+/// vertices in vertex order are in sorted order; a face of three or more tets is refused.
 #[allow(clippy::type_complexity)]
-fn number_faces(mesh: &Mesh) -> Result<(Vec<[u32; 3]>, Vec<[u32; 2]>, Vec<[u32; 4]>)> {
-    let t = mesh.n_tets();
-    let mut fk: Vec<([u32; 3], u32)> = (0..t * 4)
-        .into_par_iter()
-        .map(|i| {
-            let tv = mesh.tets[i / 4];
-            let c = FACE_CYCLE[i % 4];
-            let mut f = [tv[c[0]], tv[c[1]], tv[c[2]]];
-            f.sort_unstable();
-            (f, i as u32)
-        })
-        .collect();
-    fk.par_sort_unstable();
-    let mut faces = Vec::with_capacity(t * 2 + 16);
-    let mut face_tets: Vec<[u32; 2]> = Vec::with_capacity(t * 2 + 16);
-    let mut tet_faces = vec![[0u32; 4]; t];
-    let mut i = 0;
-    while i < fk.len() {
-        let mut j = i + 1;
-        while j < fk.len() && fk[j].0 == fk[i].0 {
-            j += 1;
+fn number_faces(
+    mesh: &Mesh,
+    vt_ptr: &[usize],
+    vt: &[(u32, u8)],
+) -> Result<(Vec<[u32; 3]>, Vec<[u32; 2]>, Vec<[u32; 4]>)> {
+    let nv = mesh.n_vertices();
+    // per vertex a: ((b, c), tets) of each face (a < b < c), ascending
+    let found = per_vertex(nv, |a, out: &mut Vec<([u32; 2], [u32; 2])>| {
+        let mut keys: Vec<([u32; 2], u32)> = Vec::with_capacity(48);
+        for &(n, i) in &vt[vt_ptr[a]..vt_ptr[a + 1]] {
+            let tv = mesh.tets[n as usize];
+            for k in (0..4).filter(|&k| k != i as usize) {
+                let c = FACE_CYCLE[k];
+                let mut f = [tv[c[0]], tv[c[1]], tv[c[2]]];
+                f.sort_unstable();
+                if f[0] == a as u32 {
+                    keys.push(([f[1], f[2]], n));
+                }
+            }
         }
-        if j - i > 2 {
-            let ids: Vec<String> = fk[i..j]
+        keys.sort_unstable();
+        for g in keys.chunk_by(|x, y| x.0 == y.0) {
+            if g.len() > 2 {
+                return Err((a, g[0].0, g.iter().map(|x| x.1).collect::<Vec<u32>>()));
+            }
+            out.push((g[0].0, [g[0].1, g.get(1).map_or(NONE, |x| x.1)]));
+        }
+        Ok(())
+    });
+    let (fptr, per) = match found {
+        Ok(x) => x,
+        Err((a, bc, tets)) => {
+            let ids: Vec<String> = tets
                 .iter()
-                .map(|&(_, x)| mesh.tet_ids[x as usize / 4].to_string())
+                .map(|&m| mesh.tet_ids[m as usize].to_string())
                 .collect();
             return Err(Error::MeshInvalid {
                 path: mesh.source.clone(),
                 msg: format!(
                     "non-manifold face with nodes {:?} is shared by {} tetrahedra ({})",
-                    fk[i].0,
-                    j - i,
+                    [a as u32, bc[0], bc[1]],
+                    tets.len(),
                     ids.join(", ")
                 ),
             });
         }
-        let id = faces.len() as u32;
-        faces.push(fk[i].0);
-        let mut pair = [NONE; 2];
-        for (s, &(_, x)) in fk[i..j].iter().enumerate() {
-            pair[s] = x / 4;
-            tet_faces[x as usize / 4][x as usize % 4] = id;
-        }
-        face_tets.push(pair);
-        i = j;
-    }
-    drop(fk);
+    };
+    let (faces, face_tets): (Vec<[u32; 3]>, Vec<[u32; 2]>) = (0..nv)
+        .into_par_iter()
+        .flat_map_iter(|a| {
+            per[fptr[a]..fptr[a + 1]]
+                .iter()
+                .map(move |&(bc, ts)| ([a as u32, bc[0], bc[1]], ts))
+        })
+        .unzip();
+    let tet_faces: Vec<[u32; 4]> = mesh
+        .tets
+        .par_iter()
+        .map(|tv| {
+            std::array::from_fn(|k| {
+                let c = FACE_CYCLE[k];
+                let mut f = [tv[c[0]], tv[c[1]], tv[c[2]]];
+                f.sort_unstable();
+                let a = f[0] as usize;
+                let list = &per[fptr[a]..fptr[a + 1]];
+                let j = list.partition_point(|x| x.0 < [f[1], f[2]]);
+                (fptr[a] + j) as u32
+            })
+        })
+        .collect();
     Ok((faces, face_tets, tet_faces))
 }
 
@@ -301,6 +410,78 @@ mod tests {
             4 * m.n_tets(),
             2 * (t.n_faces() - t.n_boundary_faces) + t.n_boundary_faces
         );
+    }
+
+    /// The numbering equals its sequential definition (edges by first appearance
+    /// in tet order, faces in sorted order, their tets in tet order) on a box whose tets
+    /// and vertices are shuffled by a seeded permutation.
+    #[test]
+    fn numbering_equals_its_sequential_definition() {
+        use std::collections::{BTreeMap, HashMap};
+        let mut m = box_mesh([5, 4, 3], [1.0, 1.3, 0.8]);
+        let mut rng = crate::util::Rng::new(0x7e57);
+        let nv = m.n_vertices();
+        let mut perm: Vec<u32> = (0..nv as u32).collect();
+        for i in (1..nv).rev() {
+            perm.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+        }
+        for tv in m.tets.iter_mut() {
+            for v in tv.iter_mut() {
+                *v = perm[*v as usize];
+            }
+        }
+        for n in (1..m.tets.len()).rev() {
+            let j = (rng.next_u64() % (n as u64 + 1)) as usize;
+            m.tets.swap(n, j);
+        }
+        let top = Topology::build(&m).unwrap();
+        // edges: first appearance
+        let mut id: HashMap<[u32; 2], u32> = HashMap::new();
+        let mut edges = vec![];
+        for (n, tv) in m.tets.iter().enumerate() {
+            for (l, [p, q]) in LOCAL_EDGES.iter().enumerate() {
+                let e = [tv[*p].min(tv[*q]), tv[*p].max(tv[*q])];
+                let k = *id.entry(e).or_insert_with(|| {
+                    edges.push(e);
+                    edges.len() as u32 - 1
+                });
+                assert_eq!(top.tet_edges[n][l], k, "tet {n} edge {l}");
+            }
+        }
+        assert_eq!(top.edges, edges);
+        // faces: sorted, with their tets in tet order
+        let mut faces: BTreeMap<[u32; 3], Vec<u32>> = BTreeMap::new();
+        for (n, tv) in m.tets.iter().enumerate() {
+            for c in FACE_CYCLE {
+                let mut f = [tv[c[0]], tv[c[1]], tv[c[2]]];
+                f.sort_unstable();
+                faces.entry(f).or_default().push(n as u32);
+            }
+        }
+        let want: Vec<[u32; 3]> = faces.keys().copied().collect();
+        assert_eq!(top.faces, want);
+        for (i, ts) in faces.values().enumerate() {
+            let pair = [ts[0], ts.get(1).copied().unwrap_or(NONE)];
+            assert_eq!(top.face_tets[i], pair, "face {i}");
+            for &n in ts {
+                assert!(top.tet_faces[n as usize].contains(&(i as u32)));
+            }
+        }
+    }
+
+    /// A face of three tets is refused, naming them.
+    #[test]
+    fn a_face_of_three_tets_is_refused() {
+        let mut m = box_mesh([1, 1, 1], [1.0, 1.0, 1.0]);
+        let t0 = m.tets[0];
+        m.nodes.push([2.0, 2.0, 2.0]);
+        let w = (m.nodes.len() - 1) as u32;
+        m.tets.push([t0[0], t0[1], t0[2], w]);
+        m.tets.push([t0[0], t0[1], t0[2], w]);
+        m.tet_ids.extend([100, 101]);
+        m.tet_phys.extend([m.tet_phys[0]; 2]);
+        let e = Topology::build(&m).unwrap_err().to_string();
+        assert!(e.contains("shared by 3 tetrahedra"), "{e}");
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub mod layer;
 mod placement;
 mod waveform;
 
-pub use placement::{default_point, random_probes};
+pub use placement::{default_point, default_points, random_probes};
 pub use waveform::Waveform;
 
 use crate::mesh::topology::{FACE_CYCLE, LOCAL_EDGES};

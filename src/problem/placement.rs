@@ -7,11 +7,29 @@ use crate::util::{Rng, V3};
 /// A point inside the mesh: `frac` of the bounding box if inside, otherwise the
 /// barycentre of a seeded random tetrahedron.
 pub fn default_point(mesh: &Mesh, frac: V3, rng: &mut Rng) -> V3 {
+    default_points(mesh, &[frac], rng)[0]
+}
+
+/// [`default_point`] of every fraction of `fracs` in turn (the generator draws for them in
+/// that order), with one search of the mesh for all of them.
+pub fn default_points(mesh: &Mesh, fracs: &[V3], rng: &mut Rng) -> Vec<V3> {
     let (lo, hi) = mesh.bbox();
-    let p = std::array::from_fn(|c| lo[c] + frac[c] * (hi[c] - lo[c]));
-    if mesh.locate(p).is_some() {
-        return p;
-    }
+    let ps: Vec<V3> = fracs
+        .iter()
+        .map(|f| std::array::from_fn(|c| lo[c] + f[c] * (hi[c] - lo[c])))
+        .collect();
+    let found = mesh.locate_all(&ps);
+    ps.into_iter()
+        .zip(found)
+        .map(|(p, t)| match t {
+            Some(_) => p,
+            None => fallback(mesh, rng),
+        })
+        .collect()
+}
+
+/// The centroid of a tet drawn by `rng`.
+fn fallback(mesh: &Mesh, rng: &mut Rng) -> V3 {
     let n = (rng.next_u64() % mesh.n_tets() as u64) as usize;
     let x = mesh.tet_x(n);
     std::array::from_fn(|c| 0.25 * (x[0][c] + x[1][c] + x[2][c] + x[3][c]))

@@ -5,10 +5,12 @@
 
 use super::defaults::{self, Scales};
 use super::plan::{MeshSpec, Plan};
+use super::setup_times::SetupTimes;
 use super::timestep::{RHO_MARGIN, spectral_radius};
 use crate::backend::Stepper;
 use crate::backend::cpu::CpuStepper;
-use crate::backend::opencl::{ClDevice, ClStepper, DeviceInfo, ULayout};
+use crate::backend::device_assembly::{self, AssemblyKernels, PackKernels};
+use crate::backend::opencl::{ClDevice, ClStepper, DeviceInfo, ResidentOperators, ULayout};
 use crate::cost;
 use crate::dg::DgOperator;
 use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED, time_step_for};
@@ -18,12 +20,15 @@ use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators};
 use crate::mesh::shape;
 use crate::mesh::{Mesh, Topology, generate, gmsh};
-use crate::problem::{Media, Walls, Waveform, default_point};
+use crate::problem::{Media, Walls, Waveform, default_points};
 use crate::real::Precision;
+use crate::solver::config::Assembly;
 use crate::solver::config::Method;
 use crate::util::{Rng, V3};
 use crate::{C0, Error, Real, Result};
+use std::cell::Cell;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The spatial discretisation of a run.
 pub enum Discretisation {
@@ -71,6 +76,8 @@ pub struct Built {
     pub notices: Vec<String>,
     /// The earliest echo of the absorbing surfaces at the probes (None: closed problem).
     pub echo: Option<super::echo::Echo>,
+    /// Where the set-up went (one process: no partition or distribution phase).
+    pub times: SetupTimes,
 }
 
 impl Built {
@@ -82,58 +89,115 @@ impl Built {
 /// Builds the run of `plan`: the run's parts and its stepper (state zero). `status` hears
 /// what the build is doing (for a progress display).
 pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepper>)> {
+    let mut times = SetupTimes::default();
+    let mut clock = Instant::now();
+    let mut lap = |slot: &mut f64| {
+        let now = Instant::now();
+        *slot += (now - clock).as_secs_f64();
+        clock = now;
+    };
     status("reading the mesh");
     let (mesh, mesh_hash) = load_mesh(plan)?;
+    lap(&mut times.mesh_s);
     status(&format!("topology and checks of {} tets", mesh.n_tets()));
     let topo = Topology::build(&mesh)?;
     let mut notices = crate::mesh::check::check(&mesh, &topo)?;
     let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
     let walls =
         Walls::resolve(&mesh, &topo, &plan.problem.boundaries).map_err(|e| plan.locate(e))?;
+    lap(&mut times.topology_s);
+    let device = choose_device(plan, &mut notices)?;
+    let dev = match &device {
+        Some(info) => Some(ClDevice::open(info.clone())?),
+        None => None,
+    };
+    lap(&mut times.stepper_s);
+    let (faces, y) = walls.absorbing(&topo, &media);
+    let on_device = on_device(plan, dev.as_deref(), &media, faces.is_empty())?;
     status(&format!(
-        "assembling the {} operators of {} tets",
+        "assembling the {} operators of {} tets{}",
         plan.method.name().to_uppercase(),
-        mesh.n_tets()
+        mesh.n_tets(),
+        if on_device { " on the device" } else { "" }
     ));
-    let disc = match plan.method {
-        Method::Dga => {
+    let mut resident = None;
+    // the device's assembly; where `auto` chose it and it fails (device memory, a build),
+    // the host's, with a notice
+    let on_device_dga = match (plan.method, on_device, dev.as_ref()) {
+        (Method::Dga, true, Some(dev)) => {
+            let fixed = walls.fixed_edges(&topo);
+            match device_dga(plan, dev, &mesh, &topo, &media, &fixed) {
+                Ok((dga, r)) => {
+                    resident = Some(r);
+                    Some(dga)
+                }
+                Err(e) if plan.assembly == Assembly::Auto => {
+                    notices.push(format!(
+                        "the operators are assembled on the host: the device's assembly failed ({e}); --assembly host skips it"
+                    ));
+                    None
+                }
+                Err(e) => return Err(box_flag(plan, e)),
+            }
+        }
+        _ => None,
+    };
+    let disc = match (plan.method, on_device_dga) {
+        (Method::Dga, Some(dga)) => Discretisation::Dga(Arc::new(dga)),
+        (Method::Dga, None) => {
             let fixed = walls.fixed_edges(&topo);
             let mut dga = Dga::assemble_with(&mesh, &topo, &media, &fixed, false)
                 .map_err(|e| box_flag(plan, e))?;
-            let (faces, y) = walls.absorbing(&topo, &media);
             dga.add_surface(&crate::dga::surface::surface_conductance(
                 &mesh, &topo, &faces, &y,
             ));
             Discretisation::Dga(Arc::new(dga))
         }
-        Method::Dg => Discretisation::Dg(Arc::new(DgOperator::new(
+        (Method::Dg, _) => Discretisation::Dg(Arc::new(DgOperator::new(
             &mesh, plan.order, plan.flux, &media.eps, &media.mu,
         )?)),
     };
-    let device = choose_device(plan, &mut notices)?;
+    lap(&mut times.assembly_s);
+    times.assembled_on_device = resident.is_some();
     let (wave, sp, probe_points, scales) = placement(plan, &mesh, &media);
     let dir = plan.problem.source_dir;
+    // the source's and the probes' tets, in one search
+    let mut all = vec![sp];
+    all.extend(&probe_points);
+    let tets = mesh.locate_all(&all);
     let (source, probes) = match &disc {
         Discretisation::Dga(d) => (
-            Source::region(&mesh, &topo, d, sp, dir, plan.problem.source_radius)?,
+            Source::region_on(
+                &mesh,
+                &topo,
+                d,
+                &media,
+                (sp, tets[0]),
+                dir,
+                plan.problem.source_radius,
+            )?,
             probe_points
                 .iter()
-                .map(|&p| Probe::new(&mesh, &topo, p))
+                .zip(&tets[1..])
+                .map(|(&p, &t)| Probe::in_tet(&mesh, &topo, p, t))
                 .collect::<Result<Vec<_>>>()?,
         ),
-        Discretisation::Dg(_) => (Source::located(&mesh, sp, dir)?, vec![]),
+        Discretisation::Dg(_) => (Source::located_in(&mesh, sp, dir, tets[0])?, vec![]),
     };
     let surface = super::echo::absorbing_vertices(&mesh, &topo, &walls, &plan.problem);
     let echo = super::echo::earliest(&mesh, &surface, &media, sp, &probe_points, &wave);
+    lap(&mut times.topology_s);
     let on_host = device.is_none();
     let sel = Selection {
         plan,
-        device,
+        device: dev,
+        resident: std::cell::RefCell::new(resident),
         source: &source,
         probes: &probes,
         probe_points: &probe_points,
         mesh: &mesh,
         wave,
+        power_s: Cell::new(0.0),
     };
     status(&match plan.dt_s {
         Some(_) => "setting up the stepper (given time step)".to_string(),
@@ -158,6 +222,9 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         }
     });
     let (stepper, dt, rho) = sel.stepper(&disc, &mut notices)?;
+    lap(&mut times.stepper_s);
+    times.power_s = sel.power_s.get();
+    times.stepper_s -= times.power_s;
     let dt_s = dt / C0;
     let (steps, flag) = defaults::steps(plan.length, scales.record_s(), dt_s)?;
     check_record_memory(steps, probe_points.len(), flag, dt_s)?;
@@ -184,8 +251,79 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         fmax_hz,
         notices,
         echo,
+        times,
     };
     Ok((built, stepper))
+}
+
+/// Whether the DGA operators of `plan` are assembled on the device `dev` (`plan.assembly`:
+/// `auto` where the run allows it and `dev` is a GPU; `device` where the run allows it, an
+/// error naming what does not; `host` never). The device assembly covers what
+/// [`ClStepper::with_resident`] steps: lossless, non-dispersive media, no absorbing surface
+/// (first-order condition), a device with double precision.
+fn on_device(plan: &Plan, dev: Option<&ClDevice>, media: &Media, no_surface: bool) -> Result<bool> {
+    if plan.assembly == Assembly::Host || plan.method != Method::Dga {
+        return Ok(false);
+    }
+    let why = match dev {
+        None => Some("the run has no OpenCL device (CPU backend)".to_string()),
+        Some(d) if !d.info.fp64 => Some(format!(
+            "device {} has no double precision (cl_khr_fp64)",
+            d.info.name
+        )),
+        Some(_) if media.is_lossy() || media.is_magnetically_lossy() => {
+            Some("conducting media need the host's operators".into())
+        }
+        Some(_) if media.is_dispersive() => {
+            Some("dispersive media need the host's operators".into())
+        }
+        Some(_) if !no_surface => {
+            Some("an absorbing (first-order) boundary needs the host's operators".into())
+        }
+        Some(_) => None,
+    };
+    match (plan.assembly, why) {
+        (Assembly::Device, Some(why)) => Err(Error::config("assembly", "device", why)),
+        (_, Some(_)) => Ok(false),
+        (Assembly::Device, None) => Ok(true),
+        (_, None) => Ok(dev.is_some_and(|d| d.info.is_gpu())),
+    }
+}
+
+/// The operators of `mesh` assembled and packed on `dev` in the plan's precision (boxed
+/// [`ResidentOperators`], with the masses), and the host's `Dga` of their layouts (no
+/// masses: [`Dga::has_masses`] is false).
+fn device_dga(
+    plan: &Plan,
+    dev: &ClDevice,
+    mesh: &Mesh,
+    topo: &Topology,
+    media: &Media,
+    fixed: &[bool],
+) -> Result<(Dga, Box<dyn std::any::Any>)> {
+    let free_edge: Vec<bool> = fixed.iter().map(|&b| !b).collect();
+    crate::dga::check_free_edges(topo, &free_edge)?;
+    let k = AssemblyKernels::build(dev)?;
+    let csr = plan.dual == DualForm::Csr;
+    type Parts<'a> = (&'a Mesh, &'a Topology, &'a Media, &'a [bool]);
+    fn packed<T: Real>(
+        dev: &ClDevice,
+        k: &AssemblyKernels,
+        (mesh, topo, media, free): Parts<'_>,
+        csr: bool,
+    ) -> Result<(crate::dga::Masses, Box<dyn std::any::Any>)> {
+        let pk = PackKernels::build::<T>(dev)?;
+        let (ops, _) =
+            device_assembly::resident_with_masses::<T>(dev, k, &pk, mesh, topo, media, free, csr)?;
+        Ok((ops.layout_only(), Box::new(ops)))
+    }
+    let parts = (mesh, topo, media, free_edge.as_slice());
+    let (masses, ops) = match plan.precision {
+        Precision::F64 => packed::<f64>(dev, &k, parts, csr)?,
+        Precision::F32 => packed::<f32>(dev, &k, parts, csr)?,
+    };
+    let dga = Dga::from_masses(mesh, topo, media, free_edge, None, masses)?;
+    Ok((dga, ops))
 }
 
 /// A mass matrix that is not SPD on a generated box means its cells are too elongated:
@@ -320,17 +458,22 @@ pub(crate) fn placement(
     let scales = Scales::of(mesh, media);
     let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(scales.f_peak_hz()));
     let mut rng = Rng::new(plan.seed);
-    let sp = plan
-        .problem
-        .source
-        .unwrap_or_else(|| default_point(mesh, [0.81, 0.67, 0.47], &mut rng));
-    let probe_points: Vec<V3> = if plan.problem.probes.is_empty() {
-        [[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]
-            .iter()
-            .map(|&f| default_point(mesh, f, &mut rng))
-            .collect()
-    } else {
-        plan.problem.probes.clone()
+    // the defaults, searched for together, drawn for in order: the source, then the probes
+    let mut fracs = vec![];
+    if plan.problem.source.is_none() {
+        fracs.push([0.81, 0.67, 0.47]);
+    }
+    if plan.problem.probes.is_empty() {
+        fracs.extend([[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]);
+    }
+    let mut defaults = default_points(mesh, &fracs, &mut rng).into_iter();
+    let sp = match plan.problem.source {
+        Some(p) => p,
+        None => defaults.next().expect("a default source point"),
+    };
+    let probe_points: Vec<V3> = match plan.problem.probes.is_empty() {
+        true => defaults.collect(),
+        false => plan.problem.probes.clone(),
     };
     (wave, sp, probe_points, scales)
 }
@@ -347,23 +490,34 @@ fn choose_device(plan: &Plan, notices: &mut Vec<String>) -> Result<Option<Device
 /// What the stepper selector needs.
 struct Selection<'a> {
     plan: &'a Plan,
-    device: Option<DeviceInfo>,
+    device: Option<Arc<ClDevice>>,
+    /// The operators assembled on the device ([`ResidentOperators`] of the run's precision),
+    /// taken by the stepper.
+    resident: std::cell::RefCell<Option<Box<dyn std::any::Any>>>,
     source: &'a Source,
     probes: &'a [Probe],
     probe_points: &'a [V3],
     mesh: &'a Mesh,
     wave: Waveform,
+    /// Seconds spent in the power iteration for Δt (a part of the stepper's set-up).
+    power_s: Cell<f64>,
 }
 
 type Chosen = (Box<dyn Stepper>, f64, f64);
 
 impl Selection<'_> {
+    /// `f()`, its time added to the power iteration's.
+    fn timed<R>(&self, f: impl FnOnce() -> R) -> R {
+        let t = Instant::now();
+        let r = f();
+        self.power_s
+            .set(self.power_s.get() + t.elapsed().as_secs_f64());
+        r
+    }
+
     /// The stepper for method × backend × precision, with its time step and ρ.
     fn stepper(&self, disc: &Discretisation, notices: &mut Vec<String>) -> Result<Chosen> {
-        let dev = match &self.device {
-            Some(info) => Some(ClDevice::open(info.clone())?),
-            None => None,
-        };
+        let dev = self.device.clone();
         let f64s = self.plan.precision == Precision::F64;
         match (disc, dev) {
             (Discretisation::Dga(d), None) if f64s => self.dga_cpu::<f64>(d, notices),
@@ -410,11 +564,15 @@ impl Selection<'_> {
     fn dga_cpu<T: Real>(&self, d: &Arc<Dga>, notices: &mut Vec<String>) -> Result<Chosen> {
         let (dt, rho) = match self.plan.dt_s {
             Some(s) => (
-                self.given_dt(s, Some(spectral_radius(d, 60, 0x5eed)), notices)?,
+                self.given_dt(
+                    s,
+                    Some(self.timed(|| spectral_radius(d, 60, 0x5eed))),
+                    notices,
+                )?,
                 0.0,
             ),
             None => {
-                let rho = spectral_radius(d, 60, 0x5eed) * RHO_MARGIN;
+                let rho = self.timed(|| spectral_radius(d, 60, 0x5eed)) * RHO_MARGIN;
                 (self.plan.cfl * 2.0 / rho.sqrt(), rho)
             }
         };
@@ -435,21 +593,35 @@ impl Selection<'_> {
         dev: Arc<ClDevice>,
         notices: &mut Vec<String>,
     ) -> Result<Chosen> {
-        let mut s = ClStepper::<T>::new(
-            dev,
-            d.clone(),
-            self.plan.dual,
-            Some(self.source),
-            self.probes,
-        )?;
+        let resident = self.resident.borrow_mut().take();
+        let mut s = match resident {
+            Some(r) => {
+                let r = r.downcast::<ResidentOperators<T>>().map_err(|_| {
+                    Error::config("assembly", "device", "operators of another precision")
+                })?;
+                ClStepper::<T>::with_resident(dev, d.clone(), *r, Some(self.source), self.probes)?
+            }
+            None => ClStepper::<T>::new(
+                dev,
+                d.clone(),
+                self.plan.dual,
+                Some(self.source),
+                self.probes,
+            )?,
+        };
         let (dt, rho) = match self.plan.dt_s {
-            // the host's power iteration bounds a given dt on meshes where it is cheap
+            // the host's power iteration (the device's where the masses live there) bounds
+            // a given dt on meshes where it is cheap
             Some(secs) => {
-                let est = (d.n_tets <= SMALL_MESH).then(|| spectral_radius(d, 60, 0x5eed));
+                let est = match (d.n_tets <= SMALL_MESH, d.has_masses()) {
+                    (false, _) => None,
+                    (true, true) => Some(self.timed(|| spectral_radius(d, 60, 0x5eed))),
+                    (true, false) => Some(self.timed(|| s.spectral_radius(60, 0x5eed))?),
+                };
                 (self.given_dt(secs, est, notices)?, 0.0)
             }
             None => {
-                let rho = s.spectral_radius(60, 0x5eed)? * RHO_MARGIN;
+                let rho = self.timed(|| s.spectral_radius(60, 0x5eed))? * RHO_MARGIN;
                 (self.plan.cfl * 2.0 / rho.sqrt(), rho)
             }
         };
@@ -495,7 +667,7 @@ impl Selection<'_> {
                 let _ = notices;
                 (dt, 0.0)
             }
-            None => crate::dg::cpu::time_step(op, self.plan.cfl),
+            None => self.timed(|| crate::dg::cpu::time_step(op, self.plan.cfl)),
         };
         Ok((
             Box::new(DgCpuStepper::new(op.clone(), dt, Some(source), probes)),
@@ -519,7 +691,10 @@ impl Selection<'_> {
                 ));
                 (secs * C0, 0.0)
             }
-            None => time_step_for(s.spectral_radius(RHO_ITERS, RHO_SEED)?, self.plan.cfl),
+            None => time_step_for(
+                self.timed(|| s.spectral_radius(RHO_ITERS, RHO_SEED))?,
+                self.plan.cfl,
+            ),
         };
         s.set_time_step(dt);
         Ok((Box::new(s), dt, rho))

@@ -100,6 +100,8 @@ pub struct Plan {
     pub energy_checks: usize,
     /// The partitioner of a run on several ranks.
     pub partitioner: super::config::Partitioner,
+    /// Where the DGA operators are assembled (one OpenCL process).
+    pub assembly: super::config::Assembly,
     /// GPUs this process drives (`gpus`; 1: the ordinary single-device run).
     pub gpus: usize,
 }
@@ -251,6 +253,7 @@ impl Plan {
                 .then(|| Duration::from_secs_f64(60.0 * cfg.checkpoint_minutes)),
             energy_checks: usize::try_from(cfg.energy_checks).unwrap_or(usize::MAX),
             partitioner: cfg.partitioner,
+            assembly: cfg.assembly,
             gpus: gpus(cfg.gpus)?,
         })
     }

@@ -336,7 +336,9 @@ fn result(
 ) -> ResonatorResult {
     let (model_bytes, model_flops) = b.disc.step_model(plan.precision);
     let dt_s = b.dt_s();
+    let times = b.times;
     let mut notices = b.notices;
+    notices.push(times.line());
     notices.extend(b.echo.as_ref().and_then(|e| {
         super::echo::notice(e, record.steps as f64 * dt_s, b.wave.end() / crate::C0)
     }));
@@ -365,7 +367,7 @@ fn result(
         analysis,
         fmax_hz: b.fmax_hz,
         setup_s,
-        setup_times: None,
+        setup_times: Some(times),
         backend,
         notices,
         echo: b.echo,

@@ -21,6 +21,8 @@ pub struct SetupTimes {
     pub stepper_s: f64,
     /// The distributed power iteration for Δt.
     pub power_s: f64,
+    /// Whether the operators were assembled on the device (one process, `assembly`).
+    pub assembled_on_device: bool,
 }
 
 impl SetupTimes {
@@ -46,7 +48,10 @@ impl SetupTimes {
         let parts: Vec<String> = self
             .phases()
             .iter()
-            .map(|(n, s)| format!("{n} {s:.2} s"))
+            .map(|(n, s)| match (*n, self.assembled_on_device) {
+                ("assembly", true) => format!("{n} {s:.2} s on the device"),
+                _ => format!("{n} {s:.2} s"),
+            })
             .collect();
         format!("setup {:.2} s: {}", self.total_s(), parts.join(", "))
     }
