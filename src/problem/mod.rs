@@ -24,6 +24,7 @@
 //!   the skin depth is small against the cavity (`Q_wall ≫ 1`).
 
 pub mod dispersion;
+pub mod dispersion_relation;
 pub mod layer;
 mod placement;
 mod waveform;
@@ -585,6 +586,36 @@ impl Media {
             self.sigma_m[n] = sig[n] * self.mu[n] / self.eps[n];
         }
         Ok(())
+    }
+
+    /// `(ε∞, poles)` of the one dispersive material that fills every tet with the same ε∞
+    /// and μ (None when no tet, or not every tet, is that material): the fill whose exact
+    /// discrete relation [`dispersion_relation`] inverts.
+    pub fn dispersive_fill(&self) -> Option<(f64, &[dispersion::Pole])> {
+        let k = *self.disp.first()?;
+        if k == 0 || self.disp.iter().any(|&x| x != k) {
+            return None;
+        }
+        let (e, _) = self.homogeneous()?;
+        Some((e, &self.poles[k as usize - 1].1))
+    }
+
+    /// Each dispersive material that fills some tet: its name, ε∞ (of its first tet) and
+    /// poles.
+    pub fn dispersive_materials(&self) -> Vec<(&str, f64, &[dispersion::Pole])> {
+        let mut first = vec![None; self.poles.len()];
+        for (t, &k) in self.disp.iter().enumerate() {
+            if k > 0 && first[k as usize - 1].is_none() {
+                first[k as usize - 1] = Some(t);
+            }
+        }
+        first
+            .iter()
+            .zip(&self.poles)
+            .filter_map(|(t, (name, poles))| {
+                Some((name.as_str(), self.eps[(*t)?], poles.as_slice()))
+            })
+            .collect()
     }
 
     /// `(eps_r, mu_r)` when every tet has the same values (a homogeneous fill).

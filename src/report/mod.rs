@@ -5,7 +5,7 @@
 //!   then `ex_1, ey_1, ez_1, ...` for further probes.
 //! - `spectrum.csv`: `f_hz, magnitude` (combined probe spectrum, analysed band).
 //! - `modes.csv`: one row per detected peak: `index, f_hz` (as measured),
-//!   `f_corrected_hz` (leapfrog shift removed), `dt_s`, `amplitude`, `prominence`,
+//!   `f_corrected_hz` (the time scheme's shift removed: [`crate::solver::analyse::Correction`]), `dt_s`, `amplitude`, `prominence`,
 //!   `nearest_analytic_mode`, `analytic_mode` (the assigned mode, empty where the assignment
 //!   is ambiguous), `analytic_hz`, `rel_error` (corrected vs the assigned mode), `method`,
 //!   `label_confidence` (0..1, [`crate::spectrum::assign`]), `q_wall` (wall-loss Q of

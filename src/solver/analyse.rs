@@ -6,8 +6,13 @@
 //! `summary.md` and `modes.csv` use the same assignment).
 //!
 //! The leapfrog shifts every resonance up exactly (design note §10); `corrected` frequencies
-//! undo it (`f = sin(π f_td Δt)/(π Δt)`), leaving only the spatial error. DG's LSERK4 phase
-//! error is left in (`f_corrected_hz = f_hz`).
+//! undo it (`f = sin(π f_td Δt)/(π Δt)`), leaving only the spatial error. In a cavity filled
+//! with one dispersive medium the shift also holds the bilinear transform's warping of the
+//! poles, and the correction inverts that exact discrete relation instead
+//! ([`crate::problem::dispersion_relation`]); with dispersive media in only part of the mesh
+//! no exact relation exists and the frequencies are left as measured
+//! (`f_corrected_hz = f_hz`, with a notice). DG's LSERK4 phase error is left in
+//! (`f_corrected_hz = f_hz`). [`Correction`] says which applies.
 
 use super::config::{Extract, Method};
 use super::plan::{CavitySpec, Plan};
@@ -46,14 +51,144 @@ pub struct Analysis {
     /// Parts of the band the record did not resolve ([`extract::Unresolved`]): lines there
     /// may be missing from `peaks`. Empty for the FFT extraction.
     pub unresolved: Vec<extract::Unresolved>,
+    /// How `f_corrected_hz` is obtained from the measured lines.
+    pub correction: Correction,
 }
 
-/// The leapfrog's exact frequency correction for DGA; none for DG.
+/// The leapfrog's exact frequency correction for DGA in non-dispersive media; none for DG
+/// ([`Correction`] covers dispersive fills too).
 pub fn correct(method: Method, f_hz: f64, dt_s: f64) -> f64 {
     match method {
         Method::Dga => spectrum::leapfrog_correction(f_hz, dt_s),
         Method::Dg => f_hz,
     }
+}
+
+/// How the measured frequencies of a run are corrected for its time scheme (module docs).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Correction {
+    /// None (DG's LSERK4): `f_corrected = f`.
+    None,
+    /// The leapfrog's exact shift in non-dispersive media, time step `dt_s` (s).
+    Leapfrog { dt_s: f64 },
+    /// One dispersive medium (`eps_inf`, `poles`) fills the mesh: the exact discrete
+    /// relation of the leapfrog with bilinear poles, inverted.
+    DispersiveFill {
+        dt_s: f64,
+        eps_inf: f64,
+        poles: Vec<crate::problem::dispersion::Pole>,
+    },
+    /// Dispersive media in part of the mesh: no exact relation, `f_corrected = f`.
+    PartlyDispersive,
+}
+
+impl Correction {
+    /// The correction of a run of `method` at time step `dt_s` (s) in `media`.
+    pub fn of(method: Method, media: &Media, dt_s: f64) -> Self {
+        match (method, media.is_dispersive(), media.dispersive_fill()) {
+            (Method::Dg, ..) => Correction::None,
+            (Method::Dga, false, _) => Correction::Leapfrog { dt_s },
+            (Method::Dga, true, Some((eps_inf, poles))) => Correction::DispersiveFill {
+                dt_s,
+                eps_inf,
+                poles: poles.to_vec(),
+            },
+            (Method::Dga, true, None) => Correction::PartlyDispersive,
+        }
+    }
+
+    /// The corrected frequency (Hz) of a line at `f_hz` decaying at `decay_per_s` (1/s, 0
+    /// where unknown). A dispersive fill's line that the inverse cannot follow (far beyond
+    /// what the time step resolves) keeps its measured frequency.
+    pub fn frequency(&self, f_hz: f64, decay_per_s: f64) -> f64 {
+        match self {
+            Correction::None | Correction::PartlyDispersive => f_hz,
+            Correction::Leapfrog { dt_s } => spectrum::leapfrog_correction(f_hz, *dt_s),
+            Correction::DispersiveFill {
+                dt_s,
+                eps_inf,
+                poles,
+            } => {
+                let s_d = crate::util::C64::new(-decay_per_s, std::f64::consts::TAU * f_hz);
+                crate::problem::dispersion_relation::continuum_of_discrete(
+                    s_d, *dt_s, *eps_inf, poles,
+                )
+                .map_or(f_hz, |s| s.im / std::f64::consts::TAU)
+            }
+        }
+    }
+
+    /// The corrected frequency of `peak`.
+    pub fn of_peak(&self, peak: &Peak) -> f64 {
+        self.frequency(peak.f_hz, peak.decay_per_s.unwrap_or(0.0))
+    }
+}
+
+/// The most analytic modes a `--cavity` catalogue may hold: far more than a record
+/// resolves, far fewer than a cavity given in the wrong unit (millimetres for metres)
+/// would enumerate.
+pub const MAX_CATALOGUE: f64 = 1e5;
+
+/// Checks a `--cavity` given by the user against the mesh before the run: its extents
+/// must be the mesh's (to 3%: a polyhedral cylinder or sphere is within that), else the
+/// labels would belong to another cavity; and its catalogue up to `1.1 fmax_hz` (Weyl's
+/// estimate `(8π/3) V (n f / c)³` of the mode count) must stay below [`MAX_CATALOGUE`].
+pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::Result<()> {
+    let CavitySpec::Given(c) = plan.cavity else {
+        return Ok(());
+    };
+    let (mut want, volume) = match c {
+        Cavity::Cylinder { radius, height } => (
+            [2.0 * radius, 2.0 * radius, height],
+            std::f64::consts::PI * radius * radius * height,
+        ),
+        Cavity::Sphere { radius } => (
+            [2.0 * radius; 3],
+            4.0 / 3.0 * std::f64::consts::PI * radius.powi(3),
+        ),
+        Cavity::Box { a, b, d } | Cavity::WalledBox { a, b, d, .. } => ([a, b, d], a * b * d),
+    };
+    let (lo, hi) = mesh.bbox();
+    let mut have = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
+    // a box's sides are x, y, z (its mode names depend on it); a cylinder's axis or a
+    // sphere may lie along any
+    let axes = if matches!(c, Cavity::Box { .. } | Cavity::WalledBox { .. }) {
+        "x, y, z"
+    } else {
+        want.sort_by(f64::total_cmp);
+        have.sort_by(f64::total_cmp);
+        "sorted"
+    };
+    let off = want
+        .iter()
+        .zip(&have)
+        .map(|(w, h)| (w - h).abs() / h)
+        .fold(0.0, f64::max);
+    let given = &plan.config.cavity;
+    if !(off <= 0.03) {
+        return Err(crate::Error::config(
+            "cavity",
+            given,
+            format!(
+                "does not fit the mesh: its extents are {:.4} x {:.4} x {:.4} m, the mesh's {:.4} x {:.4} x {:.4} m ({axes}); the labels would name another cavity's modes. Give the mesh's cavity in metres, or --cavity none",
+                want[0], want[1], want[2], have[0], have[1], have[2]
+            ),
+        ));
+    }
+    let n = homogeneous_index(plan, mesh).unwrap_or(1.0);
+    let modes = 8.0 * std::f64::consts::PI / 3.0 * volume * (1.1 * fmax_hz * n / crate::C0).powi(3);
+    if modes > MAX_CATALOGUE {
+        return Err(crate::Error::config(
+            "cavity",
+            given,
+            format!(
+                "its analytic catalogue up to {:.4e} Hz would hold about {modes:.2e} modes (at most {MAX_CATALOGUE:.0e}): lower --fmax, or --cavity none",
+                1.1 * fmax_hz
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The analytic cavity of a mesh recognised by [`shape::detect`].
@@ -109,10 +244,12 @@ pub fn analyse(
         (Some(c), Some(n)) => c.catalogue(1.1 * fmax_hz, n * n, 1.0),
         _ => vec![],
     };
-    let corrected: Vec<f64> = peaks
-        .iter()
-        .map(|p| correct(plan.method, p.f_hz, dt_s))
-        .collect();
+    let correction = match Media::resolve(mesh, &plan.problem.materials) {
+        Ok(media) => Correction::of(plan.method, &media, dt_s),
+        // the build resolved the same materials; a run that got here has them
+        Err(_) => Correction::of(plan.method, &Media::vacuum(0), dt_s),
+    };
+    let corrected: Vec<f64> = peaks.iter().map(|p| correction.of_peak(p)).collect();
     let labels = if catalogue.is_empty() {
         vec![Label::default(); peaks.len()]
     } else {
@@ -149,6 +286,7 @@ pub fn analyse(
         labels,
         fill_index,
         unresolved,
+        correction,
     }
 }
 
@@ -181,7 +319,7 @@ impl Analysis {
 
     /// The `n` strongest resonances by ascending frequency, labelled for mode shapes
     /// (`TM010_114.4991MHz`: the assigned mode, if any), with their measured frequencies.
-    pub fn strongest(&self, n: usize, method: Method, dt_s: f64) -> Vec<(String, f64)> {
+    pub fn strongest(&self, n: usize) -> Vec<(String, f64)> {
         let mut strongest: Vec<usize> = (0..self.peaks.len()).collect();
         strongest.sort_by(|&a, &b| self.peaks[b].amplitude.total_cmp(&self.peaks[a].amplitude));
         strongest.truncate(n);
@@ -190,7 +328,7 @@ impl Analysis {
             .iter()
             .map(|&i| {
                 let p = &self.peaks[i];
-                let fc = correct(method, p.f_hz, dt_s);
+                let fc = self.correction.of_peak(p);
                 let name = self.label(i).and_then(|l| l.mode.as_deref());
                 (
                     format!(

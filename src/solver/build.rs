@@ -6,7 +6,7 @@
 use super::defaults::{self, Scales};
 use super::plan::{MeshSpec, Plan};
 use super::setup_times::SetupTimes;
-use super::timestep::{RHO_MARGIN, spectral_radius};
+use super::timestep::{self, PoleRate, RHO_MARGIN, spectral_radius};
 use crate::backend::Stepper;
 use crate::backend::cpu::CpuStepper;
 use crate::backend::device_assembly::{self, AssemblyKernels, PackKernels};
@@ -198,6 +198,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         mesh: &mesh,
         wave,
         power_s: Cell::new(0.0),
+        poles: timestep::pole_rates(&media),
     };
     status(&match plan.dt_s {
         Some(_) => "setting up the stepper (given time step)".to_string(),
@@ -501,6 +502,8 @@ struct Selection<'a> {
     wave: Waveform,
     /// Seconds spent in the power iteration for Δt (a part of the stepper's set-up).
     power_s: Cell<f64>,
+    /// The dispersive poles, which may shorten the default time step.
+    poles: Vec<PoleRate>,
 }
 
 type Chosen = (Box<dyn Stepper>, f64, f64);
@@ -532,8 +535,15 @@ impl Selection<'_> {
 
     /// A given `dt` (seconds) in metres of light travel, checked against the stability
     /// bound `2/sqrt(ρ)` estimated by `rho_est` when that is affordable (`Some`).
+    /// The default DGA time step (metres) for the spectral bound `rho` (margin included):
+    /// the CFL step, shortened by the dispersive poles the mesh carries.
+    fn default_dt(&self, rho: f64, notices: &mut Vec<String>) -> f64 {
+        timestep::pole_limited(self.plan.cfl * 2.0 / rho.sqrt(), rho, &self.poles, notices)
+    }
+
     fn given_dt(&self, dt_s: f64, rho_est: Option<f64>, notices: &mut Vec<String>) -> Result<f64> {
         let dt = dt_s * C0;
+        timestep::check_given_against_poles(dt, &self.poles, notices);
         match rho_est {
             Some(rho) => {
                 let bound = 2.0 / rho.sqrt();
@@ -573,7 +583,7 @@ impl Selection<'_> {
             ),
             None => {
                 let rho = self.timed(|| spectral_radius(d, 60, 0x5eed)) * RHO_MARGIN;
-                (self.plan.cfl * 2.0 / rho.sqrt(), rho)
+                (self.default_dt(rho, notices), rho)
             }
         };
         let ops = Arc::new(Operators::<T>::new(d, dt, self.plan.dual == DualForm::Csr));
@@ -622,7 +632,7 @@ impl Selection<'_> {
             }
             None => {
                 let rho = self.timed(|| s.spectral_radius(60, 0x5eed))? * RHO_MARGIN;
-                (self.plan.cfl * 2.0 / rho.sqrt(), rho)
+                (self.default_dt(rho, notices), rho)
             }
         };
         s.set_time_step(dt, Some(self.wave))?;

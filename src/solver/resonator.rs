@@ -74,7 +74,7 @@ impl ResonatorResult {
     }
     /// Corrected frequency of a peak.
     pub fn corrected(&self, p: &Peak) -> f64 {
-        analyse::correct(self.method, p.f_hz, self.dt_s)
+        self.analysis.correction.of_peak(p)
     }
     /// `(corrected frequency, Q)` of every line that has a Q (harmonic inversion).
     pub fn lines_with_q(&self) -> Vec<(f64, f64)> {
@@ -339,6 +339,9 @@ fn result(
     let times = b.times;
     let mut notices = b.notices;
     notices.push(times.line());
+    if analysis.correction == analyse::Correction::PartlyDispersive {
+        notices.push("f_corrected_hz = f_hz: dispersive media fill only part of the mesh, where no exact discrete relation undoes the time step's shift (a homogeneous dispersive fill is corrected exactly)".into());
+    }
     notices.extend(b.echo.as_ref().and_then(|e| {
         super::echo::notice(e, record.steps as f64 * dt_s, b.wave.end() / crate::C0)
     }));
@@ -499,7 +502,7 @@ fn shapes_and_wall_q(
     if wanted == 0 {
         return Ok((vec![], vec![]));
     }
-    let list = analysis.strongest(wanted, plan.method, b.dt_s());
+    let list = analysis.strongest(wanted);
     status(&format!(
         "mode shapes{}: a second pass of {} steps on {}, transforms at {} frequencies",
         if conductors { " and wall-loss Q" } else { "" },
@@ -533,7 +536,7 @@ fn shapes_and_wall_q(
     };
     // the files keep the `mode_shapes` strongest only
     let keep: Vec<f64> = analysis
-        .strongest(plan.mode_shapes, plan.method, b.dt_s())
+        .strongest(plan.mode_shapes)
         .iter()
         .map(|x| x.1)
         .collect();
