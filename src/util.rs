@@ -36,6 +36,39 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
+/// Checks that `path` is a regular file before it is read whole: a FIFO would block and a
+/// device such as `/dev/zero` would be read forever. The error says what the path is.
+pub fn regular_file(path: &std::path::Path) -> std::io::Result<()> {
+    let m = std::fs::metadata(path)?;
+    if m.is_file() {
+        return Ok(());
+    }
+    let kind = if m.is_dir() {
+        "a directory"
+    } else {
+        "a device, pipe or socket"
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("not a regular file ({kind}); dgatd reads its inputs from files"),
+    ))
+}
+
+/// A new, empty file at `path` for writing, never through a link: whatever entry is there
+/// (a file left by an interrupted write, a symbolic link to a file elsewhere) is removed
+/// first, not followed, and the file is created exclusively (`O_EXCL`), so a link that
+/// appears in between makes the call fail instead of writing through it.
+pub fn create_fresh(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory, a sync and a
 /// rename, so an interrupted write never leaves a truncated file behind. The temporary
 /// file is removed when the write fails.
@@ -46,7 +79,7 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
     ));
     let r = (|| {
         use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = create_fresh(&tmp)?;
         injected_write_fault(path)?;
         f.write_all(bytes)?;
         f.sync_all()

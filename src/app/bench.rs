@@ -1725,8 +1725,21 @@ pub fn command(a: &BenchArgs) -> Result<()> {
         losses: fractions("losses", &a.losses)?,
     };
     std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
-    let path = a.out.join("bench.csv");
-    let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
+    // rows go to bench.csv.partial as they are measured, which replaces bench.csv when the
+    // bench ends: a failed or interrupted bench leaves an earlier bench.csv as it was, and
+    // its own rows beside it. The partial file is made anew (create_new: a link left in
+    // its place is removed, not followed).
+    let done_path = a.out.join("bench.csv");
+    let path = a.out.join("bench.csv.partial");
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&path, e)),
+        _ => {}
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
     let mut w = csv::Writer::from_writer(file);
     let werr = |e: csv::Error| Error::Output {
         path: path.clone(),
@@ -1740,7 +1753,7 @@ pub fn command(a: &BenchArgs) -> Result<()> {
         .unwrap_or_else(|_| "unknown".into());
     let mut rows = Vec::new();
     let mut roofs = Roofs::default();
-    run(
+    let ran = run(
         &cfg,
         &mut |r| {
             roofs.note(r);
@@ -1751,7 +1764,19 @@ pub fn command(a: &BenchArgs) -> Result<()> {
             Ok(())
         },
         &mut |m| eprintln!("{m}"),
-    )?;
+    );
+    drop(w);
+    if let Err(e) = ran {
+        eprintln!(
+            "the {} rows measured before the failure are in {}; {} is unchanged",
+            rows.len(),
+            path.display(),
+            done_path.display()
+        );
+        return Err(e);
+    }
+    std::fs::rename(&path, &done_path).map_err(|e| Error::io(&done_path, e))?;
+    let path = done_path;
     outln!(
         "{:<28} {:<4} {:<14} {:<16} {:>10} {:>11} {:>9} {:>7} {:>8}",
         "device",

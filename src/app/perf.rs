@@ -42,6 +42,7 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
     let mut out = Vec::new();
     for p in paths {
         let name = p.display().to_string();
+        dgatd::util::regular_file(p).map_err(|e| Error::io(p, e))?;
         let mut r = csv::Reader::from_path(p).map_err(|e| Error::Output {
             path: p.clone(),
             msg: e.to_string(),
@@ -69,12 +70,27 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
                 path: p.clone(),
                 msg: e.to_string(),
             })?;
+            // finite and within what a bench can measure (an inf or 1e308 would make the
+            // plots' axes endless)
             let num = |c: &str| -> Result<f64> {
                 let s = rec.get(idx(c)).unwrap_or("");
-                s.parse::<f64>().map_err(|_| Error::Output {
+                let bad = |why: &str| Error::Output {
                     path: p.clone(),
-                    msg: format!("line {}: column {c} = {s:?} is not a number", line + 2),
-                })
+                    msg: format!("line {}: column {c} = {s:?} {why}", line + 2),
+                };
+                let v = s.parse::<f64>().map_err(|_| bad("is not a number"))?;
+                let top = match c {
+                    "tets" => 1e12,
+                    "dofs" => 1e14,
+                    "median_s" => 1e6,
+                    _ => 1e9,
+                };
+                if !(v.is_finite() && v >= 0.0 && v <= top) {
+                    return Err(bad(&format!(
+                        "is not a measured value (finite, 0 to {top:e})"
+                    )));
+                }
+                Ok(v)
             };
             let txt = |c: &str| rec.get(idx(c)).unwrap_or("").to_string();
             out.push(BenchRow {
@@ -356,7 +372,7 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
         };
         both_formats(
             dir,
-            &format!("bandwidth_{}_{}", slug(dev), p),
+            &format!("bandwidth_{}_{}", slug(dev), slug(p)),
             &l,
             s,
             false,
@@ -374,6 +390,25 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
     md.push_str("\n## Speedup of one time step (like Table I of the seed paper)\n\n");
     md.push_str("CPU = the CPU backend (`step tet+factored`, same host when available); CSR-SpMV = primal block kernel + the seed's CSR dual update (`tet+csr_vector`); custom = primal block kernel + factored dual update (`tet+factored`).\n\n");
     md.push_str("| device | precision | tets | CPU ms | CSR-SpMV ms | speedup | custom ms | speedup |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    // the step rows by (variant, precision, tets, CPU backend?, device), with and without
+    // the host: the first row of each key in file order, found in O(1) (a scan per table
+    // row made the report quadratic in the rows)
+    type Key<'a> = (&'a str, &'a str, u64, bool, &'a str);
+    let mut by_host: std::collections::HashMap<(Key, &str), &BenchRow> = Default::default();
+    let mut any_host: std::collections::HashMap<Key, &BenchRow> = Default::default();
+    for r in rows.iter().filter(|r| r.kernel == "step") {
+        let cpu = r.platform == "cpu-backend";
+        let dev = if cpu { "" } else { r.device.as_str() };
+        let k = (
+            r.variant.as_str(),
+            r.precision.as_str(),
+            r.tets.to_bits(),
+            cpu,
+            dev,
+        );
+        by_host.entry((k, r.host.as_str())).or_insert(r);
+        any_host.entry(k).or_insert(r);
+    }
     let find = |host: Option<&str>,
                 plat_cpu: bool,
                 dev: &str,
@@ -381,15 +416,11 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
                 v: &str,
                 t: f64|
      -> Option<&BenchRow> {
-        rows.iter().find(|r| {
-            r.kernel == "step"
-                && r.variant == v
-                && r.precision == p
-                && r.tets == t
-                && (r.platform == "cpu-backend") == plat_cpu
-                && (plat_cpu || r.device == dev)
-                && host.is_none_or(|h| r.host == h)
-        })
+        let k = (v, p, t.to_bits(), plat_cpu, if plat_cpu { "" } else { dev });
+        match host {
+            Some(h) => by_host.get(&(k, h)).copied(),
+            None => any_host.get(&k).copied(),
+        }
     };
     let mut keys: Vec<(String, String, String, u64)> = rows
         .iter()
@@ -434,20 +465,24 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
         ));
     }
     md.push_str("\n`*`: CPU backend timing from another host.\n\n## Fraction of copy bandwidth at the largest mesh of each device\n\n| device | precision | tets | kernel | variant | GB/s | fraction |\n| --- | --- | ---: | --- | --- | ---: | ---: |\n");
-    let mut largest: BTreeMap<(String, String), f64> = BTreeMap::new();
+    // the rows of each (device, precision) at its largest mesh, in file order
+    let mut largest: BTreeMap<(&str, &str), (f64, Vec<&BenchRow>)> = BTreeMap::new();
     for r in rows
         .iter()
         .filter(|r| r.tets > 0.0 && r.kernel != "preprocess")
     {
         let e = largest
-            .entry((r.device.clone(), r.precision.clone()))
-            .or_insert(0.0);
-        *e = e.max(r.tets);
+            .entry((r.device.as_str(), r.precision.as_str()))
+            .or_insert((0.0, vec![]));
+        if r.tets > e.0 {
+            *e = (r.tets, vec![]);
+        }
+        if r.tets == e.0 {
+            e.1.push(r);
+        }
     }
-    for ((dev, p), t) in &largest {
-        for r in rows.iter().filter(|r| {
-            &r.device == dev && &r.precision == p && r.tets == *t && r.kernel != "preprocess"
-        }) {
+    for ((dev, p), (t, at)) in &largest {
+        for r in at {
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {:.0} | {:.3} |\n",
                 dev, p, *t as u64, r.kernel, r.variant, r.gbs, r.frac_copy_bw

@@ -95,25 +95,42 @@ pub fn spectrum_plot(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> {
         root.present().map_err(|x| e(&x))?;
         Ok(())
     }
-    let png = dir.join("spectrum.png");
-    draw(
-        BitMapBackend::new(&png, (1100, 650)).into_drawing_area(),
-        r,
-        &pts,
-        lo,
-        top,
-        &at,
-    )?;
-    files.push(png);
-    let svg = dir.join("spectrum.svg");
-    draw(
-        SVGBackend::new(&svg, (1100, 650)).into_drawing_area(),
-        r,
-        &pts,
-        lo,
-        top,
-        &at,
-    )?;
-    files.push(svg);
+    // each plot is drawn into a temporary file made anew (a link there is removed, not
+    // followed; named `spectrum.tmp.png`: plotters picks the format by the extension) and
+    // renamed over its name: never written through a link, never left half drawn
+    let through_tmp = |stem: &str, ext: &str, f: &dyn Fn(&Path) -> Result<()>| -> Result<PathBuf> {
+        let (path, tmp) = (
+            dir.join(format!("{stem}.{ext}")),
+            dir.join(format!("{stem}.tmp.{ext}")),
+        );
+        drop(dgatd::util::create_fresh(&tmp).map_err(|x| Error::io(&tmp, x))?);
+        let r =
+            f(&tmp).and_then(|()| std::fs::rename(&tmp, &path).map_err(|x| Error::io(&path, x)));
+        if let Err(e) = r {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        Ok(path)
+    };
+    files.push(through_tmp("spectrum", "png", &|p| {
+        draw(
+            BitMapBackend::new(p, (1100, 650)).into_drawing_area(),
+            r,
+            &pts,
+            lo,
+            top,
+            &at,
+        )
+    })?);
+    files.push(through_tmp("spectrum", "svg", &|p| {
+        draw(
+            SVGBackend::new(p, (1100, 650)).into_drawing_area(),
+            r,
+            &pts,
+            lo,
+            top,
+            &at,
+        )
+    })?);
     Ok(files)
 }

@@ -400,15 +400,27 @@ fn set_phase(p: Phase) {
     PHASE.store(v, std::sync::atomic::Ordering::SeqCst);
 }
 
+/// When the first interrupt of the time loop came (milliseconds after the handler was
+/// installed, plus one; 0: none yet).
+static FIRST_INTERRUPT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A repeat of the interrupt within this time is the same request: `timeout`, and a
+/// terminal's hang-up, signal both the process and its group, so one request can arrive
+/// twice at once; only a second request from a person, later, quits without saving.
+const SAME_INTERRUPT_MS: u64 = 1000;
+
 /// Installs the Ctrl-C handler (SIGINT, SIGTERM, SIGHUP) once. In the time loop the first
 /// signal asks the run to save a checkpoint and the probe data and stop, and a second one
-/// exits at once; in setup (nothing to save yet) and in the analysis (the probe record is
+/// at least [`SAME_INTERRUPT_MS`] later exits at once (repeats sooner are the same
+/// request); in setup (nothing to save yet) and in the analysis (the probe record is
 /// already written) a signal exits at once. Exit status 130.
 fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let r = ctrlc::set_handler(|| {
+        let installed = std::time::Instant::now();
+        let r = ctrlc::set_handler(move || {
             use std::sync::atomic::Ordering;
+            let now_ms = installed.elapsed().as_millis() as u64 + 1;
             match PHASE.load(Ordering::SeqCst) {
                 0 => {
                     eprintln!("\ninterrupted during setup: nothing was run, nothing to save");
@@ -423,9 +435,14 @@ fn install_interrupt_handler() {
                 _ => {}
             }
             if INTERRUPT.swap(true, Ordering::SeqCst) {
+                let first = FIRST_INTERRUPT_MS.load(Ordering::SeqCst);
+                if now_ms.saturating_sub(first) < SAME_INTERRUPT_MS {
+                    return;
+                }
                 eprintln!("\nsecond interrupt: exiting without saving");
                 exit_interrupted();
             }
+            FIRST_INTERRUPT_MS.store(now_ms, Ordering::SeqCst);
             eprintln!(
                 "\ninterrupt: saving a checkpoint and the probe data (Ctrl-C again to quit now)"
             );
@@ -541,6 +558,12 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let (_dir, stale) = dgatd::report::outdir::OutputDir::prepare(&out)?;
     *LOCK_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(_dir.lock_path());
     if let Some(n) = stale {
+        eprintln!("note: {n}");
+    }
+    // a new run neither mixes its files with an earlier run's nor loses them
+    if opts.resume.is_none()
+        && let Some(n) = _dir.start_fresh()?
+    {
         eprintln!("note: {n}");
     }
     opts.out = Some(out.clone());

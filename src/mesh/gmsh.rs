@@ -172,6 +172,17 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `v` as a 32-bit tag or type (Gmsh's are `int`): refused, naming `what`, beyond
+    /// that range, where a cast would wrap it onto another tag.
+    fn tag32(&self, v: i64, what: &str) -> Result<i32> {
+        i32::try_from(v).map_err(|_| {
+            self.err(format!(
+                "{what} {v} does not fit a 32-bit integer (Gmsh's tags and types are at most {})",
+                i32::MAX
+            ))
+        })
+    }
+
     fn remaining(&self) -> usize {
         self.b.len() - self.pos
     }
@@ -297,6 +308,18 @@ impl<'a> Parser<'a> {
             match t {
                 "$PhysicalNames" => names = self.physical_names()?,
                 "$Entities" if self.version == 41 => entity_phys = self.entities()?,
+                // a second section would silently replace the first (its nodes or elements
+                // lost): Gmsh writes one of each
+                "$Nodes" if tagmap.is_some() => {
+                    return Err(self.err(
+                        "a second $Nodes section (the file has one; merge them into one section)",
+                    ));
+                }
+                "$Elements" if saw_elements => {
+                    return Err(self.err(
+                        "a second $Elements section (the file has one; merge them into one section)",
+                    ));
+                }
                 "$Nodes" => {
                     let (n, tags) = if self.version == 41 {
                         self.nodes41()?
@@ -418,7 +441,10 @@ impl<'a> Parser<'a> {
                 let cnt = self.count(c[dim], 2, "entity")?;
                 for _ in 0..cnt {
                     let v = self.nums::<f64>("an entity", if dim == 0 { 5 } else { 8 })?;
-                    let (tag, np_at) = (v[0] as i32, if dim == 0 { 4 } else { 7 });
+                    let (tag, np_at) = (
+                        self.tag32(v[0] as i64, "entity tag")?,
+                        if dim == 0 { 4 } else { 7 },
+                    );
                     let np = v[np_at];
                     if !(np >= 0.0 && np.fract() == 0.0 && np < v.len() as f64) {
                         return Err(
@@ -430,7 +456,8 @@ impl<'a> Parser<'a> {
                         return Err(self.err("entity line lists fewer physical tags than it says"));
                     }
                     if np > 0 {
-                        map.insert((dim as i32, tag), v[np_at + 1] as i32);
+                        let p = self.tag32(v[np_at + 1] as i64, "physical tag")?;
+                        map.insert((dim as i32, tag), p);
                     }
                 }
             }
@@ -554,7 +581,12 @@ impl<'a> Parser<'a> {
                 (d, t, ty, n)
             } else {
                 let h = self.nums::<i64>("an element block header", 4)?;
-                (h[0] as i32, h[1] as i32, h[2] as i32, h[3].max(0) as u64)
+                (
+                    self.tag32(h[0], "element block dimension")?,
+                    self.tag32(h[1], "element block entity tag")?,
+                    self.tag32(h[2], "element type")?,
+                    h[3].max(0) as u64,
+                )
             };
             let nn = nodes_per_element(ty)
                 .ok_or_else(|| self.err(format!("unknown element type {ty}")))?;
@@ -573,9 +605,17 @@ impl<'a> Parser<'a> {
                     "element blocks hold more elements than the header's {nel}"
                 )));
             }
-            if dim == 3 && ty != 4 {
+            if element_dim(ty) == Some(3) && ty != 4 {
                 return Err(self.err(format!(
                     "volume element type {ty} is not supported: only linear tetrahedra (type 4); mesh with -order 1"
+                )));
+            }
+            // a block's elements are of its dimension: a volume element in a block declared
+            // 2-D would otherwise be skipped (a hole in the mesh)
+            if element_dim(ty).is_some_and(|d| d != dim) {
+                return Err(self.err(format!(
+                    "an element block declared of dimension {dim} holds elements of type {ty}, which are {}-D",
+                    element_dim(ty).unwrap_or(dim)
                 )));
             }
             let phys = ent.get(&(dim, etag)).copied().unwrap_or(0);
@@ -597,7 +637,7 @@ impl<'a> Parser<'a> {
                 };
                 if ty == 4 {
                     out.tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
-                } else if ty == 2 && phys != 0 {
+                } else if is_triangle(ty) && phys != 0 {
                     out.tris.push(self.triangle(map, v[0], &v[1..4], phys)?);
                 }
             }
@@ -619,7 +659,11 @@ impl<'a> Parser<'a> {
         let mut out = Elements::default();
         for _ in 0..n {
             let v = self.nums::<i64>("an element", 3)?;
-            let (id, ty, ntags) = (v[0].max(0) as u64, v[1] as i32, v[2].max(0) as usize);
+            let (id, ty, ntags) = (
+                v[0].max(0) as u64,
+                self.tag32(v[1], "element type")?,
+                v[2].max(0) as usize,
+            );
             let nn = nodes_per_element(ty)
                 .ok_or_else(|| self.err(format!("element {id}: unknown element type {ty}")))?;
             if v.len() != 3 + ntags + nn {
@@ -634,12 +678,16 @@ impl<'a> Parser<'a> {
                     "element {id}: volume element type {ty} is not supported: only linear tetrahedra (type 4)"
                 )));
             }
-            let phys = if ntags > 0 { v[3] as i32 } else { 0 };
+            let phys = if ntags > 0 {
+                self.tag32(v[3], "physical tag")?
+            } else {
+                0
+            };
             let nodes = self.unsigned(v[0], &v[3 + ntags..])?;
             if ty == 4 {
                 out.tets.push(self.resolve(map, id, &nodes, phys)?);
-            } else if ty == 2 && phys != 0 {
-                out.tris.push(self.triangle(map, id, &nodes, phys)?);
+            } else if is_triangle(ty) && phys != 0 {
+                out.tris.push(self.triangle(map, id, &nodes[..3], phys)?);
             }
         }
         Ok(out)
@@ -739,6 +787,24 @@ fn nodes_per_element(ty: i32) -> Option<usize> {
     })
 }
 
+/// The dimension of a known element type (0 points, 1 lines, 2 surface, 3 volume).
+fn element_dim(ty: i32) -> Option<i32> {
+    Some(match ty {
+        15 => 0,
+        1 | 8 | 26 | 27 | 28 => 1,
+        2 | 3 | 9 | 10 | 16 | 20 | 21 => 2,
+        4..=7 | 11..=14 | 17..=19 | 29 => 3,
+        _ => return None,
+    })
+}
+
+/// Whether a type is a triangle whose first three nodes are its corners: the linear
+/// triangle (2) and the 6-node second-order one (9), whose corners carry a surface group
+/// just the same (its mid-edge nodes are not used).
+fn is_triangle(ty: i32) -> bool {
+    ty == 2 || ty == 9
+}
+
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
@@ -767,6 +833,79 @@ mod tests {
         assert_eq!(m.tet_phys, vec![7, 7]);
         assert!((0..2).all(|n| m.tet_volume(n) > 0.0));
         assert_eq!(m.reoriented, 1);
+    }
+
+    /// A second `$Nodes` or `$Elements` section used to replace the first (its tets lost
+    /// without a word); it is refused, naming the line.
+    #[test]
+    fn a_second_nodes_or_elements_section_is_refused() {
+        let els = "$Elements\n1\n1 4 2 7 1 1 2 3 4\n$EndElements\n";
+        let twice = msh22(NODES, "1\n1 4 2 7 1 2 3 4 5\n") + els;
+        let e = parse(twice.as_bytes(), "m.msh").unwrap_err().to_string();
+        assert!(
+            e.contains("second $Elements") && e.contains("line 16"),
+            "{e}"
+        );
+        let nodes = format!("$Nodes\n{NODES}$EndNodes\n");
+        let twice = format!("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n{nodes}{nodes}{els}");
+        let e = parse(twice.as_bytes(), "m.msh").unwrap_err().to_string();
+        assert!(e.contains("second $Nodes"), "{e}");
+        // one of each still reads
+        assert!(parse(msh22(NODES, "1\n1 4 2 7 1 1 2 3 4\n").as_bytes(), "m.msh").is_ok());
+    }
+
+    /// MSH 4.1: a tet or a hexahedron in a block declared 2-D is refused (it was skipped,
+    /// leaving a hole).
+    #[test]
+    fn volume_elements_in_a_2d_block_are_refused() {
+        let m41 = |blocks: &str, n: usize| {
+            format!(
+                "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n1 5 1 5\n3 1 0 5\n1\n2\n3\n4\n5\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 1 1\n$EndNodes\n$Elements\n2 {n} 1 {n}\n3 1 4 1\n1 1 2 3 4\n{blocks}$EndElements\n"
+            )
+        };
+        assert!(parse(m41("3 1 4 1\n2 2 3 4 5\n", 2).as_bytes(), "m.msh").is_ok());
+        let e = parse(m41("2 1 4 1\n2 2 3 4 5\n", 2).as_bytes(), "m.msh")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("declared of dimension 2") && e.contains("type 4"),
+            "{e}"
+        );
+        let e = parse(m41("2 1 5 1\n2 1 2 3 4 5 1 2 3\n", 2).as_bytes(), "m.msh")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("type 5"), "{e}");
+    }
+
+    /// Types and tags beyond Gmsh's 32-bit `int` are refused (a cast wrapped them onto
+    /// other values); a surface group on 6-node triangles (type 9) is kept by its corners
+    /// (it was dropped).
+    #[test]
+    fn wide_tags_are_refused_and_second_order_triangles_kept() {
+        let e = parse(
+            msh22(NODES, "1\n1 4294967300 2 7 1 1 2 3 4\n").as_bytes(),
+            "m.msh",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("element type 4294967300") && e.contains("32-bit"),
+            "{e}"
+        );
+        let e = parse(
+            msh22(NODES, "1\n1 4 2 2147483648 1 1 2 3 4\n").as_bytes(),
+            "m.msh",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("physical tag 2147483648"), "{e}");
+        let m = parse(
+            msh22(NODES, "2\n1 4 2 7 1 1 2 3 4\n2 9 2 11 1 1 2 3 1 2 3\n").as_bytes(),
+            "m.msh",
+        )
+        .unwrap();
+        assert_eq!(m.surfaces.len(), 1, "the type-9 triangle's group is kept");
+        assert_eq!(m.surfaces[0].1, 11);
     }
 
     #[test]

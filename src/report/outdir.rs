@@ -16,6 +16,36 @@ use std::path::{Path, PathBuf};
 /// Name of the lock file inside an output directory.
 pub const LOCK: &str = ".dgatd.lock";
 
+/// The files a resonator run writes into its folder (the probe record, the report, the
+/// plots); [`OutputDir::start_fresh`] moves an earlier run's into [`PREVIOUS`].
+pub const RUN_OUTPUTS: [&str; 10] = [
+    "probe.csv",
+    "spectrum.csv",
+    "modes.csv",
+    "unresolved.csv",
+    "run.toml",
+    "summary.md",
+    "modes.vtu",
+    "convergence.csv",
+    "spectrum.png",
+    "spectrum.svg",
+];
+
+/// The folder (inside an output directory) that holds the outputs of the run before.
+pub const PREVIOUS: &str = "previous";
+
+/// The checkpoint's name (`solver::checkpoint::FILE`).
+const CHECKPOINT: &str = crate::solver::checkpoint::FILE;
+
+/// The step a checkpoint file was written at, from its header (magic, fingerprint, step;
+/// nothing else is read), if it is one.
+fn checkpoint_step(path: &Path) -> Option<u64> {
+    let mut head = [0u8; 24];
+    File::open(path).ok()?.read_exact(&mut head).ok()?;
+    (&head[..5] == b"DGATD")
+        .then(|| u64::from_le_bytes(head[16..24].try_into().unwrap_or_default()))
+}
+
 /// A prepared, locked output directory; the lock is released when this is dropped.
 pub struct OutputDir {
     path: PathBuf,
@@ -48,7 +78,7 @@ impl OutputDir {
             .map_err(|e| bad(format!("the output directory cannot be created: {e}")))?;
         let probe = path.join(".dgatd-write-test");
         (|| -> std::io::Result<()> {
-            let mut f = File::create(&probe)?;
+            let mut f = crate::util::create_fresh(&probe)?;
             f.write_all(b"dgatd")?;
             f.sync_all()
         })()
@@ -58,6 +88,15 @@ impl OutputDir {
         })?;
         std::fs::remove_file(&probe).map_err(|e| bad(format!("{e}")))?;
         let lock_path = path.join(LOCK);
+        // the lock file is opened, not made anew (a live run holds it); a link there would
+        // have this run write its owner line into the link's target
+        if let Ok(m) = std::fs::symlink_metadata(&lock_path)
+            && !m.file_type().is_file()
+        {
+            return Err(bad(format!(
+                "its lock file {LOCK} is not a regular file (a symbolic link or another kind); remove it"
+            )));
+        }
         let mut f = OpenOptions::new()
             .read(true)
             .write(true)
@@ -102,6 +141,56 @@ impl OutputDir {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Makes the folder ready for a new run (not `--resume`), so that it never mixes two
+    /// runs' files and loses none: a folder holding a checkpoint (an interrupted run, or
+    /// the final state of a long one) is refused, naming `--resume`; the outputs of an
+    /// earlier finished or failed run ([`RUN_OUTPUTS`]) are moved into [`PREVIOUS`]`/`
+    /// (replacing an older one), with a notice naming them.
+    pub fn start_fresh(&self) -> Result<Option<String>> {
+        let bad = |why: String| Error::config("out", self.path.display(), why);
+        let ck = self.path.join(CHECKPOINT);
+        if std::fs::symlink_metadata(&ck).is_ok() {
+            let step = checkpoint_step(&ck)
+                .map(|n| format!(" at step {n}"))
+                .unwrap_or_default();
+            return Err(bad(format!(
+                "it holds the checkpoint of an earlier run{step} ({CHECKPOINT}): `dgatd resonator --resume {}` continues that run (or rewrites a finished run's outputs); choose another --out to start afresh beside it, or remove {CHECKPOINT} to discard it",
+                self.path.display()
+            )));
+        }
+        let found: Vec<&str> = RUN_OUTPUTS
+            .iter()
+            .copied()
+            .filter(|n| std::fs::symlink_metadata(self.path.join(n)).is_ok())
+            .collect();
+        if found.is_empty() {
+            return Ok(None);
+        }
+        let prev = self.path.join(PREVIOUS);
+        let replaced = match std::fs::symlink_metadata(&prev) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&prev).map(|_| true),
+            Ok(_) => std::fs::remove_file(&prev).map(|_| true),
+            Err(_) => Ok(false),
+        }
+        .map_err(|e| bad(format!("its {PREVIOUS}/ cannot be replaced: {e}")))?;
+        std::fs::create_dir(&prev).map_err(|e| bad(format!("{PREVIOUS}/ cannot be made: {e}")))?;
+        for n in &found {
+            std::fs::rename(self.path.join(n), prev.join(n))
+                .map_err(|e| bad(format!("{n} cannot be moved into {PREVIOUS}/: {e}")))?;
+        }
+        Ok(Some(format!(
+            "{} held the outputs of an earlier run ({}): moved into {}{}",
+            self.path.display(),
+            found.join(", "),
+            prev.display(),
+            if replaced {
+                format!(" (the {PREVIOUS}/ of the run before it was removed)")
+            } else {
+                String::new()
+            }
+        )))
     }
 
     /// The lock file (`.dgatd.lock` in the folder).

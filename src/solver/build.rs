@@ -227,6 +227,20 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     times.power_s = sel.power_s.get();
     times.stepper_s -= times.power_s;
     let dt_s = dt / C0;
+    // a pulse the time step cannot sample would leave an all-zero record, analysed as if
+    // the cavity were silent
+    if let Some(f) = plan.f_peak_hz
+        && f > 0.25 / dt_s
+    {
+        return Err(Error::config(
+            "f-peak",
+            f,
+            format!(
+                "above what the time step carries: the pulse needs at least 4 steps per period, so f_peak <= {:.4e} Hz at dt = {dt_s:.4e} s",
+                0.25 / dt_s
+            ),
+        ));
+    }
     let (steps, flag) = defaults::steps(plan.length, scales.record_s(), dt_s)?;
     check_record_memory(steps, probe_points.len(), flag, dt_s)?;
     let fmax_hz = defaults::band(
@@ -236,6 +250,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         dt_s,
         &mut notices,
     )?;
+    super::analyse::check_given_cavity(plan, &mesh, fmax_hz)?;
     let built = Built {
         mesh,
         mesh_hash,
@@ -401,7 +416,7 @@ fn check_host_memory(tets: f64, name: &str, value: &str) -> Result<()> {
 pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
     let (mut mesh, hash) = match &plan.mesh {
         MeshSpec::File(p) => {
-            let bytes = std::fs::read(p).map_err(|e| Error::io(p, e))?;
+            let bytes = gmsh::read_file(p)?;
             (
                 gmsh::parse(&bytes, &p.display().to_string())?,
                 Some(crate::util::fnv1a64(&bytes)),

@@ -95,7 +95,7 @@ impl Checkpoint {
         let path = dir.join(FILE);
         let tmp = dir.join(format!("{FILE}.tmp"));
         let io = |e| Error::io(&tmp, e);
-        let file = std::fs::File::create(&tmp).map_err(io)?;
+        let file = crate::util::create_fresh(&tmp).map_err(io)?;
         let cleanup = |e: Error| {
             let _ = std::fs::remove_file(&tmp);
             e
@@ -149,7 +149,8 @@ impl Checkpoint {
             path.to_path_buf()
         };
         let mut bytes = Vec::new();
-        std::fs::File::open(&path)
+        crate::util::regular_file(&path)
+            .and_then(|()| std::fs::File::open(&path))
             .and_then(|mut f| f.read_to_end(&mut bytes))
             .map_err(|e| Error::io(&path, e))?;
         Self::parse(&bytes).map_err(|why| Error::Checkpoint {

@@ -456,7 +456,9 @@ impl Config {
                 format!("{} bytes: too large for a configuration file", meta.len()),
             ));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = crate::util::regular_file(path)
+            .and_then(|()| std::fs::read_to_string(path))
+            .map_err(|e| Error::io(path, e))?;
         let origin = Origin {
             path: path.display().to_string(),
             text,

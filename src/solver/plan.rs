@@ -183,6 +183,17 @@ impl Plan {
                 "must be in (0, 1)",
             ));
         }
+        // run.toml and the checkpoint store the configuration as TOML, whose integers are i64
+        if cfg.seed > i64::MAX as u64 {
+            return Err(Error::config(
+                "seed",
+                cfg.seed,
+                format!(
+                    "must be at most {} (2^63 - 1): run.toml stores it as a TOML integer",
+                    i64::MAX
+                ),
+            ));
+        }
         if !(cfg.checkpoint_minutes >= 0.0 && cfg.checkpoint_minutes.is_finite()) {
             return Err(Error::config(
                 "checkpoint-minutes",
@@ -249,8 +260,10 @@ impl Plan {
             mode_shapes: cfg.mode_shapes,
             seed: cfg.seed,
             checkpoint_steps: usize::try_from(cfg.checkpoint_steps).unwrap_or(usize::MAX),
-            checkpoint_every: (cfg.checkpoint_minutes > 0.0)
-                .then(|| Duration::from_secs_f64(60.0 * cfg.checkpoint_minutes)),
+            // minutes beyond what a Duration holds (1e300) are "never by the clock"
+            checkpoint_every: (cfg.checkpoint_minutes > 0.0).then(|| {
+                Duration::try_from_secs_f64(60.0 * cfg.checkpoint_minutes).unwrap_or(Duration::MAX)
+            }),
             energy_checks: usize::try_from(cfg.energy_checks).unwrap_or(usize::MAX),
             partitioner: cfg.partitioner,
             assembly: cfg.assembly,

@@ -105,6 +105,11 @@ fn run(args: &ResonatorArgs) -> Result<()> {
             if let Some(n) = stale {
                 eprintln!("note: {n}");
             }
+            if p.resume.is_none()
+                && let Some(n) = dir.start_fresh()?
+            {
+                eprintln!("note: {n}");
+            }
             lock = Some(dir);
             Ok((plan, p))
         });
