@@ -7,24 +7,27 @@
 # operator) and to the analytic image of the cylinder's modes (spatial error included).
 # Usage, from the repository root: BEFORE=path AFTER=target/release/dgatd bash results/dispersive/correction/run.sh
 set -euo pipefail
-OUT="${OUT:-results/dispersive/correction}"
-BEFORE="${BEFORE:?the previous binary}"; AFTER="${AFTER:-target/release/dgatd}"
+# On a GPU: LABELS=after AFTER=devbin/dgatd BACKEND=opencl PRECISION=f32 OUT=... (the
+# rows of one binary, on the device, in f32 or f64).
+OUT="${OUT:-results/dispersive/correction}"; mkdir -p "$OUT"
+LABELS="${LABELS:-before after}"; BACKEND="${BACKEND:-cpu}"; PRECISION="${PRECISION:-f64}"
+AFTER="${AFTER:-target/release/dgatd}"
 W=$(mktemp -d)
 cfg() { # name, material table lines
-  printf 'mesh = "bundled:coarse"\nsteps = 12000\nfmax = 4.0e8\nbackend = "cpu"\n\n[materials.vacuum]\neps_r = 1.0\n%s\n' "$2" > "$W/$1.toml"
+  printf 'mesh = "bundled:coarse"\nsteps = 12000\nfmax = 4.0e8\nbackend = "%s"\nprecision = "%s"\n\n[materials.vacuum]\neps_r = 1.0\n%s\n' "$BACKEND" "$PRECISION" "$2" > "$W/$1.toml"
 }
 cfg vacuum ""
 cfg lorentz 'lorentz = [{ delta_eps = 1.0, f_0 = 2.0e8 }]'
 cfg drude 'drude = [{ f_p = 1.0e8 }]'
-for b in before after; do
-  BIN=$BEFORE; [ $b = after ] && BIN=$AFTER
+for b in $LABELS; do
+  BIN=$AFTER; [ $b = before ] && BIN="${BEFORE:?the previous binary}"
   for c in vacuum lorentz drude; do
     $BIN resonator --quiet --config "$W/$c.toml" --out "$W/$b-$c" > "$W/$b-$c.log" 2>&1
     cp "$W/$b-$c/modes.csv" "$OUT/${b}_$c.modes.csv"
     grep "^note: the time step\|dt = " "$W/$b-$c.log" > "$OUT/${b}_$c.notes.txt" || true
   done
 done
-python3 - "$OUT" <<'PY' | tee "$OUT/table.md"
+python3 - "$OUT" $LABELS <<'PY' | tee "$OUT/table.md"
 import csv, math, sys
 out = sys.argv[1]
 def rows(name):
@@ -41,7 +44,7 @@ def images(fill, f):
     return [("", math.sqrt(l + wp * wp) / TAU)]
 print("| binary | fill | line | dt s | f_hz MHz | f_corrected_hz MHz | exact image MHz | raw error | corrected error | analytic image MHz | corrected vs analytic |")
 print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-for b in ["before", "after"]:
+for b in sys.argv[2:]:
     vac = [(float(r["f_corrected_hz"]), r["analytic_mode"], float(r["analytic_hz"] or "nan"))
            for r in rows(f"{b}_vacuum") if r["q"] not in ("", "nan") and float(r["q"]) > 1e3][:4]
     for fill in ["lorentz", "drude"]:
