@@ -420,7 +420,11 @@ fn no_gpu_machine(what: &str) -> bool {
         eprintln!("\n*** SKIPPED: {what} needs a machine whose OpenCL shows no GPU ***\n");
         return false;
     }
-    if icd_dir("probe-icd", &[]).is_none() {
+    // a folder of its own per call: the tests that call this run in parallel, and a shared
+    // one was removed by one test while another wrote into it
+    static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    if icd_dir(&format!("probe-icd-{n}"), &[]).is_none() {
         assert!(
             std::env::var("DGATD_REQUIRE_OPENCL").as_deref() != Ok("1"),
             "DGATD_REQUIRE_OPENCL=1 but no PoCL .icd file in /etc/OpenCL/vendors"

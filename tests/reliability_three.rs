@@ -24,6 +24,47 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Starts `dgatd ARGS --out dir` and returns it once its first checkpoint exists (the run is
+/// then in its time loop).
+fn started_until_checkpoint(args: &[&str], dir: &std::path::Path) -> std::process::Child {
+    let child = dgatd()
+        .args(args)
+        .arg("--out")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !dir.join("checkpoint.bin").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no checkpoint appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// Runs `c` to its end, failing the test (and killing it) if it runs past `secs` seconds:
+/// a liveness limit for inputs that used to make the program hang, not a timing.
+fn output_within(c: &mut Command, secs: u64) -> Output {
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(secs) {
+            child.kill().ok();
+            panic!("{c:?} did not end within {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// A CPU run on the coarse cylinder, long enough to be interrupted in its time loop, with a
 /// checkpoint every 1000 steps.
 const LONG: [&str; 10] = [
@@ -47,22 +88,7 @@ const LONG: [&str; 10] = [
 #[test]
 fn two_sigterms_at_once_still_save_the_run() {
     let dir = tmp("two-sigterms");
-    let child = dgatd()
-        .args(LONG)
-        .arg("--out")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while !dir.join("checkpoint.bin").exists() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "no checkpoint appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = started_until_checkpoint(&LONG, &dir);
     let pid = child.id().to_string();
     // both signals from one shell, back to back
     let st = Command::new("sh")
@@ -279,22 +305,7 @@ fn short_run(out: &PathBuf, steps: &str) -> Command {
 fn a_new_run_keeps_the_earlier_runs_files_apart() {
     let dir = tmp("fresh");
     // an interrupted run: its checkpoint
-    let child = dgatd()
-        .args(LONG)
-        .arg("--out")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while !dir.join("checkpoint.bin").exists() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(120),
-            "no checkpoint appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let child = started_until_checkpoint(&LONG, &dir);
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -483,21 +494,7 @@ fn devices_and_fifos_as_inputs_are_refused_at_once() {
         vec!["report", "--out", &out, &fifo],
     ];
     for args in cases {
-        let mut child = dgatd()
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let t0 = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if t0.elapsed() > Duration::from_secs(30) {
-                child.kill().ok();
-                panic!("{args:?} did not end within 30 s");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let o = child.wait_with_output().unwrap();
+        let o = output_within(dgatd().args(&args), 30);
         let err = stderr(&o);
         assert!(!o.status.success(), "{args:?} accepted: {err}");
         assert_ne!(o.status.code(), Some(101), "{args:?}: {err}");
@@ -524,24 +521,7 @@ fn report_refuses_unmeasured_values_and_writes_only_into_out() {
     let dir = tmp("report");
     std::fs::create_dir_all(&dir).unwrap();
     let run = |csv: &std::path::Path, out: &std::path::Path| {
-        let mut child = dgatd()
-            .arg("report")
-            .arg("--out")
-            .arg(out)
-            .arg(csv)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let t0 = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if t0.elapsed() > Duration::from_secs(120) {
-                child.kill().ok();
-                panic!("report on {} did not end within 120 s", csv.display());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
+        output_within(dgatd().arg("report").arg("--out").arg(out).arg(csv), 120)
     };
     for bad in ["inf", "1e308", "NaN", "-5"] {
         let csv = dir.join("bad.csv");
