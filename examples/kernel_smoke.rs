@@ -61,7 +61,10 @@ use std::time::Instant;
 
 /// The kernel sources the smoke run must cover.
 const SOURCES: [(&str, &str); 5] = [
-    ("cl/dgatd.cl", include_str!("../cl/dgatd.cl")),
+    (
+        dgatd::backend::opencl::PROGRAM,
+        dgatd::backend::opencl::SOURCE,
+    ),
     ("cl/dg.cl", include_str!("../cl/dg.cl")),
     ("cl/fill.cl", include_str!("../cl/fill.cl")),
     ("cl/assemble.cl", include_str!("../cl/assemble.cl")),

@@ -43,6 +43,7 @@ pub mod dg;
 pub mod dga;
 pub mod error;
 pub mod mesh;
+pub mod ocl;
 #[cfg(feature = "partition")]
 pub mod partition;
 pub mod problem;

@@ -1,5 +1,5 @@
 //! Mixed storage (issue 19, a bench variant): the default layouts' operators stored in f32,
-//! the fields and every sum in f64 (`ClStepper::mixed_operators`, `cl/dgatd.cl` built with
+//! the fields and every sum in f64 (`ClStepper::mixed_operators`, the DGA program (`cl/dga/*.cl`) built with
 //! `-D OPREAL=float`).
 //!
 //! - What it computes: the leapfrog of the operators rounded to f32, in f64 arithmetic. On

@@ -215,7 +215,7 @@ fn builds_use_an_explicit_cl_std_and_keep_their_logs() {
     assert!(
         dev.build_logs()
             .iter()
-            .any(|b| b.name == "cl/dgatd.cl"
+            .any(|b| b.name == dgatd::backend::opencl::PROGRAM
                 && b.options.starts_with(&format!("{std} -D REAL=float"))),
         "{}",
         dev.build_log()

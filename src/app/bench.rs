@@ -402,7 +402,7 @@ fn resident_csr_rows<T: Real>(
 /// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
 /// elements per work-item; returns the rows, the best copy first (the ceiling).
 fn stream_rows<T: Real>(dev: &Arc<ClDevice>, cfg: &BenchConfig, base: &Row) -> Result<Vec<Row>> {
-    let k = dev.build::<T>()?;
+    let k = opencl::Kernels::build::<T>(dev)?;
     let s = std::mem::size_of::<T>();
     let n = cfg
         .stream_elems

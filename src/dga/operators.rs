@@ -170,7 +170,7 @@ impl<T: Real> DispOps<T> {
             .fold(0, |a, p| a | (1 << p))
     }
 
-    /// The layout of the fused dual update (`vertex_block_vf` in `cl/dgatd.cl`): the
+    /// The layout of the fused dual update (`vertex_block_vf` in the DGA program (`cl/dga/*.cl`)): the
     /// dispersion of every "pure" vertex (one material around it, no σ; its correction is
     /// the scalar `1/(ε∞ + b₀)`) runs inside the vertex-major dual update, so its `U`, pole
     /// states and `g` are read and written once per step. `vptr`/`vh`: the free half-edges

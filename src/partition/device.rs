@@ -3,7 +3,7 @@
 //!
 //! The local operators are uploaded by [`ClStepper`] in its own layouts (`F[k T + n]`,
 //! vertex-major blocks); this stepper adds index lists and launches the same kernels on
-//! subsets of the local tets, edges and free half-edge slots (`cl/dgatd.cl`, `*_idx`).
+//! subsets of the local tets, edges and free half-edge slots (the DGA program (`cl/dga/*.cl`), `*_idx`).
 //! From [`ClPartStepper::set_time_step`] on, `U` is stored slot-major where the single-device
 //! main job would store it so (lossless, non-dispersive; every halo and source half-edge
 //! free): the vertex-block update then writes it coalesced (`*_sm_idx` kernels), and the

@@ -1,0 +1,189 @@
+//! The kernels of the DGA program ([`SOURCE`]: `cl/common.cl`, `cl/dga/*.cl`) and their build
+//! options.
+
+use super::*;
+
+/// The name of the DGA program in build logs and messages.
+pub const PROGRAM: &str = "cl/dga/*.cl";
+
+/// The DGA program's source, embedded in the binary: `cl/common.cl` (`REAL`, the fp64
+/// pragma), one file per operator under `cl/dga/`, and the bench's probes.
+pub const SOURCE: &str = concat!(
+    include_str!("../../../cl/common.cl"),
+    include_str!("../../../cl/dga/primal.cl"),
+    include_str!("../../../cl/dga/circulation.cl"),
+    include_str!("../../../cl/dga/vertex_block.cl"),
+    include_str!("../../../cl/dga/slot_major.cl"),
+    include_str!("../../../cl/dga/csr.cl"),
+    include_str!("../../../cl/dga/excite.cl"),
+    include_str!("../../../cl/dga/vector.cl"),
+    include_str!("../../../cl/dga/energy.cl"),
+    include_str!("../../../cl/dga/loss.cl"),
+    include_str!("../../../cl/dga/halo.cl"),
+    include_str!("../../../cl/dga/disp.cl"),
+    include_str!("../../../cl/dga/dft.cl"),
+    include_str!("../../../cl/bench/stream.cl"),
+);
+/// Local memory of `vertex_block_sl`'s staged blocks per work-group: 32 KiB, the least an
+/// OpenCL 1.2 device offers.
+pub(super) const STAGE_BYTES: usize = 32 << 10;
+/// Work-items per row of the vector CSR kernel.
+pub const CSR_LANES: usize = 8;
+
+/// The compiled kernels of one precision. The bandwidth probes (`copy`, `triad`, and their
+/// four-per-work-item forms) are public for the bench; the operator kernels are launched
+/// through [`ClStepper`].
+pub struct Kernels {
+    pub(crate) primal_tet: Kernel,
+    pub(crate) primal_row: Kernel,
+    pub(crate) circulation: Kernel,
+    pub(crate) circulation_pair: Kernel,
+    pub(crate) vertex_block: Kernel,
+    pub(crate) vertex_block_h: Kernel,
+    pub(crate) csr_scalar: Kernel,
+    pub(crate) csr_vector: Kernel,
+    pub(crate) source: Kernel,
+    pub(crate) probe: Kernel,
+    pub(crate) scale: Kernel,
+    pub(crate) dot_partial: Kernel,
+    pub(crate) axpy0: Kernel,
+    pub copy: Kernel,
+    pub triad: Kernel,
+    pub(crate) vertex_block_v: Kernel,
+    pub copy4: Kernel,
+    pub triad4: Kernel,
+    pub(crate) loss_rows: Kernel,
+    pub(crate) loss_scatter: Kernel,
+    pub(crate) primal_tet_idx: Kernel,
+    pub(crate) circulation_idx: Kernel,
+    pub(crate) circulation_pair_idx: Kernel,
+    pub(crate) vertex_block_v_idx: Kernel,
+    pub(crate) gather: Kernel,
+    pub(crate) meps_slots: Kernel,
+    pub(crate) sym4_apply: Kernel,
+    pub(crate) scatter: Kernel,
+    pub(crate) dft_acc: Kernel,
+    pub(crate) mag_loss: Kernel,
+    pub(crate) disp_correct: Kernel,
+    pub(crate) disp_poles: Kernel,
+    pub(crate) disp_poles_idx: Kernel,
+    pub(crate) vertex_block_vf: Kernel,
+    pub(crate) vertex_block_v_from: Kernel,
+    pub(crate) primal_sym: Kernel,
+    pub(crate) primal_sym_idx: Kernel,
+    pub(crate) vertex_block_s: Kernel,
+    pub(crate) vertex_block_sl: Kernel,
+    pub(crate) vertex_block_sc: Kernel,
+    pub(crate) vertex_block_s_idx: Kernel,
+    pub(crate) vertex_block_d: Kernel,
+    pub(crate) vertex_block_d_idx: Kernel,
+    pub fma_peak: Kernel,
+    /// the DGA program (`cl/dga/*.cl`) built for the stepper's precision ([`dgatd_options`] without f32
+    /// operators), for the kernels created later ([`ClStepper::dgatd_kernels`]).
+    pub(super) program: Program,
+}
+
+impl Kernels {
+    /// Builds the DGA program (`cl/dga/*.cl`) for precision `T`.
+    pub fn build<T: Real>(dev: &ClDevice) -> Result<Kernels> {
+        if T::NAME == "f64" && !dev.info.fp64 {
+            return Err(Error::config(
+                "precision",
+                "f64",
+                format!(
+                    "device {} has no cl_khr_fp64 (double precision); use --precision f32",
+                    dev.info.name
+                ),
+            ));
+        }
+        let program = dev.build_source(SOURCE, PROGRAM, &dgatd_options::<T>(false))?;
+        let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
+        Ok(Kernels {
+            primal_tet: k("primal_tet")?,
+            primal_row: k("primal_row")?,
+            circulation: k("circulation")?,
+            circulation_pair: k("circulation_pair")?,
+            vertex_block: k("vertex_block")?,
+            vertex_block_h: k("vertex_block_h")?,
+            csr_scalar: k("csr_scalar")?,
+            csr_vector: k("csr_vector")?,
+            source: k("source")?,
+            probe: k("probe")?,
+            scale: k("scale")?,
+            dot_partial: k("dot_partial")?,
+            axpy0: k("axpy0")?,
+            copy: k("copy")?,
+            triad: k("triad")?,
+            vertex_block_v: k("vertex_block_v")?,
+            copy4: k("copy4")?,
+            triad4: k("triad4")?,
+            loss_rows: k("loss_rows")?,
+            loss_scatter: k("loss_scatter")?,
+            primal_tet_idx: k("primal_tet_idx")?,
+            circulation_idx: k("circulation_idx")?,
+            circulation_pair_idx: k("circulation_pair_idx")?,
+            vertex_block_v_idx: k("vertex_block_v_idx")?,
+            gather: k("gather")?,
+            meps_slots: k("meps_slots")?,
+            sym4_apply: k("sym4_apply")?,
+            scatter: k("scatter")?,
+            dft_acc: k("dft_acc")?,
+            mag_loss: k("mag_loss")?,
+            disp_correct: k("disp_correct")?,
+            disp_poles: k("disp_poles")?,
+            disp_poles_idx: k("disp_poles_idx")?,
+            vertex_block_vf: k("vertex_block_vf")?,
+            vertex_block_v_from: k("vertex_block_v_from")?,
+            primal_sym: k("primal_sym")?,
+            primal_sym_idx: k("primal_sym_idx")?,
+            vertex_block_s: k("vertex_block_s")?,
+            vertex_block_sl: k("vertex_block_sl")?,
+            vertex_block_sc: k("vertex_block_sc")?,
+            vertex_block_s_idx: k("vertex_block_s_idx")?,
+            vertex_block_d: k("vertex_block_d")?,
+            vertex_block_d_idx: k("vertex_block_d_idx")?,
+            fma_peak: k("fma_peak")?,
+            program,
+        })
+    }
+}
+
+/// The build options of the DGA program (`cl/dga/*.cl`) for precision `T`; `f32_operators`: the operators of
+/// `primal_sym` and the packed block kernels stored in float (mixed storage, `-D OPREAL=float`).
+pub(super) fn dgatd_options<T: Real>(f32_operators: bool) -> String {
+    let real = if T::NAME == "f64" {
+        "-D REAL=double -D REAL_IS_DOUBLE=1"
+    } else {
+        "-D REAL=float"
+    };
+    let op = if f32_operators {
+        " -D OPREAL=float"
+    } else {
+        ""
+    };
+    format!("{real}{op} -D CSR_LANES={CSR_LANES}")
+}
+
+impl<T: Real> ClStepper<T> {
+    /// Kernels of the DGA program (`cl/dga/*.cl`) for this stepper's precision: from the stepper's own program,
+    /// or, with `f32_operators` (mixed storage), from a program built for them.
+    pub(super) fn dgatd_kernels<const N: usize>(
+        &self,
+        f32_operators: bool,
+        names: [&str; N],
+    ) -> Result<[Kernel; N]> {
+        let built;
+        let program = if f32_operators {
+            let opts = dgatd_options::<T>(true);
+            built = self.dev.build_source(SOURCE, PROGRAM, &opts)?;
+            &built
+        } else {
+            &self.k.program
+        };
+        let mut out = Vec::with_capacity(N);
+        for name in names {
+            out.push(Kernel::create(program, name).map_err(cl_err(name))?);
+        }
+        Ok(out.try_into().unwrap_or_else(|_| unreachable!("N kernels")))
+    }
+}
