@@ -3,6 +3,39 @@
 use super::*;
 
 impl<T: Real> ClStepper<T> {
+    /// Whether this step may run the fused dispersion (factored dual, vertex-major full
+    /// blocks, [`DispVariant::Fused`]).
+    pub(super) fn fused_allowed(&self) -> bool {
+        self.dual == DualForm::Factored
+            && self.variants.block == BlockVariant::Vertex
+            && self.variants.disp == DispVariant::Fused
+    }
+
+    /// The bytes the dispersion adds to a step as this stepper runs it (the byte models
+    /// [`crate::cost::disp_bytes`] and [`crate::cost::disp_bytes_fused`]; 0 without
+    /// dispersion).
+    pub fn disp_bytes(&self) -> f64 {
+        self.disp.bytes(self.fused_allowed())
+    }
+
+    /// The dispersive correction before the dual update (nothing without dispersion; in
+    /// the fused form, the rows the fused kernel does not take).
+    pub fn disp_correct(&self) -> Result<Option<Event>> {
+        self.disp.correct(&self.dev, self.fused_allowed(), &self.u)
+    }
+
+    /// The pole step after the dual update and the source, one launch per dispersive
+    /// material (nothing without dispersion; in the fused form, only the entries the fused
+    /// kernel does not take).
+    pub fn disp_poles(&self) -> Result<Vec<Event>> {
+        self.disp.poles(&self.dev, self.fused_allowed(), &self.u)
+    }
+
+    /// The pole states `(s, g)` read back (empty without dispersion).
+    pub fn disp_state(&self) -> Result<(Vec<T>, Vec<T>)> {
+        self.disp.state(&self.dev)
+    }
+
     /// First half of the factored dual update: per-edge circulations.
     pub fn circulation(&self) -> Result<Event> {
         self.launch_circulation(&self.f)

@@ -80,7 +80,7 @@ impl<T: Real> ClStepper<T> {
     /// product), on the current operators divided by Δt² (so the result is for unit Δt).
     /// Uses the same seeded start vector as [`crate::solver::spectral_radius`].
     pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
-        if self.loss.is_some() || self.disp.is_some() {
+        if self.losses.has_rows() || self.disp.is_on() {
             return Err(Error::config(
                 "power iteration",
                 "lossy operators",

@@ -42,8 +42,6 @@ pub struct Kernels {
     pub(crate) vertex_block_h: Kernel,
     pub(crate) csr_scalar: Kernel,
     pub(crate) csr_vector: Kernel,
-    pub(crate) source: Kernel,
-    pub(crate) probe: Kernel,
     pub(crate) scale: Kernel,
     pub(crate) dot_partial: Kernel,
     pub(crate) axpy0: Kernel,
@@ -52,8 +50,6 @@ pub struct Kernels {
     pub(crate) vertex_block_v: Kernel,
     pub copy4: Kernel,
     pub triad4: Kernel,
-    pub(crate) loss_rows: Kernel,
-    pub(crate) loss_scatter: Kernel,
     pub(crate) primal_tet_idx: Kernel,
     pub(crate) circulation_idx: Kernel,
     pub(crate) circulation_pair_idx: Kernel,
@@ -62,13 +58,6 @@ pub struct Kernels {
     pub(crate) meps_slots: Kernel,
     pub(crate) sym4_apply: Kernel,
     pub(crate) scatter: Kernel,
-    pub(crate) dft_acc: Kernel,
-    pub(crate) mag_loss: Kernel,
-    pub(crate) disp_correct: Kernel,
-    pub(crate) disp_poles: Kernel,
-    pub(crate) disp_poles_idx: Kernel,
-    pub(crate) vertex_block_vf: Kernel,
-    pub(crate) vertex_block_v_from: Kernel,
     pub(crate) primal_sym: Kernel,
     pub(crate) primal_sym_idx: Kernel,
     pub(crate) vertex_block_s: Kernel,
@@ -84,6 +73,12 @@ pub struct Kernels {
 }
 
 impl Kernels {
+    /// The DGA program these kernels came from (the operator components create theirs
+    /// from it).
+    pub(super) fn program(&self) -> &Program {
+        &self.program
+    }
+
     /// Builds the DGA program (`cl/dga/*.cl`) for precision `T`.
     pub fn build<T: Real>(dev: &ClDevice) -> Result<Kernels> {
         if T::NAME == "f64" && !dev.info.fp64 {
@@ -107,8 +102,6 @@ impl Kernels {
             vertex_block_h: k("vertex_block_h")?,
             csr_scalar: k("csr_scalar")?,
             csr_vector: k("csr_vector")?,
-            source: k("source")?,
-            probe: k("probe")?,
             scale: k("scale")?,
             dot_partial: k("dot_partial")?,
             axpy0: k("axpy0")?,
@@ -117,8 +110,6 @@ impl Kernels {
             vertex_block_v: k("vertex_block_v")?,
             copy4: k("copy4")?,
             triad4: k("triad4")?,
-            loss_rows: k("loss_rows")?,
-            loss_scatter: k("loss_scatter")?,
             primal_tet_idx: k("primal_tet_idx")?,
             circulation_idx: k("circulation_idx")?,
             circulation_pair_idx: k("circulation_pair_idx")?,
@@ -127,13 +118,6 @@ impl Kernels {
             meps_slots: k("meps_slots")?,
             sym4_apply: k("sym4_apply")?,
             scatter: k("scatter")?,
-            dft_acc: k("dft_acc")?,
-            mag_loss: k("mag_loss")?,
-            disp_correct: k("disp_correct")?,
-            disp_poles: k("disp_poles")?,
-            disp_poles_idx: k("disp_poles_idx")?,
-            vertex_block_vf: k("vertex_block_vf")?,
-            vertex_block_v_from: k("vertex_block_v_from")?,
             primal_sym: k("primal_sym")?,
             primal_sym_idx: k("primal_sym_idx")?,
             vertex_block_s: k("vertex_block_s")?,

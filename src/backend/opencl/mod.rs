@@ -28,10 +28,13 @@
 //! power iteration), `subset` (a partitioned rank's launches), `forms` (bench-only forms)
 //! and `stepper` (the [`Stepper`] trait, running transforms).
 
+mod dft;
 mod disp;
 mod dual;
 mod energy;
+mod excite;
 mod forms;
+mod install;
 mod kernels;
 mod layout;
 mod loss;
@@ -67,8 +70,10 @@ use crate::ocl::cl_err;
 use crate::problem::Waveform;
 use crate::util::{C64, Rng};
 use crate::{Error, Real, Result};
+use dft::Dft;
 use disp::*;
 use energy::*;
+use excite::{ProbeSet, SourceTerm};
 use kernels::*;
 use layout::*;
 use loss::*;
@@ -79,7 +84,6 @@ use opencl3::program::Program;
 use rayon::prelude::*;
 use slot_major::*;
 use std::sync::Arc;
-use stepper::*;
 use variant::BlockLayout;
 
 /// Device buffers of the operators and the state.
@@ -122,24 +126,17 @@ pub struct ClStepper<T: Real> {
     block_len: usize,
     block_layout: BlockLayout,
     csr: Option<DeviceCsr<T>>,
-    src_idx: Buffer<u32>,
-    src_g: Buffer<T>,
-    nsrc: usize,
-    wave: Option<Waveform>,
-    probe_slots: Buffer<u32>,
-    probe_w: Buffer<T>,
-    samples: Buffer<T>,
-    np: usize,
-    /// The loss step's rows (none until [`ClStepper::set_time_step`] installs it for a
-    /// conducting `Dga`): see [`crate::dga::operators::Operators::loss_h`].
-    loss: Option<DeviceLoss<T>>,
+    /// The source pattern and waveform.
+    src: SourceTerm<T>,
+    /// The probes and their sample buffer.
+    probes: ProbeSet<T>,
+    /// The losses (none until [`ClStepper::set_time_step`] installs them for a conducting
+    /// or magnetically lossy `Dga`).
+    losses: Losses<T>,
     /// Running Fourier transforms of U and F ([`Stepper::dft_start`]).
-    dft: Option<DeviceDft<T>>,
-    /// Magnetic loss (σ*): the lossy tets and their factors `(1 − b)/(1 + b)`, installed
-    /// by [`ClStepper::set_time_step`] (see [`crate::dga::operators::Operators::mag`]).
-    mag: Option<(usize, Buffer<u32>, Buffer<T>)>,
+    dft: Dft<T>,
     /// Dispersion, installed by [`ClStepper::set_time_step`] for a dispersive `Dga`.
-    disp: Option<DeviceDisp<T>>,
+    disp: Dispersion<T>,
     /// The masses and scratch of the energy on the device ([`DeviceEnergy`]), built at the
     /// first [`Stepper::energy`]; `Err` once their allocation failed (the energy is then
     /// computed on the host).
@@ -309,15 +306,6 @@ impl<T: Real> ClStepper<T> {
         } else {
             None
         };
-        let (sidx, sg): (Vec<u32>, Vec<T>) = source
-            .map(|s| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).unzip())
-            .unwrap_or_default();
-        let slots: Vec<u32> = probes.iter().flat_map(|p| p.slots).collect();
-        let w: Vec<T> = probes
-            .iter()
-            .flat_map(|p| p.w.iter().flat_map(|r| r.iter().map(|&x| T::of(x))))
-            .collect();
-        let np = probes.len();
         let mut s = ClStepper {
             p,
             p_per_tet: variants.primal.per_tet(),
@@ -342,18 +330,11 @@ impl<T: Real> ClStepper<T> {
             block,
             block_layout,
             csr,
-            nsrc: sidx.len(),
-            src_idx: dev.upload(&sidx, "source indices")?,
-            src_g: dev.upload(&sg, "source pattern")?,
-            wave: None,
-            probe_slots: dev.upload(&slots, "probe slots")?,
-            probe_w: dev.upload(&w, "probe weights")?,
-            samples: dev.alloc(SAMPLE_CHUNK * np * 3, "probe samples")?,
-            np,
-            loss: None,
-            dft: None,
-            mag: None,
-            disp: None,
+            src: SourceTerm::new(&k, &dev, source)?,
+            probes: ProbeSet::new(&k, &dev, probes)?,
+            losses: Losses::new(&k)?,
+            dft: Dft::new(&k)?,
+            disp: Dispersion::new(&k)?,
             energy: None,
             resident_masses,
             source: source.cloned(),
@@ -497,8 +478,8 @@ impl<T: Real> ClStepper<T> {
         } else {
             self.scale_buf(&self.p, self.p_per_tet * self.tp, a)?;
         }
-        if self.nsrc > 0 {
-            self.scale_buf(&self.src_g, self.nsrc, a)?;
+        if self.src.n > 0 {
+            self.scale_buf(&self.src.g, self.src.n, a)?;
         }
         if self.dga.msig.is_some() || self.dga.disp.is_some() {
             // after the source's scaling: it may replace the pattern for this dt
@@ -511,7 +492,7 @@ impl<T: Real> ClStepper<T> {
         }
         self.dev.finish()?;
         self.dt = dt;
-        self.wave = wave;
+        self.src.wave = wave;
         Ok(())
     }
 
@@ -538,18 +519,21 @@ impl<T: Real> ClStepper<T> {
         ev.push(self.primal_in_layout()?);
         ev.extend(self.loss_update()?);
         ev.extend(self.disp_correct()?);
-        match self.fused() {
-            Some((d, f)) => {
-                ev.push(self.circulation()?);
-                ev.extend(self.vertex_blocks_disp(d, f)?);
-            }
-            None => ev.extend(self.dual_update()?),
+        if self.disp.runs_fused(self.fused_allowed()) {
+            ev.push(self.circulation()?);
+            let (nfree, dev) = (self.nfree, &self.dev);
+            ev.extend(
+                self.disp
+                    .vertex_blocks(dev, &self.block, &self.c, &self.u, nfree)?,
+            );
+        } else {
+            ev.extend(self.dual_update()?);
         }
         let (idx, u) = match &self.slots {
             Some(st) => (&st.src_idx, &st.sm.us),
-            None => (&self.src_idx, &self.u),
+            None => (&self.src.idx, &self.u),
         };
-        ev.extend(self.source_into(idx, &self.src_g, self.nsrc, u, k, Lane::Main, &[])?);
+        ev.extend(self.source_into(idx, &self.src.g, self.src.n, u, k, Lane::Main, &[])?);
         ev.extend(self.disp_poles()?);
         Ok(ev)
     }

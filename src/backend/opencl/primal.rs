@@ -3,6 +3,23 @@
 use super::*;
 
 impl<T: Real> ClStepper<T> {
+    /// The bytes the losses add to a step as this stepper runs it ([`crate::cost::loss_bytes`]:
+    /// the loss step of the conducting vertices and the magnetic loss of the σ* tets; 0
+    /// when lossless).
+    pub fn loss_bytes(&self) -> f64 {
+        self.losses.bytes()
+    }
+
+    /// The loss step `U_v ← B̂_v U_v` at the lossy vertices (nothing when lossless).
+    pub fn loss_update(&self) -> Result<Vec<Event>> {
+        self.losses.update(&self.dev, &self.vptr, &self.vh, &self.u)
+    }
+
+    /// The magnetic loss of the σ* tets before the primal update (None without σ*).
+    pub(super) fn mag_loss(&self) -> Result<Option<Event>> {
+        self.losses.mag_update(&self.dev, self.tp, &self.f)
+    }
+
     /// `F -= P U` with the chosen variant.
     pub fn primal_update(&self) -> Result<Event> {
         self.mag_loss()?;

@@ -36,57 +36,18 @@ impl<T: Real> ClStepper<T> {
         lane: Lane,
         wait: &[&Event],
     ) -> Result<Option<Event>> {
-        let Some(w) = self.wave.filter(|_| n > 0) else {
-            return Ok(None);
-        };
         let t = (k as f64 + 0.5) * self.dt;
-        launch_on(
-            &self.dev,
-            lane,
-            &self.k.source,
-            n,
-            LOCAL.min(64),
-            &[
-                Arg::U32(n as u32),
-                Arg::BufU32(idx),
-                Arg::Buf(g),
-                Arg::Buf(u),
-                Arg::Real(T::of(t)),
-                Arg::Real(T::of(w.t0)),
-                Arg::Real(T::of(w.tau)),
-            ],
-            wait,
-        )
-        .map(Some)
+        self.src.add(&self.dev, (idx, g, n), u, t, lane, wait)
     }
 
     /// The probe kernel writing slot `j` of the sample buffer (main queue), after `wait`;
     /// nothing without probes.
     pub fn sample_probes(&self, j: usize, wait: &[&Event]) -> Result<Option<Event>> {
-        if self.np == 0 {
-            return Ok(None);
-        }
         let (slots, u) = match &self.slots {
             Some(st) => (&st.probe_slots, &st.sm.us),
-            None => (&self.probe_slots, &self.u),
+            None => (&self.probes.slots, &self.u),
         };
-        launch_on(
-            &self.dev,
-            Lane::Main,
-            &self.k.probe,
-            self.np,
-            LOCAL.min(64),
-            &[
-                Arg::U32(self.np as u32),
-                Arg::U32(j as u32),
-                Arg::BufU32(slots),
-                Arg::Buf(&self.probe_w),
-                Arg::Buf(u),
-                Arg::Buf(&self.samples),
-            ],
-            wait,
-        )
-        .map(Some)
+        self.probes.sample(&self.dev, j, slots, u, wait)
     }
 }
 
@@ -133,10 +94,10 @@ impl<T: Real> DeviceSampling<T> for ClStepper<T> {
         &self.dev
     }
     fn n_probes(&self) -> usize {
-        self.np
+        self.probes.n
     }
     fn sample_buffer(&self) -> &Buffer<T> {
-        &self.samples
+        &self.probes.samples
     }
     fn step_and_sample(&mut self, k: usize, j: usize) -> Result<()> {
         self.step(k)?;

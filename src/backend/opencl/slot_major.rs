@@ -223,10 +223,11 @@ impl<T: Real> ClStepper<T> {
                     .as_ref()
                     .map(|s| s.pattern.iter().map(|&(h, _)| es[h as usize]).collect())
                     .unwrap_or_default();
-                debug_assert_eq!(src.len(), self.nsrc);
-                let probes = at(&self
-                    .dev
-                    .read(&self.probe_slots, 3 * self.np, "probe slots")?);
+                debug_assert_eq!(src.len(), self.src.n);
+                let probes =
+                    at(&self
+                        .dev
+                        .read(&self.probes.slots, 3 * self.probes.n, "probe slots")?);
                 self.to_slot_major(&sm)?;
                 self.slots = Some(SlotState {
                     src_idx: self.dev.upload(&src, "source slots")?,

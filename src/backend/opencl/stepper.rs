@@ -1,20 +1,6 @@
-//! [`Stepper`] for [`ClStepper`], with the running Fourier transforms.
+//! [`Stepper`] for [`ClStepper`].
 
 use super::*;
-
-/// The running transforms on the device: `m` frequencies, accumulators of `2 m nh` and
-/// `2 m 4T` values (real and imaginary planes per frequency, F in the device layout) and
-/// this step's phase factors for U and F (`2 m` values each).
-pub(super) struct DeviceDft<T> {
-    pub(super) m: usize,
-    /// Whether `acc_u` accumulates slot-major `US` (`NF + 1` values per plane, the layout
-    /// of `U` at [`Stepper::dft_start`]) instead of `U` by half-edge (`nh`).
-    pub(super) slots: bool,
-    pub(super) acc_u: Buffer<T>,
-    pub(super) acc_f: Buffer<T>,
-    pub(super) pu: Buffer<T>,
-    pub(super) pf: Buffer<T>,
-}
 
 impl<T: Real> Stepper for ClStepper<T> {
     fn name(&self) -> String {
@@ -37,7 +23,7 @@ impl<T: Real> Stepper for ClStepper<T> {
         if !on_device {
             self.dga.require_masses("energy")?;
         }
-        if self.disp.is_none() {
+        if !self.disp.is_on() {
             if self.energy.is_none() {
                 self.energy = Some(self.energy_operands().map_err(|_| ()));
             }
@@ -48,10 +34,10 @@ impl<T: Real> Stepper for ClStepper<T> {
         self.dga.require_masses("energy")?;
         // on the host: dispersive runs (the pole states' energy), or no room on the device
         let (u, f, fnew) = self.state_with_next()?;
-        let aux = match &self.disp {
+        let aux = match self.disp.host() {
             Some(d) => {
                 let (s, _) = self.disp_state()?;
-                crate::backend::cpu::aux_energy_of(&self.dga, &d.host, self.dt, &u, &s)
+                crate::backend::cpu::aux_energy_of(&self.dga, d, self.dt, &u, &s)
             }
             None => 0.0,
         };
@@ -94,110 +80,26 @@ impl<T: Real> Stepper for ClStepper<T> {
         Ok(s.iter().chain(&g).map(|x| x.f64()).collect())
     }
     fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
-        let (ns, ng) = self
-            .disp
-            .as_ref()
-            .map_or((0, 0), |d| (d.host.n_state, d.host.n_g));
-        if aux.len() != ns + ng {
-            return Err(Error::config(
-                "state",
-                aux.len(),
-                format!("this run has {} dispersive state values", ns + ng),
-            ));
-        }
-        if let Some(d) = self.disp.as_mut() {
-            let to = |v: &[f64]| v.iter().map(|&x| T::of(x)).collect::<Vec<T>>();
-            self.dev.write(&mut d.s, &to(&aux[..ns]), "pole states")?;
-            if ng > 0 {
-                self.dev.write(&mut d.g, &to(&aux[ns..]), "pole changes")?;
-            }
-        }
-        Ok(())
+        self.disp.set_state(&self.dev, aux)
     }
     fn dft_start(&mut self, m: usize) -> Result<()> {
-        self.dft = None; // release the old accumulators first
-        let what = |x: &str| format!("mode-shape transforms of {x} ({m} frequencies)");
         // accumulate U where it lives: no move between layouts in the time loop
         let slots = self.slots.is_some();
         let nu = if slots { self.nfree + 1 } else { self.nh };
-        self.dft = Some(DeviceDft {
-            m,
-            slots,
-            acc_u: self.dev.alloc(2 * m * nu, &what("U"))?,
-            acc_f: self.dev.alloc(2 * m * 4 * self.tp, &what("F"))?,
-            pu: self.dev.alloc(2 * m, "phase factors")?,
-            pf: self.dev.alloc(2 * m, "phase factors")?,
-        });
-        Ok(())
+        self.dft.start(&self.dev, m, nu, 4 * self.tp, slots)
     }
 
     fn dft_add(&mut self, pu: &[C64], pf: &[C64]) -> Result<()> {
-        let Some(d) = self.dft.as_mut() else {
-            return Err(Error::config(
-                "mode shapes",
-                "dft_add",
-                "dft_start was not called",
-            ));
+        let u = match &self.slots {
+            Some(st) => (&st.sm.us, self.nfree + 1, true),
+            None => (&self.u, self.nh, false),
         };
-        if pu.len() != d.m || pf.len() != d.m {
-            return Err(Error::config(
-                "mode shapes",
-                pu.len(),
-                "phase factors do not match the started transforms",
-            ));
-        }
-        let pairs =
-            |p: &[C64]| -> Vec<T> { p.iter().flat_map(|z| [T::of(z.re), T::of(z.im)]).collect() };
-        self.dev.write(&mut d.pu, &pairs(pu), "phase factors")?;
-        self.dev.write(&mut d.pf, &pairs(pf), "phase factors")?;
-        let d = self.dft.as_ref().expect("set above");
-        let (nu, u) = match (&self.slots, d.slots) {
-            (Some(st), true) => (self.nfree + 1, &st.sm.us),
-            (None, false) => (self.nh, &self.u),
-            _ => {
-                return Err(Error::config(
-                    "mode shapes",
-                    "dft_add",
-                    "the layout of U changed since dft_start (start the transforms again)",
-                ));
-            }
-        };
-        for (n, p, x, acc) in [
-            (nu, &d.pu, u, &d.acc_u),
-            (4 * self.tp, &d.pf, &self.f, &d.acc_f),
-        ] {
-            launch(
-                &self.dev,
-                &self.k.dft_acc,
-                n,
-                LOCAL,
-                &[
-                    Arg::U32(n as u32),
-                    Arg::U32(d.m as u32),
-                    Arg::Buf(p),
-                    Arg::Buf(x),
-                    Arg::Buf(acc),
-                ],
-            )?;
-        }
-        Ok(())
+        self.dft.add(&self.dev, pu, pf, u, &self.f)
     }
 
     fn dft_take(&self, m: usize) -> Result<(Vec<C64>, Vec<C64>)> {
-        let Some(d) = self.dft.as_ref().filter(|d| m < d.m) else {
-            return Err(Error::config("mode shapes", m, "no such running transform"));
-        };
-        let plane = |b: &Buffer<T>, n: usize, k: usize| -> Result<Vec<f64>> {
-            let p = self
-                .dev
-                .read_range(b, (2 * m + k) * n, n, "mode-shape transform")?;
-            Ok(p.iter().map(|x| x.f64()).collect())
-        };
-        let nf = 4 * self.tp;
-        let nu = if d.slots { self.nfree + 1 } else { self.nh };
-        let (ur, ui) = (plane(&d.acc_u, nu, 0)?, plane(&d.acc_u, nu, 1)?);
-        let (fr, fi) = (plane(&d.acc_f, nf, 0)?, plane(&d.acc_f, nf, 1)?);
-        let x = match d.slots {
+        let (slots, [ur, ui, fr, fi]) = self.dft.take(&self.dev, m)?;
+        let x = match slots {
             // back to half-edges: slot NF (zero) for those that are not free
             true => self
                 .half_edge_slots()
