@@ -533,27 +533,6 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         ),
         (
             &(u0.clone(), f0.clone()),
-            PrimalVariant::Sym,
-            DualForm::Factored,
-            CsrVariant::Vector,
-            BlockVariant::Diag,
-        ),
-        (
-            &(u0.clone(), f0.clone()),
-            PrimalVariant::Sym,
-            DualForm::Factored,
-            CsrVariant::Vector,
-            BlockVariant::PackedLocal,
-        ),
-        (
-            &(u0.clone(), f0.clone()),
-            PrimalVariant::Sym,
-            DualForm::Factored,
-            CsrVariant::Vector,
-            BlockVariant::PackedSharedC,
-        ),
-        (
-            &(u0.clone(), f0.clone()),
             PrimalVariant::Tet,
             DualForm::Factored,
             CsrVariant::Vector,
@@ -561,21 +540,14 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         ),
         (
             &(u0.clone(), f0.clone()),
-            PrimalVariant::Row,
-            DualForm::Factored,
-            CsrVariant::Vector,
-            BlockVariant::HalfEdge,
-        ),
-        (
-            &(u0.clone(), f0.clone()),
-            PrimalVariant::Tet,
+            PrimalVariant::Sym,
             DualForm::Csr,
-            CsrVariant::Scalar,
+            CsrVariant::Vector,
             BlockVariant::Vertex,
         ),
         (
             &(u0.clone(), f0.clone()),
-            PrimalVariant::Row,
+            PrimalVariant::Tet,
             DualForm::Csr,
             CsrVariant::Vector,
             BlockVariant::Vertex,
@@ -606,8 +578,8 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         let (uc, fc) = c.state()?;
         let primal = match pv {
             PrimalVariant::Tet => "primal_tet",
-            PrimalVariant::Row => "primal_row",
             PrimalVariant::Sym => "primal_sym",
+            _ => unreachable!("the cases above use Tet and Sym"),
         };
         let dual: &[&str] = match (form, cv, bv) {
             (DualForm::Factored, _, BlockVariant::Vertex) => {
@@ -616,18 +588,8 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
             (DualForm::Factored, _, BlockVariant::Packed) => {
                 &["circulation_pair", "vertex_block_s"]
             }
-            (DualForm::Factored, _, BlockVariant::Diag) => &["circulation_pair", "vertex_block_d"],
-            (DualForm::Factored, _, BlockVariant::PackedLocal) => {
-                &["circulation_pair", "vertex_block_sl"]
-            }
-            (DualForm::Factored, _, BlockVariant::PackedSharedC) => {
-                &["circulation_pair", "vertex_block_sc"]
-            }
-            (DualForm::Factored, _, BlockVariant::HalfEdge) => {
-                &["circulation_pair", "vertex_block"]
-            }
-            (DualForm::Csr, CsrVariant::Scalar, _) => &["csr_scalar"],
-            (DualForm::Csr, CsrVariant::Vector, _) => &["csr_vector"],
+            (DualForm::Csr, _, _) => &["csr_vector"],
+            _ => unreachable!("the cases above use the Vertex and Packed blocks"),
         };
         s.covered(&[primal, "source", "probe"]);
         s.covered(dual);
@@ -688,11 +650,6 @@ fn dga<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     slot_major(&mut g, &u0, &f0, s)?;
     slot_major_subsets(&mut g, &d, s, tol)?;
     energy(&mut g, &d, &ops, &u0, &f0, s, tol)?;
-    g.set_variants(Variants {
-        block: BlockVariant::Diag,
-        ..Variants::default()
-    })?;
-    subsets(&mut g, &d, &ops, &u0, &f0, s, tol)?;
     Ok(())
 }
 
@@ -998,12 +955,6 @@ fn subsets<T: Real>(
         let block = match (v.block, idx) {
             (BlockVariant::Packed, false) => "vertex_block_s",
             (BlockVariant::Packed, true) => "vertex_block_s_idx",
-            (BlockVariant::PackedLocal, false) => "vertex_block_sl",
-            (BlockVariant::PackedLocal, true) => "vertex_block_s_idx",
-            (BlockVariant::PackedSharedC, false) => "vertex_block_sc",
-            (BlockVariant::PackedSharedC, true) => "vertex_block_s_idx",
-            (BlockVariant::Diag, false) => "vertex_block_d",
-            (BlockVariant::Diag, true) => "vertex_block_d_idx",
             _ => full[2],
         };
         let circ = match (v.circ, idx) {

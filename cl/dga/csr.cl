@@ -1,15 +1,4 @@
-// The dual update in CSR form, U += D F (scalar and vector kernels).
-
-// U += D F with D in CSR: one work-item per row.
-__kernel void csr_scalar(const uint NR, __global const uint* restrict rowptr, __global const uint* restrict col,
-                         __global const real* restrict val, __global const real* restrict F,
-                         __global real* restrict U) {
-    const size_t r = get_global_id(0);
-    if (r >= NR) return;
-    real acc = 0;
-    for (uint k = rowptr[r]; k < rowptr[r + 1]; k++) acc += val[k] * F[col[k]];
-    U[r] += acc;
-}
+// The dual update in CSR form, U += D F (CSR_LANES work-items per row).
 
 // U += D F with D in CSR: CSR_LANES work-items per row, reduced in local memory.
 __kernel void csr_vector(const uint NR, __global const uint* restrict rowptr, __global const uint* restrict col,

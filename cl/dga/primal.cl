@@ -1,6 +1,6 @@
 // The primal update F -= P U (design note §8): the symmetric form primal_sym (default),
-// the stored 4x6 blocks primal_tet and the seed's row mapping primal_row, and their index
-// subsets. Part of the DGA program (backend::opencl::kernels), after common.cl.
+// the stored 4x6 blocks primal_tet, and their index subsets.
+// Part of the DGA program (backend::opencl::kernels), after common.cl.
 
 // F -= P (U_a + U_b) for tet n (the body of primal_tet and primal_tet_idx). Bit 31 of an
 // edge id in PE is the edge's orientation bit (primal_sym_one), masked off here.
@@ -85,19 +85,4 @@ __kernel void primal_tet_idx(const uint T, const uint NI, __global const uint* r
     const size_t i = get_global_id(0);
     if (i >= NI) return;
     primal_one(idx[i], T, P, PE, U, F);
-}
-
-// The seed's mapping: one work-item per output row (4T work-items, row r = gid / T).
-__kernel void primal_row(const uint T, __global const real* restrict P, __global const uint* restrict PE,
-                         __global const real* restrict U, __global real* restrict F) {
-    const size_t gid = get_global_id(0);
-    if (gid >= (size_t)4 * T) return;
-    const size_t r = gid / T;
-    const size_t n = gid - r * T;
-    real acc = 0;
-    for (int c = 0; c < 6; c++) {
-        const size_t e = PE[(size_t)c * T + n] & EDGE_MASK;
-        acc += P[(r * 6 + c) * T + n] * (U[2 * e] + U[2 * e + 1]);
-    }
-    F[r * T + n] -= acc;
 }

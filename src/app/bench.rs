@@ -881,72 +881,24 @@ fn device_rows<T: Real>(
             push(kernel, &variant, v, bytes);
         }
     }
-    // the packed triangle with its blocks or its circulations staged in local memory per
-    // work-group (same layout and bytes)
-    for (v, step) in [
-        (BlockVariant::PackedLocal, "tet_sym+factored_sym_local"),
-        (BlockVariant::PackedSharedC, "tet_sym+factored_sym_cstage"),
-    ] {
-        s.set_variants(Variants { block: v, ..sym_v })?;
-        push(
-            "dual_factored",
-            v.name(),
-            time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
-            by.vertex_block_sym,
-        );
-        push(
-            "step",
-            step,
-            step_times(dev, w, n, &s)?,
-            by.primal_sym + by.circulation + by.vertex_block_sym,
-        );
-    }
-    // the diagonal layout: its values in place of the packed triangle's
-    let s_real = std::mem::size_of::<T>() as f64;
-    let diag_len = *dga.meps.diag_offsets().last().unwrap_or(&0) as f64;
-    let diag_bytes = by.vertex_block_sym + s_real * (diag_len - dga.counts().packed as f64);
-    s.set_variants(Variants {
-        block: BlockVariant::Diag,
-        ..sym_v
-    })?;
-    push(
-        "dual_factored",
-        BlockVariant::Diag.name(),
-        time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
-        diag_bytes,
-    );
-    push(
-        "step",
-        "tet_sym+factored_diag",
-        step_times(dev, w, n, &s)?,
-        by.primal_sym + by.circulation + diag_bytes,
-    );
     let base_v = Variants {
         primal: PrimalVariant::Tet,
         block: BlockVariant::Vertex,
         ..sym_v
     };
-    for v in [PrimalVariant::Tet, PrimalVariant::Row] {
-        s.set_variants(Variants {
-            primal: v,
-            ..base_v
-        })?;
-        push(
-            "primal",
-            v.name(),
-            time_events(dev, w, n, || Ok(vec![s.primal_update()?]))?,
-            by.primal,
-        );
-    }
-    for v in [BlockVariant::HalfEdge, BlockVariant::Vertex] {
-        s.set_variants(Variants { block: v, ..base_v })?;
-        push(
-            "dual_factored",
-            v.name(),
-            time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
-            by.vertex_block,
-        );
-    }
+    s.set_variants(base_v)?;
+    push(
+        "primal",
+        PrimalVariant::Tet.name(),
+        time_events(dev, w, n, || Ok(vec![s.primal_update()?]))?,
+        by.primal,
+    );
+    push(
+        "dual_factored",
+        BlockVariant::Vertex.name(),
+        time_events(dev, w, n, || Ok(vec![s.vertex_blocks()?]))?,
+        by.vertex_block,
+    );
     push(
         "dual_factored",
         "both",
@@ -960,13 +912,12 @@ fn device_rows<T: Real>(
         by.primal + by.circulation + by.vertex_block,
     );
     if with_csr {
-        for v in [CsrVariant::Scalar, CsrVariant::Vector] {
-            s.set_variants(Variants { csr: v, ..base_v })?;
-            let name = if v == CsrVariant::Scalar {
-                "scalar"
-            } else {
-                "vector"
-            };
+        {
+            s.set_variants(Variants {
+                csr: CsrVariant::Vector,
+                ..base_v
+            })?;
+            let name = "vector";
             push(
                 "dual_csr",
                 name,

@@ -91,48 +91,8 @@ impl<T: Real> ClStepper<T> {
 
     /// `u += B c` with the configured mapping (c: the stepper's circulation buffer).
     pub(super) fn launch_vertex_blocks(&self, u: &Buffer<T>) -> Result<Event> {
-        // the vertex-major kernels share their arguments; the staged forms add local memory
-        let (kernel, extra) = match self.variants.block {
-            BlockVariant::PackedLocal => (
-                &self.k.vertex_block_sl,
-                vec![Arg::U32(self.stage_cap), Arg::Local(STAGE_BYTES)],
-            ),
-            BlockVariant::PackedSharedC => (
-                &self.k.vertex_block_sc,
-                vec![Arg::Local(LOCAL * std::mem::size_of::<T>())],
-            ),
-            _ => (self.block_kernels().0, vec![]),
-        };
-        match self.variants.block {
-            BlockVariant::Vertex
-            | BlockVariant::Packed
-            | BlockVariant::Diag
-            | BlockVariant::PackedLocal
-            | BlockVariant::PackedSharedC => {
-                let args: Vec<Arg<T>> = self
-                    .vertex_major_args(self.block_offsets(), Arg::Buf(&self.block), u)
-                    .into_iter()
-                    .chain(extra)
-                    .collect();
-                launch(&self.dev, kernel, self.nfree, LOCAL, &args)
-            }
-            BlockVariant::HalfEdge => launch(
-                &self.dev,
-                &self.k.vertex_block,
-                self.nh,
-                LOCAL,
-                &[
-                    Arg::U32(self.nh as u32),
-                    Arg::BufU64(&self.hrow),
-                    Arg::BufU32(&self.hvert),
-                    Arg::BufU32(&self.vptr),
-                    Arg::BufU32(&self.vh),
-                    Arg::Buf(&self.block),
-                    Arg::Buf(&self.c),
-                    Arg::Buf(u),
-                ],
-            ),
-        }
+        let args = self.vertex_major_args(self.block_offsets(), Arg::Buf(&self.block), u);
+        launch(&self.dev, self.block_kernels().0, self.nfree, LOCAL, &args)
     }
 
     /// The arguments the vertex-major block kernels share: slots, vertex pointers, the
@@ -169,11 +129,10 @@ impl<T: Real> ClStepper<T> {
         match self.block_layout {
             BlockLayout::Full => (&self.k.vertex_block_v, &self.k.vertex_block_v_idx),
             BlockLayout::Tri => (&self.k.vertex_block_s, &self.k.vertex_block_s_idx),
-            BlockLayout::Diag => (&self.k.vertex_block_d, &self.k.vertex_block_d_idx),
         }
     }
 
-    /// `U += D F` with the CSR matrix (scalar or vector kernel).
+    /// `U += D F` with the CSR matrix (the vector kernel).
     pub fn csr_update(&self) -> Result<Event> {
         let (ip, ix, dv, _) = self.csr.as_ref().ok_or_else(|| {
             Error::config(
@@ -184,20 +143,6 @@ impl<T: Real> ClStepper<T> {
         })?;
         let nr = self.nh as u32;
         match self.variants.csr {
-            CsrVariant::Scalar => launch(
-                &self.dev,
-                &self.k.csr_scalar,
-                self.nh,
-                LOCAL,
-                &[
-                    Arg::U32(nr),
-                    Arg::BufU32(ip),
-                    Arg::BufU32(ix),
-                    Arg::Buf(dv),
-                    Arg::Buf(&self.f),
-                    Arg::Buf(&self.u),
-                ],
-            ),
             CsrVariant::Vector => launch(
                 &self.dev,
                 &self.k.csr_vector,

@@ -24,9 +24,7 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../cl/dga/dft.cl"),
     include_str!("../../../cl/bench/stream.cl"),
 );
-/// Local memory of `vertex_block_sl`'s staged blocks per work-group: 32 KiB, the least an
-/// OpenCL 1.2 device offers.
-pub(super) const STAGE_BYTES: usize = 32 << 10;
+
 /// Work-items per row of the vector CSR kernel.
 pub const CSR_LANES: usize = 8;
 
@@ -35,12 +33,9 @@ pub const CSR_LANES: usize = 8;
 /// through [`ClStepper`].
 pub struct Kernels {
     pub(crate) primal_tet: Kernel,
-    pub(crate) primal_row: Kernel,
     pub(crate) circulation: Kernel,
     pub(crate) circulation_pair: Kernel,
-    pub(crate) vertex_block: Kernel,
     pub(crate) vertex_block_h: Kernel,
-    pub(crate) csr_scalar: Kernel,
     pub(crate) csr_vector: Kernel,
     pub(crate) scale: Kernel,
     pub(crate) dot_partial: Kernel,
@@ -61,11 +56,7 @@ pub struct Kernels {
     pub(crate) primal_sym: Kernel,
     pub(crate) primal_sym_idx: Kernel,
     pub(crate) vertex_block_s: Kernel,
-    pub(crate) vertex_block_sl: Kernel,
-    pub(crate) vertex_block_sc: Kernel,
     pub(crate) vertex_block_s_idx: Kernel,
-    pub(crate) vertex_block_d: Kernel,
-    pub(crate) vertex_block_d_idx: Kernel,
     pub fma_peak: Kernel,
     /// the DGA program (`cl/dga/*.cl`) built for the stepper's precision ([`dgatd_options`] without f32
     /// operators), for the kernels created later ([`ClStepper::dgatd_kernels`]).
@@ -95,12 +86,9 @@ impl Kernels {
         let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
         Ok(Kernels {
             primal_tet: k("primal_tet")?,
-            primal_row: k("primal_row")?,
             circulation: k("circulation")?,
             circulation_pair: k("circulation_pair")?,
-            vertex_block: k("vertex_block")?,
             vertex_block_h: k("vertex_block_h")?,
-            csr_scalar: k("csr_scalar")?,
             csr_vector: k("csr_vector")?,
             scale: k("scale")?,
             dot_partial: k("dot_partial")?,
@@ -121,11 +109,7 @@ impl Kernels {
             primal_sym: k("primal_sym")?,
             primal_sym_idx: k("primal_sym_idx")?,
             vertex_block_s: k("vertex_block_s")?,
-            vertex_block_sl: k("vertex_block_sl")?,
-            vertex_block_sc: k("vertex_block_sc")?,
             vertex_block_s_idx: k("vertex_block_s_idx")?,
-            vertex_block_d: k("vertex_block_d")?,
-            vertex_block_d_idx: k("vertex_block_d_idx")?,
             fma_peak: k("fma_peak")?,
             program,
         })

@@ -113,11 +113,9 @@ pub(super) fn upload_primal<T: Real>(
         PrimalVariant::Sym => upload_columns(dev, t, 10, what, T::zero(), |k, n| {
             T::of(scale(n) * dga.mmu_inv[n][k])
         }),
-        PrimalVariant::Tet | PrimalVariant::Row => {
-            upload_columns(dev, t, 24, what, T::zero(), |rl, n| {
-                T::of(scale(n) * dga.primal_entry(n, rl / 6, rl % 6))
-            })
-        }
+        PrimalVariant::Tet => upload_columns(dev, t, 24, what, T::zero(), |rl, n| {
+            T::of(scale(n) * dga.primal_entry(n, rl / 6, rl % 6))
+        }),
     }
 }
 
@@ -166,10 +164,6 @@ pub(super) fn upload_blocks<U: Copy + Sync, T: Real>(
         BlockLayout::Tri => {
             let off = layout.packed_offsets();
             packed(layout.pack(full, &off, f), off)
-        }
-        BlockLayout::Diag => {
-            let off = layout.diag_offsets();
-            packed(layout.pack_diag(full, &off, f), off)
         }
         BlockLayout::Full => {
             let b = dev.upload_with(full.len(), "vertex blocks", |i| f(full[i]))?;

@@ -74,7 +74,6 @@ use dft::Dft;
 use disp::*;
 use energy::*;
 use excite::{ProbeSet, SourceTerm};
-use kernels::*;
 use layout::*;
 use loss::*;
 use opencl3::event::Event;
@@ -90,9 +89,6 @@ use variant::BlockLayout;
 pub struct ClStepper<T: Real> {
     dev: Arc<ClDevice>,
     k: Kernels,
-    /// Reals of local memory `vertex_block_sl` may stage per work-group (a larger range is
-    /// read from global memory).
-    stage_cap: u32,
     dga: Arc<Dga>,
     dual: DualForm,
     variants: Variants,
@@ -342,7 +338,6 @@ impl<T: Real> ClStepper<T> {
             nonfree_zero: true,
             ghosts: None,
             k,
-            stage_cap: (STAGE_BYTES / std::mem::size_of::<T>()) as u32,
             dev,
             dga,
             dual,
@@ -360,13 +355,6 @@ impl<T: Real> ClStepper<T> {
     /// The kernel variants launched.
     pub fn variants(&self) -> Variants {
         self.variants
-    }
-
-    /// Limits the local staging of `vertex_block_sl` to `reals` per work-group (default: 32
-    /// KiB of them); 0 sends every work-group down its global-memory path (for tests).
-    #[doc(hidden)]
-    pub fn set_stage_cap(&mut self, reals: u32) {
-        self.stage_cap = reals.min((STAGE_BYTES / std::mem::size_of::<T>()) as u32);
     }
 
     /// Chooses the kernel variants (a CSR variant needs the stepper built with the CSR

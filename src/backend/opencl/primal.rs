@@ -46,7 +46,6 @@ impl<T: Real> ClStepper<T> {
         ];
         match self.variants.primal {
             PrimalVariant::Tet => launch(&self.dev, &pk.primal_tet, tp, LOCAL, &args),
-            PrimalVariant::Row => launch(&self.dev, &pk.primal_row, 4 * tp, LOCAL, &args),
             PrimalVariant::Sym => launch(&self.dev, &pk.primal_sym, tp, LOCAL, &args),
         }
     }

@@ -5,11 +5,10 @@ use super::*;
 /// Which primal kernel to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum PrimalVariant {
     /// One work-item per tet, the 4x6 block `Δt Mmu⁻¹ C` stored (24 values per tet).
     Tet,
-    /// One work-item per output row, the seed's mapping (same storage as `Tet`).
-    Row,
     /// One work-item per tet, `Δt Mmu⁻¹` stored as its 10-value upper triangle and the
     /// incidence `C` rebuilt from orientation bits in the kernel (default: 112 fewer bytes
     /// per tet in f64, see results/h200/).
@@ -20,7 +19,6 @@ impl PrimalVariant {
     pub fn name(self) -> &'static str {
         match self {
             PrimalVariant::Tet => "tet",
-            PrimalVariant::Row => "row",
             PrimalVariant::Sym => "tet_sym",
         }
     }
@@ -34,11 +32,12 @@ impl PrimalVariant {
     }
 }
 
-/// Mapping of the per-vertex block kernel.
+/// Mapping of the per-vertex block kernel. (The forms no run selected, by half-edge, with
+/// local staging of blocks or circulations, and by wrapped diagonals, were retired in issue
+/// 46; their figures stay in `results/h200/`, their code in the history before that commit.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BlockVariant {
-    /// One work-item per half-edge slot `2e + s`, reading its row (uncoalesced).
-    HalfEdge,
     /// Vertex-major: the slots of a vertex are consecutive work-items reading columns of
     /// the symmetric block (coalesced). Default with dispersion (the fused dispersive
     /// kernel reads this layout).
@@ -46,16 +45,6 @@ pub enum BlockVariant {
     /// Vertex-major over packed blocks: each block's upper triangle, `d(d+1)/2` values
     /// instead of `d²`. Default without dispersion.
     Packed,
-    /// [`BlockVariant::Packed`] with each work-group's blocks staged in local memory by
-    /// coalesced reads first (kernel `vertex_block_sl`; the same layout).
-    PackedLocal,
-    /// [`BlockVariant::Packed`] with the circulations of each work-group's slots staged in
-    /// local memory (kernel `vertex_block_sc`; the same layout and the same sums, so the same result up to
-    /// the compiler's FMA contraction).
-    PackedSharedC,
-    /// Vertex-major over blocks stored by wrapped diagonals, `d(⌊d/2⌋+1)` values: every
-    /// read coalesced, each thread its own circulation.
-    Diag,
 }
 
 /// How the vertex blocks are stored on the device.
@@ -63,36 +52,29 @@ pub enum BlockVariant {
 pub(super) enum BlockLayout {
     Full,
     Tri,
-    Diag,
 }
 
 impl BlockVariant {
     pub fn name(self) -> &'static str {
         match self {
-            BlockVariant::HalfEdge => "vertex_block_halfedge",
             BlockVariant::Vertex => "vertex_block",
             BlockVariant::Packed => "vertex_block_sym",
-            BlockVariant::PackedLocal => "vertex_block_sym_local",
-            BlockVariant::PackedSharedC => "vertex_block_sym_cstage",
-            BlockVariant::Diag => "vertex_block_diag",
         }
     }
 
     pub(super) fn layout(self) -> BlockLayout {
         match self {
-            BlockVariant::Packed | BlockVariant::PackedLocal | BlockVariant::PackedSharedC => {
-                BlockLayout::Tri
-            }
-            BlockVariant::Diag => BlockLayout::Diag,
-            _ => BlockLayout::Full,
+            BlockVariant::Packed => BlockLayout::Tri,
+            BlockVariant::Vertex => BlockLayout::Full,
         }
     }
 }
 
-/// CSR variant of the dual update.
+/// CSR variant of the dual update: `CSR_LANES` work-items per row, reduced in local memory
+/// (the one-row-per-work-item form no run selected was retired in issue 46).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CsrVariant {
-    Scalar,
     Vector,
 }
 
