@@ -1,4 +1,4 @@
-//! Kernel smoke run: launches every kernel of `cl/dgatd.cl`, `cl/dg.cl`, `cl/fill.cl` and
+//! Kernel smoke run: launches every kernel of the DGA and DG programs (`cl/dga/*.cl`, `cl/dg/*.cl`), `cl/fill.cl` and
 //! `cl/assemble.cl` at least once on a tiny case, through the library's own launch paths,
 //! on any OpenCL device chosen by name or index, and checks every result against the CPU
 //! reference.
@@ -65,7 +65,7 @@ const SOURCES: [(&str, &str); 5] = [
         dgatd::backend::opencl::PROGRAM,
         dgatd::backend::opencl::SOURCE,
     ),
-    ("cl/dg.cl", include_str!("../cl/dg.cl")),
+    (dgatd::dg::opencl::PROGRAM, dgatd::dg::opencl::SOURCE),
     ("cl/fill.cl", include_str!("../cl/fill.cl")),
     ("cl/assemble.cl", include_str!("../cl/assemble.cl")),
     ("cl/pack.cl", include_str!("../cl/pack.cl")),
@@ -1538,16 +1538,11 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         let mut sc = vec![];
         c.advance(0, steps, &mut sc)?;
         let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), dt, Some(src), probes)?;
-        // the resident and pipelined updates' work-groups walk over more than one chunk of
-        // tets
-        g.set_resident_groups(2);
         for (u, kernel) in [
             (DgUpdate::Node, "dg_update"),
             (DgUpdate::Blocked, "dg_update_blk"),
-            (DgUpdate::Resident, "dg_update_lm"),
             (DgUpdate::Paired, "dg_update_pair"),
             (DgUpdate::TwoNodes, "dg_update_nb"),
-            (DgUpdate::Pipelined, "dg_update_pipe"),
             (DgUpdate::Lines, "dg_update_nc"),
         ] {
             g.set_update(u)?;

@@ -886,8 +886,6 @@ fn dg_blocked_update_matches_the_node_update() {
         let mut g = DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, Some(src.clone()), vec![])
             .unwrap();
         let groups: Vec<usize> = kernels().into_iter().map(|u| g.tets_per_group(u)).collect();
-        // the resident and pipelined kernels' work-groups walk over several chunks each
-        g.set_resident_groups(2);
         let mut run = |u: DgUpdate| {
             g.set_update(u).unwrap();
             g.set_state(q0, &[]).unwrap();

@@ -1,4 +1,4 @@
-//! The DG time loop on an OpenCL device: `cl/dg.cl` (flux, update with volume + lift +
+//! The DG time loop on an OpenCL device: `cl/dg/*.cl` (flux, update with volume + lift +
 //! LSERK stage, probes), built with `-D REAL`, `-D NP`, `-D NFP`. Uses the safe wrappers of
 //! [`crate::backend::opencl`] (buffers, builds, launches), so it holds no `unsafe` itself.
 
@@ -14,7 +14,15 @@ use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use std::sync::Arc;
 
-const SOURCE: &str = include_str!("../../cl/dg.cl");
+pub const SOURCE: &str = concat!(
+    include_str!("../../cl/dg/common.cl"),
+    include_str!("../../cl/dg/node.cl"),
+    include_str!("../../cl/dg/blocked.cl"),
+    include_str!("../../cl/dg/two_nodes.cl"),
+    include_str!("../../cl/dg/lines.cl"),
+);
+/// The name of the DG program in build logs and messages.
+pub const PROGRAM: &str = "cl/dg/*.cl";
 
 /// The form of the DG update kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,20 +33,12 @@ pub enum DgUpdate {
     /// `dg_update_blk`: several tets per work-group, their fields and fluxes staged in local
     /// memory by coalesced loads, the operators transposed.
     Blocked,
-    /// `dg_update_lm`: the operators copied into local memory once per work-group, which
-    /// then walks over chunks of tets (fields staged, a work-item per node).
-    Resident,
     /// `dg_update_pair`: [`DgUpdate::Blocked`] with every operand read two values at a
     /// time (operators stored in pairs of columns, staged rows padded to an even length).
     Paired,
     /// `dg_update_nb`: [`DgUpdate::Blocked`] with two nodes per work-item (each staged value
     /// loaded feeds both).
     TwoNodes,
-    /// `dg_update_pipe`: [`DgUpdate::TwoNodes`]'s sums in persistent work-groups whose
-    /// first work-items (the producers) stage the next chunk of tets into a second local
-    /// buffer while the others sum the current one, so that the memory traffic overlaps the
-    /// multiply-adds.
-    Pipelined,
     /// `dg_update_nc`: [`DgUpdate::TwoNodes`] with 16 work-items per tet, each owning the
     /// nodes t, t + 16, ... over operator rows padded to a multiple of 16 values (so that a
     /// warp's operator load reads one aligned 128-byte line in f64), the nodes left over
@@ -48,13 +48,11 @@ pub enum DgUpdate {
 
 impl DgUpdate {
     /// Every form, in the order the bench rows and tests take them.
-    pub const ALL: [DgUpdate; 7] = [
+    pub const ALL: [DgUpdate; 5] = [
         DgUpdate::Node,
         DgUpdate::Blocked,
-        DgUpdate::Resident,
         DgUpdate::Paired,
         DgUpdate::TwoNodes,
-        DgUpdate::Pipelined,
         DgUpdate::Lines,
     ];
 
@@ -63,10 +61,8 @@ impl DgUpdate {
         match self {
             DgUpdate::Node => "node",
             DgUpdate::Blocked => "blocked",
-            DgUpdate::Resident => "resident",
             DgUpdate::Paired => "paired",
             DgUpdate::TwoNodes => "two_nodes",
-            DgUpdate::Pipelined => "pipelined",
             DgUpdate::Lines => "lines",
         }
     }
@@ -87,17 +83,6 @@ fn nodes_per_item() -> usize {
 fn stage_bytes() -> usize {
     env_usize("DGATD_DG_STAGE_BYTES", DG_STAGE_BYTES)
 }
-/// Producer work-items of `dg_update_pipe` (a warp on NVIDIA; `DGATD_DG_PIPE_PRODUCERS`
-/// for tuning).
-const DG_PIPE_PRODUCERS: usize = 32;
-/// Values each producer of `dg_update_pipe` loads before it stores them
-/// (`DGATD_DG_PIPE_BATCH` for tuning).
-const DG_PIPE_BATCH: usize = 32;
-/// Work-groups of `dg_update_pipe` per compute unit (`DGATD_DG_PIPE_GROUPS` for tuning):
-/// more than fit at once, so that the groups that start late balance out, few enough that
-/// each walks over many chunks (its first staging is not overlapped).
-const DG_PIPE_GROUPS: usize = 16;
-
 /// Work-items per tet of `dg_update_nc` (`DGATD_DG_NC_LANES` for tuning): 16 values of f64
 /// fill one 128-byte line.
 const DG_NC_LANES: usize = 16;
@@ -120,10 +105,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// Local memory `dg_update_lm` may use per work-group (with the operators), bytes.
-const DG_RESIDENT_BYTES: usize = 48 << 10;
-/// Work-groups of `dg_update_lm` per compute unit.
-const DG_RESIDENT_GROUPS: usize = 8;
 /// Work-items per work-group `dg_update_blk` aims at.
 const DG_GROUP: usize = 256;
 
@@ -199,11 +180,6 @@ pub struct DgClStepper<T: Real> {
     /// `dg_update_nb` and its tets per work-group; its nodes per work-item.
     k_nb: Option<(Kernel, usize)>,
     nbm: usize,
-    /// `dg_update_pipe` and its tets per chunk; its producer work-items; the most
-    /// work-groups it is launched with.
-    k_pipe: Option<(Kernel, usize)>,
-    pipe_producers: usize,
-    pipe_groups: usize,
     /// `dg_update_nc` and its tets per work-group; its work-items per tet; `Dr`, `Ds`, `Dt`
     /// and `LIFT` transposed with rows padded to a multiple of them.
     k_nc: Option<(Kernel, usize)>,
@@ -220,11 +196,6 @@ pub struct DgClStepper<T: Real> {
     /// `Dr`, `Ds`, `Dt` transposed, one after the other, and `LIFT` transposed.
     d_t: Buffer<T>,
     lift_t: Buffer<T>,
-    /// `dg_update_lm` and its tets per chunk; the most work-groups it is launched with.
-    k_lm: Option<(Kernel, usize)>,
-    lm_groups: usize,
-    /// Whether `dg_update_lm` holds LIFT in local memory too.
-    lift_local: bool,
     update: DgUpdate,
     k_probe: Kernel,
     _program: Program,
@@ -275,17 +246,6 @@ impl<T: Real> DgClStepper<T> {
             0,
             stage_bytes().max(per_tet),
         );
-        // `dg_update_pipe`: two buffers of the fields, fluxes and scalars of a chunk (an even
-        // number of values each), beside the producers
-        let pwi = env_usize("DGATD_DG_PIPE_PRODUCERS", DG_PIPE_PRODUCERS).max(1);
-        let pb = env_usize("DGATD_DG_PIPE_BATCH", DG_PIPE_BATCH).max(1);
-        let per_pipe = 2 * (6 * (np + 4 * nfp) + 11) * real;
-        let kbp = {
-            let local = (dev.info.local_mem as usize).saturating_sub(2 * real);
-            let tpt = np.div_ceil(2);
-            let fit = (local / per_pipe).min(dev.info.max_work_group.saturating_sub(pwi) / tpt);
-            env_usize("DGATD_DG_PIPE_TETS", group_want(tpt)).min(fit)
-        };
         // `dg_update_nc`: the staging of `dg_update_nb`, nl work-items per tet
         // and, where nodes are left over, whole warps of work-items of their own for those
         // (tuning: DGATD_DG_NC_BWARP=0 has phase A's work-items sum them afterwards;
@@ -313,19 +273,9 @@ impl<T: Real> DgClStepper<T> {
         };
         let ncb = nc_b(kbc);
         let npr = np.div_ceil(nl) * nl;
-        // `dg_update_lm`: Dr, Ds, Dt (and LIFT where it leaves room for the tets wanted) in
-        // local memory, and the fields of a chunk of tets
-        let (fixed, lift, per_tet) = (3 * np * np * real, 4 * nfp * np * real, 6 * np * real);
-        let with_lift = tets_per_group(&dev, np, per_tet, fixed + lift, DG_RESIDENT_BYTES);
-        let lift_local = with_lift >= group_want(np);
-        let kb3 = if lift_local {
-            with_lift
-        } else {
-            tets_per_group(&dev, np, per_tet, fixed, DG_RESIDENT_BYTES)
-        };
         let opts = format!(
-            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KB3={} -D KBN={} -D NBM={nbm}{} \
-             -D KBP={} -D PWI={pwi} -D PB={pb} -D KBC={} -D NL={nl} -D NCB={ncb}{} -D NC_UNROLL_J={nc_unroll}",
+            "-D REAL={} {} -D NP={np} -D NFP={nfp} -D KB={} -D KBN={} -D NBM={nbm} \
+             -D KBC={} -D NL={nl} -D NCB={ncb}{} -D NC_UNROLL_J={nc_unroll}",
             if T::NAME == "f64" { "double" } else { "float" },
             if T::NAME == "f64" {
                 "-D REAL_IS_DOUBLE=1"
@@ -333,14 +283,11 @@ impl<T: Real> DgClStepper<T> {
                 ""
             },
             kb.max(1),
-            kb3.max(1),
             kbn.max(1),
-            if lift_local { " -D LIFT_LOCAL=1" } else { "" },
-            kbp.max(1),
             kbc.max(1),
             if nc_nores { " -D NC_NORES=1" } else { "" },
         );
-        let program = dev.build_source(SOURCE, "cl/dg.cl", &opts)?;
+        let program = dev.build_source(SOURCE, PROGRAM, &opts)?;
         let kernel = |name: &str| {
             Kernel::create(&program, name).map_err(|e| Error::OpenCl {
                 what: format!("kernel {name}"),
@@ -451,12 +398,6 @@ impl<T: Real> DgClStepper<T> {
             } else {
                 None
             },
-            k_pipe: if kbp > 0 {
-                Some((kernel("dg_update_pipe")?, kbp))
-            } else {
-                None
-            },
-            pipe_producers: pwi,
             k_nc: if kbc > 0 {
                 Some((kernel("dg_update_nc")?, kbc))
             } else {
@@ -467,17 +408,8 @@ impl<T: Real> DgClStepper<T> {
             nc_nores,
             d_tp: dev.upload(&d_tp, "Dr, Ds, Dt transposed, padded rows")?,
             lift_tp: dev.upload(&lift_tp, "LIFT transposed, padded rows")?,
-            pipe_groups: (dev.info.compute_units as usize).max(1)
-                * env_usize("DGATD_DG_PIPE_GROUPS", DG_PIPE_GROUPS).max(1),
             d_t2: dev.upload(&d_t2, "Dr, Ds, Dt in pairs of columns")?,
             lift_t2: dev.upload(&lift_t2, "LIFT in pairs of columns")?,
-            k_lm: if kb3 > 0 {
-                Some((kernel("dg_update_lm")?, kb3))
-            } else {
-                None
-            },
-            lm_groups: (dev.info.compute_units as usize).max(1) * DG_RESIDENT_GROUPS,
-            lift_local,
             d_t: dev.upload(&d_t, "Dr, Ds, Dt transposed")?,
             lift_t: dev.upload(&col_major(&op.re.lift), "LIFT transposed")?,
             update: default_update(op.re.n, T::NAME == "f64", kb > 0, kbn > 0, kbc > 0),
@@ -551,10 +483,10 @@ impl<T: Real> DgClStepper<T> {
         let real = std::mem::size_of::<T>();
         let nf = 4 * nfp;
         // the kernel, its work-items and work-group size, its operator buffers and the
-        // bytes of its local buffers (see cl/dg.cl); set_update admits only a kernel built
+        // bytes of its local buffers (see cl/dg/*.cl); set_update admits only a kernel built
         let pair = self.k_pair.as_ref();
-        let (kern, global, group, ops, scratch) = match (self.update, &self.k_blk, &self.k_lm) {
-            (DgUpdate::TwoNodes, _, _) if self.k_nb.is_some() => {
+        let (kern, global, group, ops, scratch) = match (self.update, &self.k_blk) {
+            (DgUpdate::TwoNodes, _) if self.k_nb.is_some() => {
                 let (kern, kb) = self.k_nb.as_ref().unwrap();
                 let tpt = np.div_ceil(self.nbm);
                 (
@@ -565,21 +497,7 @@ impl<T: Real> DgClStepper<T> {
                     vec![kb * (6 * (2 * np + nf) + 11) * real],
                 )
             }
-            // one work-group per chunk of kb tets, at most pipe_groups of them walking over
-            // the chunks
-            (DgUpdate::Pipelined, _, _) if self.k_pipe.is_some() => {
-                let (kern, kb) = self.k_pipe.as_ref().unwrap();
-                let group = self.pipe_producers + kb * np.div_ceil(2);
-                let sbuf = kb * (6 * (np + nf) + 11);
-                (
-                    kern,
-                    k.div_ceil(*kb).min(self.pipe_groups) * group,
-                    group,
-                    vec![&self.d_t, &self.lift_t],
-                    vec![2 * (sbuf + sbuf % 2) * real],
-                )
-            }
-            (DgUpdate::Lines, _, _) if self.k_nc.is_some() => {
+            (DgUpdate::Lines, _) if self.k_nc.is_some() => {
                 let (kern, kb) = self.k_nc.as_ref().unwrap();
                 let group = kb * self.nc_lanes + self.nc_b;
                 let rows = if self.nc_nores { np } else { 2 * np };
@@ -591,36 +509,19 @@ impl<T: Real> DgClStepper<T> {
                     vec![kb * (6 * (rows + nf) + 11) * real],
                 )
             }
-            (DgUpdate::Paired, Some((_, kb)), _) if pair.is_some() => (
+            (DgUpdate::Paired, Some((_, kb))) if pair.is_some() => (
                 pair.unwrap(),
                 k.div_ceil(*kb) * kb * np,
                 kb * np,
                 vec![&self.d_t2, &self.lift_t2],
                 vec![kb * (6 * (2 * np + np % 2 + nf) + 11) * real],
             ),
-            (DgUpdate::Blocked, Some((kern, kb)), _) => (
+            (DgUpdate::Blocked, Some((kern, kb))) => (
                 kern,
                 k.div_ceil(*kb) * kb * np,
                 kb * np,
                 vec![&self.d_t, &self.lift_t],
                 vec![kb * (6 * (2 * np + nf) + 11) * real],
-            ),
-            // one work-group per chunk of kb tets, at most lm_groups of them walking over
-            // the chunks
-            (DgUpdate::Resident, _, Some((kern, kb))) => (
-                kern,
-                k.div_ceil(*kb).min(self.lm_groups) * kb * np,
-                kb * np,
-                vec![&self.d_t, &self.lift_t],
-                vec![
-                    3 * np * np * real,
-                    if self.lift_local {
-                        nf * np * real
-                    } else {
-                        real
-                    },
-                    kb * 6 * np * real,
-                ],
             ),
             _ => (
                 &self.k_update,
@@ -669,10 +570,8 @@ impl<T: Real> DgClStepper<T> {
         let fits = match u {
             DgUpdate::Node => true,
             DgUpdate::Blocked => self.k_blk.is_some(),
-            DgUpdate::Resident => self.k_lm.is_some(),
             DgUpdate::Paired => self.k_pair.is_some(),
             DgUpdate::TwoNodes => self.k_nb.is_some(),
-            DgUpdate::Pipelined => self.k_pipe.is_some(),
             DgUpdate::Lines => self.k_nc.is_some(),
         };
         if !fits {
@@ -695,23 +594,13 @@ impl<T: Real> DgClStepper<T> {
         match u {
             DgUpdate::Node => 0,
             DgUpdate::Blocked => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
-            DgUpdate::Resident => self.k_lm.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::TwoNodes => self.k_nb.as_ref().map(|b| b.1).unwrap_or(0),
-            DgUpdate::Pipelined => self.k_pipe.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Lines => self.k_nc.as_ref().map(|b| b.1).unwrap_or(0),
             DgUpdate::Paired => match self.k_pair {
                 Some(_) => self.k_blk.as_ref().map(|b| b.1).unwrap_or(0),
                 None => 0,
             },
         }
-    }
-
-    /// Limits the work-groups of the resident and pipelined updates (each then walks over
-    /// more chunks; for tests of that walk).
-    #[doc(hidden)]
-    pub fn set_resident_groups(&mut self, n: usize) {
-        self.lm_groups = n.max(1);
-        self.pipe_groups = n.max(1);
     }
 
     /// Sets the time step (after [`Self::spectral_radius`]).
