@@ -582,3 +582,270 @@ fn report_refuses_unmeasured_values_and_writes_only_into_out() {
     assert!(dir.join("out-big/report.md").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Two runs started together on a folder that does not exist yet: one takes the lock and
+/// runs, the other is refused as "another dgatd run is using it", never with an error of
+/// the file system ("No such file or directory", "File exists") from the other run's
+/// write test. Three processes at once, five times.
+#[cfg(unix)]
+#[test]
+fn runs_started_together_on_a_new_folder_meet_the_lock() {
+    for round in 0..5 {
+        let dir = tmp(&format!("together-{round}"));
+        let children: Vec<_> = (0..3)
+            .map(|_| {
+                short_run(&dir, "200")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut ran = 0;
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            let err = stderr(&o);
+            if o.status.success() {
+                ran += 1;
+                continue;
+            }
+            assert_eq!(o.status.code(), Some(1), "round {round}: {err}");
+            assert!(
+                err.contains("another dgatd run is using it"),
+                "round {round}: {err}"
+            );
+        }
+        assert!(ran >= 1, "round {round}: no run took the folder");
+        assert!(!dir.join(".dgatd.lock").exists());
+        assert!(!dir.join(".dgatd-write-test").exists());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+/// The mesh path is stored absolute (canonical) in run.toml and the checkpoint: a run
+/// given `--mesh meshes/cylinder_coarse.msh` (relative to where it started) resumes from
+/// another working directory (before: "meshes/cylinder_coarse.msh: No such file").
+#[test]
+fn a_run_with_a_relative_mesh_path_resumes_from_another_directory() {
+    let dir = tmp("relative-mesh");
+    // a full disk at the end leaves the final checkpoint (as in reliability_cli)
+    let o = dgatd()
+        .args([
+            "resonator",
+            "--mesh",
+            "meshes/cylinder_coarse.msh",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--steps",
+            "3000",
+            "--checkpoint-steps",
+            "1000",
+            "--out",
+        ])
+        .arg(&dir)
+        .env("DGATD_FAULT_WRITE", "modes.csv")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(dir.join("checkpoint.bin").exists());
+    let elsewhere = tmp("relative-mesh-cwd");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let o = dgatd()
+        .current_dir(&elsewhere)
+        .args(["resonator", "--quiet", "--resume"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(dir.join("run.toml")).unwrap();
+    let abs = std::fs::canonicalize("meshes/cylinder_coarse.msh").unwrap();
+    assert!(
+        toml.contains(&format!("mesh = \"{}\"", abs.display())),
+        "{toml}"
+    );
+    for d in [dir, elsewhere] {
+        std::fs::remove_dir_all(d).ok();
+    }
+}
+
+/// After a disk-full stop (the outputs failed after the record and the final checkpoint
+/// were written) and space freed, `--resume` is accepted: the space check credits what is
+/// already there (the checkpoint, and a probe.csv it would rewrite unchanged) instead of
+/// asking for the whole run's outputs again. A real 32 MiB tmpfs, filled until less is
+/// free than the whole run's estimate but more than what the resume writes; SKIPPED
+/// where no tmpfs can be mounted.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_resume_after_a_full_disk_needs_only_the_space_it_writes() {
+    let d = tmp("full-resume");
+    std::fs::create_dir_all(&d).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=32m", "tmpfs"])
+        .arg(&d)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!(
+            "SKIPPED a_resume_after_a_full_disk_needs_only_the_space_it_writes: cannot mount a tmpfs here"
+        );
+        return;
+    }
+    let run = d.join("run");
+    let r = || {
+        let o = short_run(&run, "12000")
+            .args(["--checkpoint-steps", "5000"])
+            .env("DGATD_FAULT_WRITE", "modes.csv")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let size = |n: &str| std::fs::metadata(run.join(n)).unwrap().len();
+        let (p, c) = (size("probe.csv"), size("checkpoint.bin"));
+        // what the resume writes: the small outputs (8 MiB in the estimate) and at most a
+        // checkpoint; what the whole run's estimate asks for: p + 8 MiB + 2 c
+        let free = (8 << 20) + c + p / 2;
+        let avail = fs4::available_space(&d).unwrap();
+        assert!(avail > free, "the tmpfs is too small: {avail} B free");
+        let filler = d.join("filler");
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![1u8; 1 << 20];
+        let mut left = avail - free;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            std::io::Write::write_all(&mut f, &chunk[..n]).unwrap();
+            left -= n as u64;
+        }
+        f.sync_all().unwrap();
+        let probe = std::fs::read(run.join("probe.csv")).unwrap();
+        let o = dgatd()
+            .args(["resonator", "--quiet", "--resume"])
+            .arg(&run)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(run.join("modes.csv").exists() && !run.join("checkpoint.bin").exists());
+        assert_eq!(std::fs::read(run.join("probe.csv")).unwrap(), probe);
+    };
+    let result = std::panic::catch_unwind(r);
+    let _ = Command::new("umount").arg(&d).status();
+    std::fs::remove_dir_all(&d).ok();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// Counts and values a run's arithmetic cannot carry are refused before the run, naming
+/// the key: 1001 probes, 33 poles in one material, eps_r = 1e300, a Drude f_p = 1e-300,
+/// sigma = 1e300, a mesh in units of 1e70 (before: NaN after the setup, "reduce --cfl").
+#[test]
+fn counts_and_extreme_values_are_refused_before_the_run() {
+    let dir = tmp("extreme");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(
+            &p,
+            format!("mesh = \"bundled:coarse\"\nbackend = \"cpu\"\nsteps = 200\n{text}"),
+        )
+        .unwrap();
+        p
+    };
+    let poles: Vec<String> = (0..33)
+        .map(|_| "{ delta_eps = 1.0, f_0 = 1e9, delta = 1e7 }".to_string())
+        .collect();
+    let many = cfg(
+        "poles.toml",
+        &format!(
+            "[materials.vacuum]\neps_r = 1\nlorentz = [{}]\n",
+            poles.join(", ")
+        ),
+    );
+    let drude = cfg(
+        "drude.toml",
+        "[materials.vacuum]\neps_r = 1\ndrude = [{ f_p = 1e-300, gamma = 0 }]\n",
+    );
+    let huge = dir.join("huge.msh");
+    std::fs::write(
+        &huge,
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n4\n1 0 0 0\n2 1e70 0 0\n3 0 1e70 0\n4 0 0 1e70\n$EndNodes\n$Elements\n1\n1 4 2 1 1 1 2 3 4\n$EndElements\n",
+    )
+    .unwrap();
+    let probes: Vec<String> = (0..1001)
+        .flat_map(|i| {
+            [
+                "--probe".to_string(),
+                format!("0.1,0.1,{}", 0.001 * i as f64),
+            ]
+        })
+        .collect();
+    let out = dir.join("o");
+    let base = ["resonator", "--backend", "cpu", "--quiet", "--steps", "200"];
+    let cases: Vec<(Vec<String>, Vec<&str>)> = vec![
+        (
+            [&base[..], &["--mesh", "bundled:coarse"]]
+                .concat()
+                .iter()
+                .map(|s| s.to_string())
+                .chain(probes)
+                .collect(),
+            vec!["invalid probe = 1001 points", "at most 1000"],
+        ),
+        (
+            vec![
+                "resonator".into(),
+                "--config".into(),
+                many.display().to_string(),
+            ],
+            vec!["materials.vacuum", "33 poles", "memory"],
+        ),
+        (
+            vec![
+                "resonator".into(),
+                "--config".into(),
+                drude.display().to_string(),
+            ],
+            vec!["invalid f_p = 1e-300", "material vacuum"],
+        ),
+        (
+            [
+                &base[..],
+                &["--mesh", "bundled:coarse", "--material", "vacuum=1e300"],
+            ]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            vec!["invalid eps_r = 1e300", "material vacuum"],
+        ),
+        (
+            [
+                &base[..],
+                &["--mesh", "bundled:coarse", "--material", "vacuum=1,1,1e300"],
+            ]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            vec!["invalid sigma = 1e300", "pec wall"],
+        ),
+        (
+            [&base[..], &["--mesh", huge.to_str().unwrap()]]
+                .concat()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            vec!["huge.msh", "the mesh spans 1.000e70 m", "rescale"],
+        ),
+    ];
+    for (args, want) in cases {
+        let o = output_within(dgatd().args(&args).arg("--out").arg(&out), 60);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{want:?}: {err}");
+        for w in want {
+            assert!(err.contains(w), "{w:?} not in: {err}");
+        }
+        assert!(!out.join("probe.csv").exists());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

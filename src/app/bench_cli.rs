@@ -88,6 +88,14 @@ pub fn command(a: &BenchArgs) -> Result<()> {
         .split(',')
         .map(|s| count("sizes", s))
         .collect::<Result<Vec<_>>>()?;
+    // a size whose box does not fit the host is refused before anything is allocated
+    for (&size, given) in sizes.iter().zip(a.sizes.split(',')) {
+        dgatd::solver::limits::check_mesh_memory(
+            super::bench_core::ladder_tets(size),
+            "sizes",
+            given.trim(),
+        )?;
+    }
     if a.reps == 0 {
         return Err(Error::config("reps", 0, "must be at least 1"));
     }

@@ -132,8 +132,18 @@ pub fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
 
 /// A box mesh of about `tets` tetrahedra (6 n³, n rounded).
 pub fn ladder_box(tets: usize) -> dgatd::mesh::Mesh {
-    let n = ((tets as f64 / 6.0).cbrt().round() as usize).max(1);
+    let n = ladder_n(tets);
     box_mesh([n, n, n], [1.0, 1.0, 1.0])
+}
+
+/// Cells per side of the box of about `tets` tetrahedra (6 n³).
+fn ladder_n(tets: usize) -> usize {
+    ((tets as f64 / 6.0).cbrt().round() as usize).max(1)
+}
+
+/// Tetrahedra of the box [`ladder_box`] makes for a target of `tets`.
+pub fn ladder_tets(tets: usize) -> f64 {
+    6.0 * (ladder_n(tets) as f64).powi(3)
 }
 
 pub fn time_events<F: FnMut() -> Result<Vec<opencl3::event::Event>>>(

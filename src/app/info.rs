@@ -16,6 +16,10 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
         Some(n) => gmsh::parse(dgatd::mesh::bundled(n)?, &args.path)?,
         None => gmsh::read(std::path::Path::new(&args.path))?,
     };
+    // a mesh in the wrong unit is described, but a run refuses it: say so
+    if let Err(e) = dgatd::solver::limits::check_mesh_scale(&mesh) {
+        eprintln!("warning: {e}");
+    }
     let t = Topology::build(&mesh)?;
     for w in dgatd::mesh::check::check(&mesh, &t)? {
         eprintln!("warning: {w}");
@@ -82,11 +86,9 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
         q.min_shape,
         q.mean_shape
     );
-    let groups: Vec<String> = mesh
-        .physical_names
-        .iter()
-        .map(|p| format!("{}:{} \"{}\"", p.dim, p.tag, p.name))
-        .collect();
+    // each group with what it holds: a material or boundary on a group of no elements
+    // (or a boundary on interior faces only) would set nothing, and is refused by a run
+    let groups = dgatd::problem::coverage::group_summary(&mesh, &t);
     outln!(
         "groups          {}",
         if groups.is_empty() {

@@ -546,6 +546,10 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
         }
     };
     args.overlay(&mut cfg)?;
+    // the mesh path is stored absolute, so that `--resume` works from any directory
+    if args.resume.is_none() {
+        cfg.absolute_mesh_path();
+    }
     let plan = Plan::new(&cfg, origin)?;
     // a run that lands on the CPU while GPUs seem hidden from OpenCL says so before it starts
     // (and again among the notices at its end)

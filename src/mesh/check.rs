@@ -132,11 +132,18 @@ fn folded(mesh: &Mesh, topo: &Topology) -> std::result::Result<(), String> {
                     .copied()
                     .find(|v| !f.contains(v))
                     .unwrap_or(f[0]);
-                det3(
+                let (a, b, c) = (
                     sub(x(f[1]), x(f[0])),
                     sub(x(f[2]), x(f[0])),
                     sub(x(opp), x(f[0])),
-                )
+                );
+                // in units of the longest of the three: the sign of a mesh of any scale
+                // (unscaled, a mesh in units of 1e-80 underflows to 0 and reads "folded")
+                let l = crate::util::norm(a)
+                    .max(crate::util::norm(b))
+                    .max(crate::util::norm(c));
+                let u = |v| crate::util::scale(v, 1.0 / l);
+                det3(u(a), u(b), u(c))
             };
             let (a, b) = (side(ft[0]), side(ft[1]));
             a * b >= 0.0

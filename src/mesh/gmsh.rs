@@ -20,29 +20,13 @@ pub fn read(path: &Path) -> Result<Mesh> {
     parse(&bytes, &path.display().to_string())
 }
 
-/// The bytes of a mesh file, refusing non-regular files and files larger than the memory
-/// available.
-pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let invalid = |msg: String| Error::MeshInvalid {
-        path: path.display().to_string(),
-        msg,
-    };
-    if !meta.is_file() {
-        return Err(invalid(
-            "not a regular file (a directory, device or pipe); give a Gmsh .msh file".into(),
-        ));
-    }
-    if let Some(avail) = crate::cost::available_memory()
-        && meta.len() > avail
-    {
-        return Err(invalid(format!(
-            "the file has {} bytes, more than the {} of memory available",
-            meta.len(),
-            avail
-        )));
-    }
-    std::fs::read(path).map_err(|e| Error::io(path, e))
+pub use super::head::read_file;
+
+/// Checks the `$MeshFormat` section at the start of `bytes` (the head of a file) and
+/// nothing more: a file that is not a mesh is refused before its body is read.
+pub(super) fn check_format(bytes: &[u8], name: &str) -> Result<()> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    Parser::new(bytes, name).format()
 }
 
 /// Parses mesh bytes; `name` is used in messages.
@@ -237,7 +221,12 @@ impl<'a> Parser<'a> {
     }
 
     fn run(mut self) -> Result<Raw> {
-        // $MeshFormat
+        self.format()?;
+        self.body()
+    }
+
+    /// The `$MeshFormat` section: version, file type, byte order.
+    fn format(&mut self) -> Result<()> {
         loop {
             let l = self
                 .line()
@@ -292,8 +281,10 @@ impl<'a> Parser<'a> {
             // The marker is followed by a newline.
             self.line();
         }
-        self.expect("$EndMeshFormat")?;
+        self.expect("$EndMeshFormat")
+    }
 
+    fn body(mut self) -> Result<Raw> {
         let mut names = Vec::new();
         let mut entity_phys: HashMap<(i32, i32), i32> = HashMap::new();
         let mut nodes: Vec<[f64; 3]> = Vec::new();

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod generate;
 pub mod gmsh;
+mod head;
 pub mod incidence;
 pub mod order;
 pub mod shape;
@@ -141,12 +142,14 @@ impl Mesh {
             let d = det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
             // relative volume from the edge vectors scaled by the longest edge (no overflow)
             let sc = |v: V3| crate::util::scale(v, 1.0 / lmax);
-            let shape = det3(
+            // the orientation from the scaled determinant too: `d` underflows to 0 for a
+            // mesh in units of 1e-110
+            let signed = det3(
                 sc(sub(x[1], x[0])),
                 sc(sub(x[2], x[0])),
                 sc(sub(x[3], x[0])),
-            )
-            .abs();
+            );
+            let shape = signed.abs();
             if !(shape > DEGENERATE_SHAPE) {
                 return Err(invalid(format!(
                     "tetrahedron {} is degenerate: volume {:.3e} m^3 with longest edge {:.3e} m \
@@ -158,7 +161,7 @@ impl Mesh {
                     DEGENERATE_SHAPE
                 )));
             }
-            if d < 0.0 {
+            if signed < 0.0 {
                 tv.swap(2, 3);
                 reoriented += 1;
             }

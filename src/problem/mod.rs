@@ -23,6 +23,7 @@
 //!   method from the mode's fields (`Q_wall`, [`crate::solver::wallq`]), which holds while
 //!   the skin depth is small against the cavity (`Q_wall ≫ 1`).
 
+pub mod coverage;
 pub mod dispersion;
 pub mod dispersion_relation;
 pub mod layer;
@@ -530,7 +531,16 @@ impl Media {
                     m.disp = vec![0; mesh.n_tets()];
                 }
                 m.poles.push((key.clone(), mat.poles()));
-                let k = m.poles.len() as u16;
+                let k = u16::try_from(m.poles.len()).map_err(|_| {
+                    Error::config(
+                        "material",
+                        key,
+                        format!(
+                            "more than {} dispersive materials: give groups of the same medium one material",
+                            u16::MAX
+                        ),
+                    )
+                })?;
                 for n in (0..mesh.n_tets()).filter(|&n| mesh.tet_phys[n] == tag) {
                     m.disp[n] = k;
                 }
@@ -643,33 +653,15 @@ impl Walls {
         }
     }
 
-    /// The walls of a mesh: faces of a named surface group get its condition, the rest PEC.
+    /// The walls of a mesh: faces of a named surface group get its condition, the rest PEC
+    /// ([`coverage::walls`]: by group membership; keys that would set nothing, ambiguous
+    /// names and conflicting conditions refused).
     pub fn resolve(
         mesh: &Mesh,
         topo: &Topology,
         boundaries: &BTreeMap<String, Boundary>,
     ) -> Result<Self> {
-        let mut w = Walls::pec(topo);
-        for (key, b) in boundaries {
-            b.validate(key)?;
-            let metal = (b.kind == BoundaryKind::Conductor).then(|| Metal {
-                sigma: b.sigma.unwrap_or(f64::NAN),
-                mu_r: b.mu_r.unwrap_or(1.0),
-            });
-            let tag = mesh.surface_group(key).ok_or_else(|| Error::UnknownGroup {
-                what: "boundary",
-                key: key.clone(),
-                mesh: mesh.source.clone(),
-                known: mesh.group_list(2),
-            })?;
-            for (k, &(_, t)) in topo.boundary_faces.iter().enumerate() {
-                if t == tag {
-                    w.kind[k] = b.kind;
-                    w.metal[k] = metal;
-                }
-            }
-        }
-        Ok(w)
+        coverage::walls(mesh, topo, boundaries).map(|(w, _)| w)
     }
 
     /// Per edge: whether its half-edges are fixed to zero (the edge lies on a PEC face).

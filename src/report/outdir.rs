@@ -37,13 +37,10 @@ pub const PREVIOUS: &str = "previous";
 /// The checkpoint's name (`solver::checkpoint::FILE`).
 const CHECKPOINT: &str = crate::solver::checkpoint::FILE;
 
-/// The step a checkpoint file was written at, from its header (magic, fingerprint, step;
-/// nothing else is read), if it is one.
-fn checkpoint_step(path: &Path) -> Option<u64> {
-    let mut head = [0u8; 24];
-    File::open(path).ok()?.read_exact(&mut head).ok()?;
-    (&head[..5] == b"DGATD")
-        .then(|| u64::from_le_bytes(head[16..24].try_into().unwrap_or_default()))
+/// The step a checkpoint file was written at, from its header, if it is one (a FIFO or a
+/// device at its name is not opened).
+fn checkpoint_step(path: &Path) -> Option<usize> {
+    crate::solver::checkpoint::header(path).map(|(_, step)| step)
 }
 
 /// A prepared, locked output directory; the lock is released when this is dropped.
@@ -76,6 +73,24 @@ impl OutputDir {
         }
         std::fs::create_dir_all(path)
             .map_err(|e| bad(format!("the output directory cannot be created: {e}")))?;
+        let lock_path = path.join(LOCK);
+        // The lock is taken before anything else is written there: two runs started
+        // together on a new folder both create it, and the one that does not get the lock
+        // is refused as "in use" (before, both wrote and removed the same write-test file,
+        // and the slower one failed with "No such file or directory").
+        let (mut f, previous) = (|| {
+            // a run that ends removes its lock file before it unlocks: a lock taken on the
+            // removed file is not the folder's, so the file is opened again (a few times)
+            for _ in 0..8 {
+                let (f, previous) = Self::open_and_lock(&lock_path, &bad)?;
+                if same_file(&f, &lock_path) {
+                    return Ok((f, previous));
+                }
+            }
+            Err(bad(format!(
+                "its lock file {LOCK} keeps being replaced by another process; wait for the other runs there to finish"
+            )))
+        })()?;
         let probe = path.join(".dgatd-write-test");
         (|| -> std::io::Result<()> {
             let mut f = crate::util::create_fresh(&probe)?;
@@ -84,40 +99,10 @@ impl OutputDir {
         })()
         .map_err(|e| {
             let _ = std::fs::remove_file(&probe);
+            let _ = std::fs::remove_file(&lock_path);
             bad(format!("the output directory is not writable: {e}"))
         })?;
         std::fs::remove_file(&probe).map_err(|e| bad(format!("{e}")))?;
-        let lock_path = path.join(LOCK);
-        // the lock file is opened, not made anew (a live run holds it); a link there would
-        // have this run write its owner line into the link's target
-        if let Ok(m) = std::fs::symlink_metadata(&lock_path)
-            && !m.file_type().is_file()
-        {
-            return Err(bad(format!(
-                "its lock file {LOCK} is not a regular file (a symbolic link or another kind); remove it"
-            )));
-        }
-        let mut f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(|e| bad(format!("its lock file cannot be opened: {e}")))?;
-        let mut previous = String::new();
-        let _ = f.read_to_string(&mut previous);
-        match f.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(bad(format!(
-                    "another dgatd run is using it ({}); wait for it to finish or choose another --out",
-                    previous.trim()
-                )));
-            }
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(bad(format!("it cannot be locked: {e}")));
-            }
-        }
         let notice = (!previous.trim().is_empty()).then(|| {
             format!(
                 "{} held a stale lock of a run that is no longer running ({}); taken over",
@@ -139,6 +124,54 @@ impl OutputDir {
         ))
     }
 
+    /// Opens (creating it if needed) and locks the lock file; returns it with the owner
+    /// line it held (a dead run's, when the lock was free but the file there).
+    fn open_and_lock(lock_path: &Path, bad: &dyn Fn(String) -> Error) -> Result<(File, String)> {
+        // the lock file is opened, not made anew (a live run holds it); a link there would
+        // have this run write its owner line into the link's target
+        if let Ok(m) = std::fs::symlink_metadata(lock_path)
+            && !m.file_type().is_file()
+        {
+            return Err(bad(format!(
+                "its lock file {LOCK} is not a regular file (a symbolic link or another kind); remove it"
+            )));
+        }
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(lock_path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                    bad(format!("the output directory is not writable: {e}"))
+                }
+                _ => bad(format!("its lock file cannot be opened: {e}")),
+            })?;
+        match f.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut owner = String::new();
+                let _ = f.read_to_string(&mut owner);
+                let owner = owner.trim();
+                return Err(bad(format!(
+                    "another dgatd run is using it ({}); wait for it to finish or choose another --out",
+                    if owner.is_empty() {
+                        "it is just starting"
+                    } else {
+                        owner
+                    }
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(bad(format!("it cannot be locked: {e}")));
+            }
+        }
+        let mut previous = String::new();
+        let _ = f.read_to_string(&mut previous);
+        Ok((f, previous))
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -151,6 +184,13 @@ impl OutputDir {
     pub fn start_fresh(&self) -> Result<Option<String>> {
         let bad = |why: String| Error::config("out", self.path.display(), why);
         let ck = self.path.join(CHECKPOINT);
+        if let Ok(m) = std::fs::symlink_metadata(&ck)
+            && !m.is_file()
+        {
+            return Err(bad(format!(
+                "its {CHECKPOINT} is not a regular file (a FIFO, device, link or directory); remove it"
+            )));
+        }
         if std::fs::symlink_metadata(&ck).is_ok() {
             let step = checkpoint_step(&ck)
                 .map(|n| format!(" at step {n}"))
@@ -197,6 +237,21 @@ impl OutputDir {
     pub fn lock_path(&self) -> PathBuf {
         self.path.join(LOCK)
     }
+}
+
+/// Whether the open file `f` is still the file at `path` (same device and inode).
+#[cfg(unix)]
+fn same_file(f: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, path: &Path) -> bool {
+    path.exists()
 }
 
 impl Drop for OutputDir {

@@ -102,9 +102,18 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     status(&format!("topology and checks of {} tets", mesh.n_tets()));
     let topo = Topology::build(&mesh)?;
     let mut notices = crate::mesh::check::check(&mesh, &topo)?;
+    // every material and boundary key covers elements, or the run stops here naming it
+    let covered = crate::problem::coverage::materials(&mesh, &topo, &plan.problem.materials)
+        .map_err(|e| plan.locate(e))?;
     let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
-    let walls =
-        Walls::resolve(&mesh, &topo, &plan.problem.boundaries).map_err(|e| plan.locate(e))?;
+    let (walls, mut coverage) =
+        crate::problem::coverage::walls(&mesh, &topo, &plan.problem.boundaries)
+            .map_err(|e| plan.locate(e))?;
+    coverage.materials = covered;
+    if let Some(l) = coverage.line() {
+        status(&l);
+    }
+    notices.extend(coverage.warnings);
     lap(&mut times.topology_s);
     let device = choose_device(plan, &mut notices)?;
     let dev = match &device {
@@ -443,6 +452,8 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
             (m, None)
         }
     };
+    // a mesh in the wrong unit (1e70, 1e-80) is refused before its operators overflow
+    super::limits::check_mesh_scale(&mesh)?;
     if plan.refine > 0 {
         let tets = mesh.n_tets() as f64 * 8f64.powi(plan.refine as i32);
         check_host_memory(tets, "refine", &plan.refine.to_string())?;

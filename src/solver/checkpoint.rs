@@ -88,6 +88,19 @@ pub(crate) fn out_name(dir: Option<&std::path::Path>) -> String {
     .unwrap_or_default()
 }
 
+/// The fingerprint and the step count of the checkpoint file at `path`, from its header
+/// alone (the checksum is not verified), if it is a checkpoint of this format.
+pub fn header(path: &Path) -> Option<(u64, usize)> {
+    // a FIFO or a device at the checkpoint's name is not opened (a FIFO would block)
+    if !std::fs::symlink_metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut head = [0u8; 24];
+    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    let word = |k: usize| u64::from_le_bytes(head[k..k + 8].try_into().unwrap_or_default());
+    (&head[..8] == MAGIC).then(|| (word(8), usize::try_from(word(16)).unwrap_or(usize::MAX)))
+}
+
 impl Checkpoint {
     /// Writes atomically to `dir/checkpoint.bin`; returns the path.
     pub fn write(&self, dir: &Path) -> Result<PathBuf> {
@@ -149,10 +162,32 @@ impl Checkpoint {
             path.to_path_buf()
         };
         let mut bytes = Vec::new();
-        crate::util::regular_file(&path)
+        let mut f = crate::util::regular_file(&path)
             .and_then(|()| std::fs::File::open(&path))
-            .and_then(|mut f| f.read_to_end(&mut bytes))
             .map_err(|e| Error::io(&path, e))?;
+        // the magic first: a large file of something else is refused before it is read
+        (&mut f)
+            .take(8)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(&path, e))?;
+        if bytes.as_slice() != MAGIC && bytes.as_slice() != b"DGATDCK1" {
+            return Err(Error::Checkpoint {
+                path,
+                why: "not a dgatd checkpoint (bad magic)".into(),
+            });
+        }
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if let Some(avail) = crate::cost::available_memory()
+            && len > avail
+        {
+            return Err(Error::Checkpoint {
+                path,
+                why: format!(
+                    "{len} bytes, more than the {avail} bytes of memory available to read it"
+                ),
+            });
+        }
+        f.read_to_end(&mut bytes).map_err(|e| Error::io(&path, e))?;
         Self::parse(&bytes).map_err(|why| Error::Checkpoint {
             path: path.clone(),
             why,

@@ -494,6 +494,20 @@ impl Config {
         })
     }
 
+    /// Makes a mesh file's path absolute (canonical), as a new run stores it in `run.toml`
+    /// and its checkpoints: `--resume` and a rerun from `run.toml` then find the mesh from
+    /// any working directory. `bundled:` names stay; a path that cannot be resolved (a
+    /// missing file) stays as given, for the mesh reader to report.
+    pub fn absolute_mesh_path(&mut self) {
+        if let Some(m) = &self.mesh
+            && !m.starts_with("bundled:")
+            && let Ok(p) = std::fs::canonicalize(m)
+            && let Some(s) = p.to_str()
+        {
+            self.mesh = Some(s.to_string());
+        }
+    }
+
     /// The configuration as TOML (the head of `run.toml`).
     pub fn to_toml(&self) -> Result<toml::Table> {
         toml::Table::try_from(self).map_err(|e| Error::config("config", "toml", e.to_string()))

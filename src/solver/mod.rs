@@ -15,6 +15,7 @@ pub mod converge;
 pub mod defaults;
 pub mod devices;
 pub mod echo;
+pub mod limits;
 pub mod modeshape;
 #[cfg(feature = "partition")]
 pub mod partitioned;

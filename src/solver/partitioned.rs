@@ -56,7 +56,7 @@ use crate::partition::{
     ClPartStepper, Comm, HaloTiming, PartStepper, Scheme, Stats, broadcast_setup, distribute_with,
     stepper,
 };
-use crate::problem::{Media, Walls, Waveform};
+use crate::problem::{Media, Waveform};
 use crate::real::Precision;
 use crate::util::V3;
 use crate::{C0, Error, Real, Result};
@@ -101,10 +101,16 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
     let mesh_s = t0.elapsed().as_secs_f64();
     let t0 = Instant::now();
     let topo = Topology::build(&mesh)?;
-    let notices = crate::mesh::check::check(&mesh, &topo)?;
+    let mut notices = crate::mesh::check::check(&mesh, &topo)?;
+    // every material and boundary key covers elements, or the run stops here naming it
+    let covered = crate::problem::coverage::materials(&mesh, &topo, &plan.problem.materials)
+        .map_err(|e| plan.locate(e))?;
     let media = Media::resolve(&mesh, &plan.problem.materials).map_err(|e| plan.locate(e))?;
-    let walls =
-        Walls::resolve(&mesh, &topo, &plan.problem.boundaries).map_err(|e| plan.locate(e))?;
+    let (walls, mut coverage) =
+        crate::problem::coverage::walls(&mesh, &topo, &plan.problem.boundaries)
+            .map_err(|e| plan.locate(e))?;
+    coverage.materials = covered;
+    notices.extend(coverage.warnings);
     if walls.kind.contains(&crate::problem::BoundaryKind::Abc) {
         return Err(Error::config(
             "boundary",

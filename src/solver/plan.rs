@@ -216,6 +216,8 @@ impl Plan {
         };
         Self::check_method(cfg, &backend)?;
         let problem = Self::problem(cfg)?;
+        // counts and ranges a run's arithmetic carries, before any work
+        super::limits::check_config(cfg)?;
         Ok(Plan {
             config: cfg.clone(),
             origin,

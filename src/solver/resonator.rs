@@ -245,7 +245,8 @@ pub fn run_with(
     let fp = fingerprint(&plan.config, b.mesh_hash, b.mesh.n_tets());
     let steps = b.steps;
     if let Some(dir) = &opts.out {
-        check_output_space(plan, &b, dir)?;
+        let resumed_at = opts.resume.as_ref().map(|ck| ck.done);
+        check_output_space(plan, &b, dir, resumed_at)?;
     }
     let resume = match opts.resume.take() {
         Some(ck) => {
@@ -440,7 +441,11 @@ impl Saver {
             || plan
                 .checkpoint_every
                 .is_some_and(|e| record.wall_s >= e.as_secs_f64());
-        if long && checkpointed != Some(record.steps) {
+        // a run resumed from its final checkpoint (the disk filled while the outputs were
+        // written) has it in the folder already: it is not written a second time
+        let final_there = checkpoint::header(&dir.join(checkpoint::FILE))
+            == Some((self.fingerprint, record.steps));
+        if long && checkpointed != Some(record.steps) && !final_there {
             let so_far = RunSoFar {
                 done: record.steps,
                 samples: &record.samples,
@@ -454,14 +459,23 @@ impl Saver {
 }
 
 /// Creates the output folder and checks that its filesystem can hold the probe record and
-/// the checkpoints (sizes from `cost::output_bytes`).
-fn check_output_space(plan: &Plan, b: &Built, dir: &std::path::Path) -> Result<()> {
+/// the checkpoints (sizes from `cost::output_bytes`). A resumed run (`resumed_at`: the
+/// checkpoint's step) is credited with what is already there: its checkpoint (the new one
+/// is written beside it, which the two checkpoints of the estimate count) and, when it
+/// resumes at the last step, its `probe.csv` (rewritten only if it differs).
+fn check_output_space(
+    plan: &Plan,
+    b: &Built,
+    dir: &std::path::Path,
+    resumed_at: Option<usize>,
+) -> Result<()> {
     let steps = b.steps;
     // the library creates the folder itself (the application has already locked it)
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let (u, f) = (b.topo.n_edges() * 2, 4 * b.mesh.n_tets());
     let checkpoints = plan.checkpoint_steps > 0 || plan.checkpoint_every.is_some();
     let need = crate::cost::output_bytes(steps, b.probe_points.len(), u + f, checkpoints);
+    let need = need.saturating_sub(resume_credit(dir, resumed_at, steps));
     crate::util::check_space(
         dir,
         need,
@@ -475,6 +489,19 @@ fn check_output_space(plan: &Plan, b: &Built, dir: &std::path::Path) -> Result<(
         ),
     )?;
     Ok(())
+}
+
+/// Bytes a resumed run finds already written in `dir` that count against its outputs'
+/// estimate (see [`check_output_space`]); 0 for a new run.
+fn resume_credit(dir: &std::path::Path, resumed_at: Option<usize>, steps: usize) -> u64 {
+    let Some(done) = resumed_at else { return 0 };
+    let size = |n: &str| {
+        std::fs::symlink_metadata(dir.join(n))
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or(0, |m| m.len())
+    };
+    size(checkpoint::FILE) + if done == steps { size("probe.csv") } else { 0 }
 }
 
 /// Mode shapes of the strongest resonances (DGA runs with `mode_shapes > 0`) and, with
@@ -545,4 +572,22 @@ fn shapes_and_wall_q(
         .filter(|s| keep.contains(&s.f_hz))
         .collect();
     Ok((shapes, q_wall))
+}
+
+#[cfg(test)]
+mod space_tests {
+    /// A resumed run is credited with its checkpoint, and with its probe.csv when it
+    /// resumes at the last step (the file is then rewritten only if it differs); a new run
+    /// with nothing.
+    #[test]
+    fn a_resume_is_credited_with_what_is_already_written() {
+        let d = std::env::temp_dir().join(format!("dgatd-credit-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(super::checkpoint::FILE), vec![0u8; 1000]).unwrap();
+        std::fs::write(d.join("probe.csv"), vec![b'1'; 300]).unwrap();
+        assert_eq!(super::resume_credit(&d, None, 50), 0);
+        assert_eq!(super::resume_credit(&d, Some(20), 50), 1000);
+        assert_eq!(super::resume_credit(&d, Some(50), 50), 1300);
+        std::fs::remove_dir_all(&d).ok();
+    }
 }

@@ -67,7 +67,14 @@ impl Record {
             path: p.clone(),
             msg: e.to_string(),
         })?;
-        crate::util::write_atomic(&p, &bytes)?;
+        // a resumed run whose record was already written (the disk filled after it) keeps
+        // that file: no second copy is made beside it, so no space is needed for it
+        let same = std::fs::symlink_metadata(&p)
+            .is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
+            && std::fs::read(&p).is_ok_and(|old| old == bytes);
+        if !same {
+            crate::util::write_atomic(&p, &bytes)?;
+        }
         Ok(p)
     }
 }

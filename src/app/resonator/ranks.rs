@@ -61,6 +61,9 @@ fn prepare(args: &ResonatorArgs) -> Result<Prepared> {
         }
     };
     args.overlay(&mut cfg)?;
+    if resume.is_none() {
+        cfg.absolute_mesh_path();
+    }
     Ok(Prepared {
         cfg,
         origin,
