@@ -270,9 +270,9 @@ fn bench_csv_round_trip_and_report() {
     }
     assert!(dg_rows >= 2, "only {dg_rows} DG rows");
     if have_cl {
-        // the default DG update (blocked) and the other two kernels, per order
+        // the default DG update and two other kernels, per order
         for n in [1, 2] {
-            for v in ["", "+node", "+resident"] {
+            for v in ["", "+node", "+blocked"] {
                 let v = format!("N={n}{v}");
                 assert!(
                     dg_update.contains(&v),

@@ -44,7 +44,7 @@ for i in $(seq 1 "$REPS"); do
 done
 # the bench's rows (every variant each binary has, and the whole step), GPU only
 for tag in base new; do
-  "devbin/dgatd-$tag" bench --devices 0 --no-cpu --sizes "$BENCH_SIZES" --dg-orders 3 \
+  "devbin/dgatd-$tag" bench --devices "${BENCH_DEVICE:-NVIDIA}" --no-cpu --sizes "$BENCH_SIZES" --dg-orders 3 \
     --reps 20 --out "$OUT/bench_$tag" > "$OUT/logs/bench_$tag.log" 2>&1
   cp "$OUT/bench_$tag/bench.csv" "$OUT/bench_$tag.csv" 2>/dev/null
   rm -rf "$OUT/bench_$tag"
