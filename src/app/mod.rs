@@ -3,10 +3,6 @@
 //! flags (clap), reads configuration files, prints tables and draws plots.
 
 mod bench;
-mod bench_cli;
-mod bench_core;
-mod bench_disp;
-mod bench_loss;
 mod compare;
 mod info;
 mod perf;
@@ -54,7 +50,7 @@ pub enum Command {
     /// List the OpenCL platforms and devices.
     Devices,
     /// Bandwidth probes, every kernel variant and the whole step over a mesh-size ladder.
-    Bench(bench_cli::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Plots (PNG and SVG) and Markdown tables from bench CSV files.
     Report(perf::ReportArgs),
     /// DGA against nodal DG on the same meshes and device: errors, time, bytes, flops.
@@ -68,7 +64,7 @@ pub fn main() -> Result<()> {
         Some(Command::Resonator(a)) => resonator::command(&a),
         Some(Command::MeshInfo(a)) => info::mesh_info(&a),
         Some(Command::Devices) => info::devices(),
-        Some(Command::Bench(a)) => bench_cli::command(&a),
+        Some(Command::Bench(a)) => bench::command(&a),
         Some(Command::Compare(a)) => compare::command(&a),
         Some(Command::Report(a)) => perf::command(&a),
         None => resonator::command(&resonator::ResonatorArgs::default()),

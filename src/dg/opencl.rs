@@ -1,6 +1,6 @@
 //! The DG time loop on an OpenCL device: `cl/dg/*.cl` (flux, update with volume + lift +
 //! LSERK stage, probes), built with `-D REAL`, `-D NP`, `-D NFP`. Uses the safe wrappers of
-//! [`crate::backend::opencl`] (buffers, builds, launches), so it holds no `unsafe` itself.
+//! [`crate::ocl`] (buffers, builds, launches), so it holds no `unsafe` itself.
 
 use super::cpu::{DgProbe, DgSource};
 use super::{DgOperator, RK4A, RK4B, RK4C};

@@ -11,7 +11,7 @@
 //! [`cost::disp_bytes_fused`] fused). The CPU backend's rows time one `advance` step (wall
 //! clock) with the split form, its only one.
 
-use super::bench_core::{
+use super::common::{
     BenchConfig, CaseKind, DeviceBases, Row, StepCase, box_dt, case_rows, cpu_step_times,
     ladder_box, random_state, time_events,
 };

@@ -18,7 +18,7 @@
 //! `advance` step (wall clock) with its default (lean) kernels; their model is the lean
 //! step's plus [`cost::loss_bytes_cpu`].
 
-use super::bench_core::{
+use super::common::{
     BenchConfig, CaseKind, DeviceBases, Row, StepCase, box_dt, case_rows, cpu_step_times,
     ladder_box, random_state, time_events,
 };

@@ -1,10 +1,10 @@
 //! The `dgatd bench` command: its flags, their checks, and the run that writes
 //! `DIR/bench.csv` row by row (through `bench.csv.partial`, which replaces it at the end)
-//! and prints the summary table. The measurements are [`super::bench::run`]'s.
+//! and prints the summary table. The measurements are [`super::run`]'s.
 
-use super::bench::{COLUMNS, Roofs, csv_fields, run};
-use super::bench_core::BenchConfig;
-use super::{count, outln, timestamp};
+use super::common::BenchConfig;
+use super::{COLUMNS, Roofs, csv_fields, run};
+use crate::app::{count, outln, timestamp};
 use dgatd::{Error, Result};
 use std::path::PathBuf;
 
@@ -91,7 +91,7 @@ pub fn command(a: &BenchArgs) -> Result<()> {
     // a size whose box does not fit the host is refused before anything is allocated
     for (&size, given) in sizes.iter().zip(a.sizes.split(',')) {
         dgatd::solver::limits::check_mesh_memory(
-            super::bench_core::ladder_tets(size),
+            super::common::ladder_tets(size),
             "sizes",
             given.trim(),
         )?;

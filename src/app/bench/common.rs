@@ -1,5 +1,5 @@
-//! What the bench's row producers share ([`super::bench`], [`super::bench_disp`],
-//! [`super::bench_loss`]): the row, the configuration, the timers (OpenCL profiling events,
+//! What the bench's row producers share ([`super`], [`super::disp`],
+//! [`super::loss`]): the row, the configuration, the timers (OpenCL profiling events,
 //! wall clock), the box ladder and the driver of the whole-step cases ([`case_rows`]).
 
 use dgatd::backend::Stepper;
@@ -113,9 +113,9 @@ pub struct BenchConfig {
     /// DG orders timed at each mesh size (DG rows), and the largest mesh for them.
     pub dg_orders: Vec<usize>,
     pub dg_max_tets: usize,
-    /// Slab fractions of the dispersive step's rows ([`super::bench_disp`]; empty: none).
+    /// Slab fractions of the dispersive step's rows ([`super::disp`]; empty: none).
     pub dispersion: Vec<f64>,
-    /// Slab fractions of the lossy step's rows ([`super::bench_loss`]; empty: none).
+    /// Slab fractions of the lossy step's rows ([`super::loss`]; empty: none).
     pub losses: Vec<f64>,
 }
 

@@ -1,0 +1,174 @@
+//! Bench rows of the bandwidth and peak probes (copy, triad, fma) on a device and on the CPU.
+
+use super::*;
+
+/// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
+/// elements per work-item; returns the rows, the best copy first (the ceiling).
+pub(super) fn stream_rows<T: Real>(
+    dev: &Arc<ClDevice>,
+    cfg: &BenchConfig,
+    base: &Row,
+) -> Result<Vec<Row>> {
+    let k = opencl::Kernels::build::<T>(dev)?;
+    let s = std::mem::size_of::<T>();
+    let n = cfg
+        .stream_elems
+        .min((dev.info.max_alloc as usize / s).saturating_sub(1))
+        .min((dev.info.global_mem as usize / s / 4).max(1024))
+        / 4
+        * 4;
+    let a = dev.upload(
+        &(0..n)
+            .map(|i| T::of((i % 1000) as f64 * 1e-3 + 1.0))
+            .collect::<Vec<_>>(),
+        "stream array",
+    )?;
+    let b = dev.upload(&vec![T::of(0.5); n], "stream array")?;
+    let c = dev.upload(&vec![T::of(0.25); n], "stream array")?;
+    let copy = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            &k.copy,
+            n,
+            LOCAL,
+            &[Arg::U64(n as u64), Arg::Buf(&a), Arg::Buf(&b)],
+        )?])
+    })?;
+    let triad = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            &k.triad,
+            n,
+            LOCAL,
+            &[
+                Arg::U64(n as u64),
+                Arg::Buf(&a),
+                Arg::Buf(&b),
+                Arg::Buf(&c),
+                Arg::Real(T::of(1.5)),
+            ],
+        )?])
+    })?;
+    let mk = |name: &str, v: Vec<f64>, bytes: f64| {
+        let (m, lo, hi) = stats(v);
+        Row {
+            kernel: name.into(),
+            variant: "stream".into(),
+            tets: 0,
+            dofs: 0,
+            reps: cfg.reps,
+            median_s: m,
+            min_s: lo,
+            max_s: hi,
+            bytes_model: bytes,
+            ..base.clone()
+        }
+    };
+    let n4 = n / 4;
+    let copy4 = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            &k.copy4,
+            n4,
+            LOCAL,
+            &[Arg::U64(n4 as u64), Arg::Buf(&a), Arg::Buf(&b)],
+        )?])
+    })?;
+    let triad4 = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            &k.triad4,
+            n4,
+            LOCAL,
+            &[
+                Arg::U64(n4 as u64),
+                Arg::Buf(&a),
+                Arg::Buf(&b),
+                Arg::Buf(&c),
+                Arg::Real(T::of(1.5)),
+            ],
+        )?])
+    })?;
+    let mut rows = vec![
+        mk("copy", copy, 2.0 * (n * s) as f64),
+        mk("triad", triad, 3.0 * (n * s) as f64),
+        mk("copy", copy4, 2.0 * (n * s) as f64),
+        mk("triad", triad4, 3.0 * (n * s) as f64),
+    ];
+    rows[2].variant = "stream_vec4".into();
+    rows[3].variant = "stream_vec4".into();
+    let ceiling = rows[0].gbs().max(rows[2].gbs());
+    for r in rows.iter_mut() {
+        r.frac_copy_bw = r.gbs() / ceiling;
+    }
+    rows.push(fma_row::<T>(dev, &k, cfg, base, ceiling)?);
+    rows.sort_by(|a, b| {
+        (b.kernel == "copy")
+            .cmp(&(a.kernel == "copy"))
+            .then(b.gbs().total_cmp(&a.gbs()))
+    });
+    Ok(rows)
+}
+
+/// The floating-point peak of a device in precision T (`fma_peak`: 16 flops per work-item
+/// and iteration): the iteration count is scaled from a short calibration launch so that
+/// one launch takes about 20 ms, on enough work-items to fill any device.
+pub(super) fn fma_row<T: Real>(
+    dev: &Arc<ClDevice>,
+    k: &opencl::Kernels,
+    cfg: &BenchConfig,
+    base: &Row,
+    copy_gbs: f64,
+) -> Result<Row> {
+    let n = (dev.info.compute_units.max(1) as usize * 4096).clamp(1 << 16, 1 << 22);
+    let out = dev.alloc::<T>(n, "fma probe")?;
+    let go = |iters: u32| {
+        launch(
+            dev,
+            &k.fma_peak,
+            n,
+            LOCAL,
+            &[
+                Arg::U32(n as u32),
+                Arg::U32(iters),
+                Arg::Real(T::of(0.999_999)),
+                Arg::Real(T::of(1e-7)),
+                Arg::Buf(&out),
+            ],
+        )
+    };
+    let probe = time_events(dev, 1, 3, || Ok(vec![go(64)?]))?;
+    let per_iter = stats(probe).0 / 64.0;
+    let iters = ((0.02 / per_iter.max(1e-12)) as u32).clamp(64, 1 << 16);
+    let times = time_events(dev, 1, cfg.reps.min(10), || Ok(vec![go(iters)?]))?;
+    let bytes = (n * std::mem::size_of::<T>()) as f64;
+    let mut r = Row::timed(base, "fma", "peak", (0, 0), times, bytes, copy_gbs);
+    r.flops_model = 16.0 * n as f64 * iters as f64;
+    Ok(r)
+}
+
+pub(super) fn cpu_stream<T: Real>(cfg: &BenchConfig, base: &Row) -> Row {
+    use rayon::prelude::*;
+    let n = cfg.stream_elems.min(64 << 20);
+    let a: Vec<T> = (0..n).map(|i| T::of(i as f64)).collect();
+    let mut b = vec![T::zero(); n];
+    let v = time_wall(cfg.warmup.max(1), cfg.reps.min(20), || {
+        b.par_chunks_mut(1 << 16)
+            .zip(a.par_chunks(1 << 16))
+            .for_each(|(x, y)| x.copy_from_slice(y))
+    });
+    let (m, lo, hi) = stats(v);
+    Row {
+        kernel: "copy".into(),
+        variant: "stream".into(),
+        tets: 0,
+        dofs: 0,
+        reps: cfg.reps.min(20),
+        median_s: m,
+        min_s: lo,
+        max_s: hi,
+        bytes_model: 2.0 * (n * std::mem::size_of::<T>()) as f64,
+        frac_copy_bw: 1.0,
+        ..base.clone()
+    }
+}
