@@ -217,3 +217,42 @@ fn the_checker_finds_a_planted_circle() {
         references("use crate::{dga::Dga, mesh::Mesh};\nfn f() { super::x::y(); } // crate::z");
     assert_eq!(refs.len(), 3, "{refs:?}");
 }
+
+/// `unsafe` lives in the OpenCL runtime layer only (`src/ocl/`): every other file of the
+/// library and the application is safe Rust. Comments and strings that name the word are
+/// not code; a line is code here when `unsafe` stands outside a `//` comment.
+#[test]
+fn unsafe_code_only_in_the_runtime_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![];
+    rust_files(&src, &mut files);
+    assert!(
+        files.len() > 20,
+        "found only {} files under src",
+        files.len()
+    );
+    let ocl = src.join("ocl");
+    let mut found_in_ocl = false;
+    let mut outside = vec![];
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let uses = text.lines().any(|l| {
+            let code = l.find("//").map_or(l, |i| &l[..i]);
+            code.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == "unsafe")
+        });
+        if uses {
+            if f.starts_with(&ocl) {
+                found_in_ocl = true;
+            } else {
+                outside.push(f.strip_prefix(&src).unwrap().display().to_string());
+            }
+        }
+    }
+    assert!(outside.is_empty(), "unsafe outside src/ocl: {outside:?}");
+    // the check itself sees the runtime layer's blocks (it would pass vacuously otherwise)
+    assert!(
+        found_in_ocl,
+        "no unsafe found in src/ocl: the scan is broken"
+    );
+}

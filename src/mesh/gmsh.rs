@@ -20,11 +20,15 @@ pub fn read(path: &Path) -> Result<Mesh> {
     parse(&bytes, &path.display().to_string())
 }
 
-pub use super::head::read_file;
+/// The bytes of a Gmsh file, its `$MeshFormat` header checked before the body is read
+/// ([`super::head::read_file`]).
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    super::head::read_file(path, check_format)
+}
 
 /// Checks the `$MeshFormat` section at the start of `bytes` (the head of a file) and
 /// nothing more: a file that is not a mesh is refused before its body is read.
-pub(super) fn check_format(bytes: &[u8], name: &str) -> Result<()> {
+fn check_format(bytes: &[u8], name: &str) -> Result<()> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     Parser::new(bytes, name).format()
 }

@@ -11,9 +11,10 @@ use std::path::Path;
 /// lines before it are allowed).
 const HEAD: u64 = 64 << 10;
 
-/// The bytes of a mesh file, refusing non-regular files, files whose head is not a Gmsh
-/// `$MeshFormat` section, and files larger than the memory available.
-pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+/// The bytes of a mesh file, refusing non-regular files, files whose head `check` refuses
+/// (for Gmsh files: not a `$MeshFormat` section, `gmsh::read_file`), and files larger than
+/// the memory available.
+pub fn read_file(path: &Path, check: impl Fn(&[u8], &str) -> Result<()>) -> Result<Vec<u8>> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     let name = path.display().to_string();
     let invalid = |msg: String| Error::MeshInvalid {
@@ -31,7 +32,7 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
         .take(HEAD)
         .read_to_end(&mut head)
         .map_err(|e| Error::io(path, e))?;
-    super::gmsh::check_format(&head, &name)?;
+    check(&head, &name)?;
     if let Some(avail) = crate::cost::available_memory()
         && meta.len() > avail
     {
@@ -63,14 +64,14 @@ mod tests {
         f.set_len(8 << 30).unwrap();
         drop(f);
         let t0 = std::time::Instant::now();
-        let e = read_file(&p).unwrap_err().to_string();
+        let e = super::super::gmsh::read_file(&p).unwrap_err().to_string();
         assert!(
             e.contains("big.msh") && e.contains("line 1") && e.contains("not a Gmsh mesh file"),
             "{e}"
         );
         assert!(t0.elapsed() < std::time::Duration::from_secs(5));
         std::fs::write(&p, "hello\nworld\n").unwrap();
-        let e = read_file(&p).unwrap_err().to_string();
+        let e = super::super::gmsh::read_file(&p).unwrap_err().to_string();
         assert!(e.contains("not a Gmsh mesh file"), "{e}");
         std::fs::remove_dir_all(&d).ok();
     }
