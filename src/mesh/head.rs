@@ -50,7 +50,7 @@ pub fn read_file(path: &Path, check: impl Fn(&[u8], &str) -> Result<()>) -> Resu
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::gmsh::read_file;
 
     /// A large file of garbage is refused from its head: the error names the file and
     /// line 1, and comes before the body would be read (a sparse 8 GiB file, more than
@@ -64,14 +64,14 @@ mod tests {
         f.set_len(8 << 30).unwrap();
         drop(f);
         let t0 = std::time::Instant::now();
-        let e = super::super::gmsh::read_file(&p).unwrap_err().to_string();
+        let e = read_file(&p).unwrap_err().to_string();
         assert!(
             e.contains("big.msh") && e.contains("line 1") && e.contains("not a Gmsh mesh file"),
             "{e}"
         );
         assert!(t0.elapsed() < std::time::Duration::from_secs(5));
         std::fs::write(&p, "hello\nworld\n").unwrap();
-        let e = super::super::gmsh::read_file(&p).unwrap_err().to_string();
+        let e = read_file(&p).unwrap_err().to_string();
         assert!(e.contains("not a Gmsh mesh file"), "{e}");
         std::fs::remove_dir_all(&d).ok();
     }
