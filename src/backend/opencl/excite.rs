@@ -29,13 +29,14 @@ impl<T: Real> SourceTerm<T> {
     /// The unit-Δt pattern of `source` (empty without one).
     pub(super) fn new(k: &Kernels, dev: &ClDevice, source: Option<&Source>) -> Result<Self> {
         let [kernel] = kernels(k.program(), ["source"])?;
-        let (idx, g): (Vec<u32>, Vec<T>) = source
-            .map(|s| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).unzip())
+        let pattern = source
+            .map(|s| s.pattern.iter().map(|&(h, g)| (h, T::of(g))).collect())
             .unwrap_or_default();
+        let (idx, g, n) = upload_pattern(dev, pattern)?;
         Ok(SourceTerm {
-            n: idx.len(),
-            idx: dev.upload(&idx, "source indices")?,
-            g: dev.upload(&g, "source pattern")?,
+            idx,
+            g,
+            n,
             wave: None,
             kernel,
         })
@@ -43,10 +44,7 @@ impl<T: Real> SourceTerm<T> {
 
     /// Replaces the pattern (`(half-edge, value)` pairs, Δt folded in).
     pub(super) fn set_pattern(&mut self, dev: &ClDevice, p: Vec<(u32, T)>) -> Result<()> {
-        let (idx, g): (Vec<u32>, Vec<T>) = p.into_iter().unzip();
-        self.n = idx.len();
-        self.idx = dev.upload(&idx, "source indices")?;
-        self.g = dev.upload(&g, "source pattern")?;
+        (self.idx, self.g, self.n) = upload_pattern(dev, p)?;
         Ok(())
     }
 
@@ -84,6 +82,20 @@ impl<T: Real> SourceTerm<T> {
         )
         .map(Some)
     }
+}
+
+/// A source pattern's half-edges and values on the device, and their count.
+fn upload_pattern<T: Real>(
+    dev: &ClDevice,
+    p: Vec<(u32, T)>,
+) -> Result<(Buffer<u32>, Buffer<T>, usize)> {
+    let (idx, g): (Vec<u32>, Vec<T>) = p.into_iter().unzip();
+    let n = idx.len();
+    Ok((
+        dev.upload(&idx, "source indices")?,
+        dev.upload(&g, "source pattern")?,
+        n,
+    ))
 }
 
 /// The probes on the device: three half-edge slots and weights per probe, and the sample

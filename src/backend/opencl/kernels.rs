@@ -148,10 +148,6 @@ impl<T: Real> ClStepper<T> {
         } else {
             &self.k.program
         };
-        let mut out = Vec::with_capacity(N);
-        for name in names {
-            out.push(Kernel::create(program, name).map_err(cl_err(name))?);
-        }
-        Ok(out.try_into().unwrap_or_else(|_| unreachable!("N kernels")))
+        crate::ocl::kernels(program, names)
     }
 }
