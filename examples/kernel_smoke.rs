@@ -60,10 +60,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The kernel sources the smoke run must cover.
-const SOURCES: [(&str, &str); 5] = [
+const SOURCES: [(&str, &str); 6] = [
     (
         dgatd::backend::opencl::PROGRAM,
         dgatd::backend::opencl::SOURCE,
+    ),
+    (
+        dgatd::backend::opencl::PROBE_PROGRAM,
+        dgatd::backend::opencl::PROBE_SOURCE,
     ),
     (dgatd::dg::opencl::PROGRAM, dgatd::dg::opencl::SOURCE),
     ("cl/fill.cl", include_str!("../cl/fill.cl")),
@@ -101,7 +105,8 @@ pub fn declared_kernels() -> Vec<String> {
                 .strip_prefix("void")
                 .and_then(|r| r.trim_start().split('(').next())
                 .map(|n| n.trim().to_string());
-            if let Some(n) = name.filter(|n| !n.is_empty()) {
+            // (the probe program shares the DGA program's vector kernels)
+            if let Some(n) = name.filter(|n| !n.is_empty() && !out.contains(n)) {
                 out.push(n);
             }
         }
@@ -1388,11 +1393,14 @@ fn transforms<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<(
 
 /// The bandwidth probes on 1000 elements against the host.
 fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
-    // Any stepper carries the compiled kernels; a one-cell box is the smallest.
-    let mesh = box_mesh([1, 1, 1], [1.0, 1.0, 1.0]);
-    let topo = Topology::build(&mesh)?;
-    let d = Arc::new(Dga::assemble(&mesh, &topo, &Media::vacuum(mesh.n_tets()))?);
-    let g = ClStepper::<T>::new(dev.clone(), d, DualForm::Factored, None, &[])?;
+    // the bench's probe program, built as the bench builds it
+    let program = dev.build_source(
+        dgatd::backend::opencl::PROBE_SOURCE,
+        dgatd::backend::opencl::PROBE_PROGRAM,
+        dgatd::backend::opencl::real_options::<T>(),
+    )?;
+    let [copy, copy4, triad, triad4, fma_peak] =
+        dgatd::ocl::kernels(&program, ["copy", "copy4", "triad", "triad4", "fma_peak"])?;
     let n = 1000;
     let mut r = Rng::new(0x57ea);
     let mut rand = || (0..n).map(|_| T::of(r.sym())).collect::<Vec<T>>();
@@ -1409,11 +1417,7 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
     for (name, width) in [("copy", 1), ("copy4", 4)] {
         let a = dev.upload(&a0, "stream a")?;
         let b = dev.upload(&b0, "stream b")?;
-        let k = if width == 1 {
-            &g.kernels().copy
-        } else {
-            &g.kernels().copy4
-        };
+        let k = if width == 1 { &copy } else { &copy4 };
         launch(
             dev,
             k,
@@ -1434,7 +1438,7 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
         let out = dev.alloc::<T>(n, "fma probe")?;
         launch(
             dev,
-            &g.kernels().fma_peak,
+            &fma_peak,
             n,
             LOCAL,
             &[
@@ -1472,11 +1476,7 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
         let a = dev.upload(&a0, "stream a")?;
         let b = dev.upload(&b0, "stream b")?;
         let c = dev.upload(&c0, "stream c")?;
-        let k = if width == 1 {
-            &g.kernels().triad
-        } else {
-            &g.kernels().triad4
-        };
+        let k = if width == 1 { &triad } else { &triad4 };
         launch(
             dev,
             k,

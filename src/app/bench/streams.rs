@@ -1,6 +1,32 @@
 //! Bench rows of the bandwidth and peak probes (copy, triad, fma) on a device and on the CPU.
 
 use super::*;
+use opencl3::kernel::Kernel;
+
+/// The bench's probe kernels (`backend::opencl::PROBE_SOURCE`) for precision T.
+pub(super) struct Probes {
+    copy: Kernel,
+    triad: Kernel,
+    copy4: Kernel,
+    triad4: Kernel,
+    fma_peak: Kernel,
+}
+
+impl Probes {
+    pub(super) fn build<T: Real>(dev: &ClDevice) -> Result<Probes> {
+        let opts = opencl::real_options::<T>();
+        let program = dev.build_source(opencl::PROBE_SOURCE, opencl::PROBE_PROGRAM, opts)?;
+        let [copy, triad, copy4, triad4, fma_peak] =
+            dgatd::ocl::kernels(&program, ["copy", "triad", "copy4", "triad4", "fma_peak"])?;
+        Ok(Probes {
+            copy,
+            triad,
+            copy4,
+            triad4,
+            fma_peak,
+        })
+    }
+}
 
 /// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
 /// elements per work-item; returns the rows, the best copy first (the ceiling).
@@ -9,7 +35,7 @@ pub(super) fn stream_rows<T: Real>(
     cfg: &BenchConfig,
     base: &Row,
 ) -> Result<Vec<Row>> {
-    let k = opencl::Kernels::build::<T>(dev)?;
+    let k = Probes::build::<T>(dev)?;
     let s = std::mem::size_of::<T>();
     let n = cfg
         .stream_elems
@@ -115,7 +141,7 @@ pub(super) fn stream_rows<T: Real>(
 /// one launch takes about 20 ms, on enough work-items to fill any device.
 pub(super) fn fma_row<T: Real>(
     dev: &Arc<ClDevice>,
-    k: &opencl::Kernels,
+    k: &Probes,
     cfg: &BenchConfig,
     base: &Row,
     copy_gbs: f64,

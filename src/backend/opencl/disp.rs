@@ -9,6 +9,7 @@
 //! the state it works on and says whether this step may use the fused form.
 
 use super::kernels::Kernels;
+use super::variant::DispVariant;
 use crate::dga::operators::{DispOps, FusedDisp};
 use crate::ocl::{Arg, ClDevice, LOCAL, kernels, launch};
 use crate::{Error, Real, Result};
@@ -62,6 +63,9 @@ struct DeviceFused {
 /// The dispersion of a stepper: none until [`Dispersion::install`] is given the dispersive
 /// operators of a Δt.
 pub(super) struct Dispersion<T> {
+    /// The form of the correction and pole step ([`DispVariant::Fused`] where the dual
+    /// takes it).
+    pub(super) variant: DispVariant,
     on: Option<DeviceDisp<T>>,
     k_correct: Kernel,
     k_poles: Kernel,
@@ -93,6 +97,7 @@ impl<T: Real> Dispersion<T> {
             ],
         )?;
         Ok(Dispersion {
+            variant: DispVariant::Fused,
             on: None,
             k_correct,
             k_poles,

@@ -171,6 +171,11 @@ impl<T: Real> ClStepper<T> {
         copy_f(&self.f, &f_saved)?;
         let mut lambda = 0.0;
         let nh = self.nh as u32;
+        // each half-edge's vertex and the offset of its row in that vertex's block (only
+        // the power iteration's mass product reads them)
+        let (hvert, hrow) = self.dga.half_edge_rows();
+        let hvert = self.dev.upload(&hvert, "half-edge vertices")?;
+        let hrow = self.dev.upload(&hrow, "half-edge rows")?;
         let vb_h = |m: &Buffer<T>, xin: &Buffer<T>, out: &Buffer<T>| {
             launch(
                 &self.dev,
@@ -179,10 +184,10 @@ impl<T: Real> ClStepper<T> {
                 LOCAL,
                 &[
                     Arg::U32(nh),
-                    Arg::BufU64(&self.hrow),
-                    Arg::BufU32(&self.hvert),
-                    Arg::BufU32(&self.vptr),
-                    Arg::BufU32(&self.vh),
+                    Arg::BufU64(&hrow),
+                    Arg::BufU32(&hvert),
+                    Arg::BufU32(&self.dual.vptr),
+                    Arg::BufU32(&self.dual.vh),
                     Arg::Buf(m),
                     Arg::Buf(xin),
                     Arg::Buf(out),
@@ -299,7 +304,7 @@ impl<T: Real> ClStepper<T> {
             None => {
                 let args = [
                     Arg::U32(nf as u32),
-                    Arg::BufU32(&self.vh),
+                    Arg::BufU32(&self.dual.vh),
                     Arg::Buf(&self.u),
                     Arg::Buf(&d.xs),
                 ];
@@ -309,8 +314,8 @@ impl<T: Real> ClStepper<T> {
         };
         let args = [
             Arg::U32(nf as u32),
-            Arg::BufU32(&self.slot_vertex),
-            Arg::BufU32(&self.vptr),
+            Arg::BufU32(&self.dual.slot_vertex),
+            Arg::BufU32(&self.dual.vptr),
             Arg::BufU64(&d.poff),
             Arg::Buf(&d.meps),
             Arg::Buf(xs),

@@ -89,7 +89,7 @@ impl<T: Real> ClStepper<T> {
             &[
                 Arg::U32(self.tp as u32),
                 Arg::BufF32(&m.p),
-                Arg::BufU32(&self.pe),
+                Arg::BufU32(self.primal.buffers().1),
                 Arg::Buf(&self.u),
                 Arg::Buf(&self.f),
             ],
@@ -99,7 +99,7 @@ impl<T: Real> ClStepper<T> {
     /// `U += B c` with the mixed blocks `m` (after [`Self::circulation`]); the stepper's
     /// packed offsets must be resident (the default layout).
     pub fn vertex_blocks_mixed(&self, m: &MixedOperators) -> Result<Event> {
-        if self.block_layout != BlockLayout::Tri {
+        if self.dual.blocks.layout != BlockLayout::Tri {
             return Err(Error::config(
                 "variant",
                 "mixed",
@@ -111,7 +111,7 @@ impl<T: Real> ClStepper<T> {
             &m.block,
             self.nfree,
             LOCAL,
-            &self.vertex_major_args(&self.poff, Arg::BufF32(&m.b), &self.u),
+            &self.vertex_major_args(&self.dual.blocks.poff, Arg::BufF32(&m.b), &self.u),
         )
     }
 
@@ -157,7 +157,7 @@ impl<T: Real> ClStepper<T> {
         let m = sm
             .mixed
             .as_ref()
-            .map_or(Arg::Buf(&self.p), |m| Arg::BufF32(&m.p));
+            .map_or(Arg::Buf(self.primal.buffers().0), |m| Arg::BufF32(&m.p));
         let args = [
             Arg::U32(self.tp as u32),
             m,
@@ -242,8 +242,8 @@ impl<T: Real> ClStepper<T> {
     /// `c = C̃ F` through the paired lists (`circulation_pair`, `circulation_pair_sell`).
     pub fn circulation_pair(&self, pc: &PairCirculation) -> Result<Event> {
         let (e, t) = (Arg::U32(self.ne as u32), Arg::U32(self.tp as u32));
-        let (ptr, pairs) = (Arg::BufU32(&self.circ_ptr), Arg::BufU32(&pc.pairs));
-        let (f, c) = (Arg::Buf(&self.f), Arg::Buf(&self.c));
+        let (ptr, pairs) = (Arg::BufU32(&self.dual.circ_ptr), Arg::BufU32(&pc.pairs));
+        let (f, c) = (Arg::Buf(&self.f), Arg::Buf(&self.dual.c));
         match &pc.so {
             Some(so) => launch(
                 &self.dev,
@@ -271,12 +271,26 @@ impl<T: Real> ClStepper<T> {
             LOCAL,
             &[
                 Arg::U32(self.ne as u32),
-                Arg::BufU32(&self.circ_ptr),
+                Arg::BufU32(&self.dual.circ_ptr),
                 Arg::BufU64(&sl.so),
                 Arg::BufU32(&sl.sc),
                 Arg::Buf(&self.f),
-                Arg::Buf(&self.c),
+                Arg::Buf(&self.dual.c),
             ],
         )
+    }
+
+    /// The arguments of a vertex-major block kernel over every free slot: the count, then
+    /// [`Dual::block_args`].
+    fn vertex_major_args<'a>(
+        &'a self,
+        offsets: &'a Buffer<u64>,
+        block: Arg<'a, T>,
+        u: &'a Buffer<T>,
+    ) -> Vec<Arg<'a, T>> {
+        let head = [Arg::U32(self.nfree as u32)];
+        head.into_iter()
+            .chain(self.dual.block_args(offsets, block, u))
+            .collect()
     }
 }

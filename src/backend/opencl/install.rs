@@ -8,28 +8,46 @@ impl<T: Real> ClStepper<T> {
     /// Uploads the primal blocks `Δt/(1 + b) Mmu⁻¹ C` and the lossy tets' factors of a
     /// `Dga` with magnetic conductivity for `dt`.
     pub(super) fn install_mag(&mut self, dt: f64) -> Result<()> {
-        let mag = self.dga.mag.as_ref().expect("checked by the caller");
-        self.p = upload_primal(&self.dev, &self.dga, self.variants.primal, &|n| {
-            dt / (1.0 + 0.5 * mag[n] * dt)
-        })?;
+        let dga = self.dga.clone();
+        let mag = dga.mag.as_ref().expect("checked by the caller");
+        let v = self.primal.variant();
+        (self.primal).install(&self.dev, &dga, v, &|n| dt / (1.0 + 0.5 * mag[n] * dt))?;
         self.losses.set_mag(&self.dev, mag, dt)
+    }
+
+    /// Replaces the primal operator with `v`'s layout at the current Δt.
+    pub(super) fn install_primal(&mut self, v: PrimalVariant) -> Result<()> {
+        let dga = self.dga.clone();
+        match &dga.mag {
+            Some(_) => {
+                self.primal.set_variant_layout(v);
+                self.install_mag(self.dt)
+            }
+            None => {
+                let dt = self.dt;
+                self.primal.install(&self.dev, &dga, v, &|_| dt)
+            }
+        }
     }
 
     /// Uploads the dual blocks, CSR values and loss step of a conducting `Dga` for `dt`.
     pub(super) fn install_losses(&mut self, dt: f64) -> Result<()> {
-        let ops = Operators::<T>::new(&self.dga, dt, self.csr.is_some());
-        if self.block_layout != BlockLayout::Full {
-            self.put_blocks(&ops.block, |x| x)?;
+        self.install_losses_in(dt, self.dual.blocks.layout)
+    }
+
+    /// [`Self::install_losses`] with the blocks in `layout`.
+    pub(super) fn install_losses_in(&mut self, dt: f64, layout: BlockLayout) -> Result<()> {
+        let dga = self.dga.clone();
+        let ops = Operators::<T>::new(&dga, dt, self.dual.has_csr());
+        if layout != BlockLayout::Full {
+            self.dual
+                .put_blocks(&self.dev, &dga, layout, &ops.block, |x| x)?;
         } else {
-            if self.block_len != ops.block.len() {
-                self.block = self.dev.alloc(ops.block.len(), "vertex blocks")?;
-                self.block_len = ops.block.len();
-            }
-            self.dev
-                .write(&mut self.block, &ops.block, "vertex blocks")?;
+            self.dual.blocks.layout = layout;
+            self.dual.write_full(&self.dev, &ops.block)?;
         }
-        if let (Some((_, _, v, nnz)), Some(m)) = (&mut self.csr, &ops.csr) {
-            if m.data().len() != *nnz {
+        if let (Some((v, nnz)), Some(m)) = (self.dual.csr_values(), &ops.csr) {
+            if m.data().len() != nnz {
                 return Err(Error::config(
                     "dual",
                     "csr",
@@ -54,10 +72,10 @@ impl<T: Real> ClStepper<T> {
                     .collect()
             })
             .unwrap_or_default();
-        let tables = (self.dual == DualForm::Factored).then_some(FusedTables {
+        let tables = (self.dual.form() == DualForm::Factored).then_some(FusedTables {
             vptr: &ops.vptr,
             vh: &ops.vh,
-            off: &self.dga.meps.off,
+            off: &dga.meps.off,
             skip: &skip,
         });
         self.disp.install(&self.dev, ops.disp, tables)?;

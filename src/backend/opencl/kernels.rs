@@ -22,42 +22,45 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../cl/dga/halo.cl"),
     include_str!("../../../cl/dga/disp.cl"),
     include_str!("../../../cl/dga/dft.cl"),
+);
+
+/// The bench's bandwidth and peak probes (`copy` of `cl/dga/vector.cl`, `triad`, `copy4`,
+/// `triad4`, `fma_peak` of `cl/bench/stream.cl`): a program of their own, built with
+/// [`real_options`], so the DGA program carries no kernel that no run launches.
+pub const PROBE_SOURCE: &str = concat!(
+    include_str!("../../../cl/common.cl"),
+    include_str!("../../../cl/dga/vector.cl"),
     include_str!("../../../cl/bench/stream.cl"),
 );
+
+/// The name of the probe program in build logs and messages.
+pub const PROBE_PROGRAM: &str = "cl/bench/stream.cl";
+
+/// The options that define `REAL` (and `REAL_IS_DOUBLE`) for precision `T`.
+pub fn real_options<T: Real>() -> &'static str {
+    if T::NAME == "f64" {
+        "-D REAL=double -D REAL_IS_DOUBLE=1"
+    } else {
+        "-D REAL=float"
+    }
+}
 
 /// Work-items per row of the vector CSR kernel.
 pub const CSR_LANES: usize = 8;
 
-/// The compiled kernels of one precision. The bandwidth probes (`copy`, `triad`, and their
-/// four-per-work-item forms) are public for the bench; the operator kernels are launched
-/// through [`ClStepper`].
+/// The stepper's shared vector kernels of one precision (scale, dot, axpy, copy, gather
+/// and scatter, the energy's products) and the DGA program the operator components
+/// ([`super::Primal`], [`super::Dual`], losses, dispersion, ...) create theirs from.
 pub struct Kernels {
-    pub(crate) primal_tet: Kernel,
-    pub(crate) circulation: Kernel,
-    pub(crate) circulation_pair: Kernel,
     pub(crate) vertex_block_h: Kernel,
-    pub(crate) csr_vector: Kernel,
     pub(crate) scale: Kernel,
     pub(crate) dot_partial: Kernel,
     pub(crate) axpy0: Kernel,
-    pub copy: Kernel,
-    pub triad: Kernel,
-    pub(crate) vertex_block_v: Kernel,
-    pub copy4: Kernel,
-    pub triad4: Kernel,
-    pub(crate) primal_tet_idx: Kernel,
-    pub(crate) circulation_idx: Kernel,
-    pub(crate) circulation_pair_idx: Kernel,
-    pub(crate) vertex_block_v_idx: Kernel,
+    pub(crate) copy: Kernel,
     pub(crate) gather: Kernel,
     pub(crate) meps_slots: Kernel,
     pub(crate) sym4_apply: Kernel,
     pub(crate) scatter: Kernel,
-    pub(crate) primal_sym: Kernel,
-    pub(crate) primal_sym_idx: Kernel,
-    pub(crate) vertex_block_s: Kernel,
-    pub(crate) vertex_block_s_idx: Kernel,
-    pub fma_peak: Kernel,
     /// the DGA program (`cl/dga/*.cl`) built for the stepper's precision ([`dgatd_options`] without f32
     /// operators), for the kernels created later ([`ClStepper::dgatd_kernels`]).
     pub(super) program: Program,
@@ -85,32 +88,15 @@ impl Kernels {
         let program = dev.build_source(SOURCE, PROGRAM, &dgatd_options::<T>(false))?;
         let k = |name: &str| Kernel::create(&program, name).map_err(cl_err(name));
         Ok(Kernels {
-            primal_tet: k("primal_tet")?,
-            circulation: k("circulation")?,
-            circulation_pair: k("circulation_pair")?,
             vertex_block_h: k("vertex_block_h")?,
-            csr_vector: k("csr_vector")?,
             scale: k("scale")?,
             dot_partial: k("dot_partial")?,
             axpy0: k("axpy0")?,
             copy: k("copy")?,
-            triad: k("triad")?,
-            vertex_block_v: k("vertex_block_v")?,
-            copy4: k("copy4")?,
-            triad4: k("triad4")?,
-            primal_tet_idx: k("primal_tet_idx")?,
-            circulation_idx: k("circulation_idx")?,
-            circulation_pair_idx: k("circulation_pair_idx")?,
-            vertex_block_v_idx: k("vertex_block_v_idx")?,
             gather: k("gather")?,
             meps_slots: k("meps_slots")?,
             sym4_apply: k("sym4_apply")?,
             scatter: k("scatter")?,
-            primal_sym: k("primal_sym")?,
-            primal_sym_idx: k("primal_sym_idx")?,
-            vertex_block_s: k("vertex_block_s")?,
-            vertex_block_s_idx: k("vertex_block_s_idx")?,
-            fma_peak: k("fma_peak")?,
             program,
         })
     }
@@ -119,11 +105,7 @@ impl Kernels {
 /// The build options of the DGA program (`cl/dga/*.cl`) for precision `T`; `f32_operators`: the operators of
 /// `primal_sym` and the packed block kernels stored in float (mixed storage, `-D OPREAL=float`).
 pub(super) fn dgatd_options<T: Real>(f32_operators: bool) -> String {
-    let real = if T::NAME == "f64" {
-        "-D REAL=double -D REAL_IS_DOUBLE=1"
-    } else {
-        "-D REAL=float"
-    };
+    let real = real_options::<T>();
     let op = if f32_operators {
         " -D OPREAL=float"
     } else {

@@ -42,6 +42,7 @@ mod primal;
 mod resident;
 mod sampling;
 mod slot_major;
+mod step;
 mod stepper;
 mod subset;
 pub mod variant;
@@ -52,7 +53,7 @@ pub use crate::ocl::{
 };
 pub use energy::{Field, NoHalo, PowerHalo};
 pub use forms::{MixedOperators, PairCirculation, SellCirculation};
-pub use kernels::{CSR_LANES, Kernels, PROGRAM, SOURCE};
+pub use kernels::{CSR_LANES, Kernels, PROBE_PROGRAM, PROBE_SOURCE, PROGRAM, SOURCE, real_options};
 pub use layout::{TET_ALIGN, csr_nnz_estimate, tet_stride};
 pub use resident::{DeviceCsr, ResidentMasses, ResidentOperators};
 pub use sampling::{DeviceSampling, SAMPLE_CHUNK, advance_sampled};
@@ -65,13 +66,14 @@ pub use variant::{
 use super::Stepper;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
-use crate::dga::operators::{DualForm, Operators, build_csr};
+use crate::dga::operators::{DualForm, Operators};
 use crate::ocl::cl_err;
 use crate::problem::Waveform;
 use crate::util::{C64, Rng};
 use crate::{Error, Real, Result};
 use dft::Dft;
 use disp::*;
+use dual::{Dual, DualStart};
 use energy::*;
 use excite::{ProbeSet, SourceTerm};
 use layout::*;
@@ -80,48 +82,33 @@ use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
+use primal::Primal;
 use rayon::prelude::*;
 use slot_major::*;
 use std::sync::Arc;
 use variant::BlockLayout;
 
-/// Device buffers of the operators and the state.
+/// An OpenCL leapfrog: the state `U`, `F` and the operator components that act on it.
 pub struct ClStepper<T: Real> {
     dev: Arc<ClDevice>,
     k: Kernels,
     dga: Arc<Dga>,
-    dual: DualForm,
-    variants: Variants,
     t: usize,
-    /// The column length of the per-tet arrays (F, `p`, `pe`, slot tables): [`tet_stride`].
+    /// The column length of the per-tet arrays (F, the primal operator, slot tables):
+    /// [`tet_stride`].
     tp: usize,
     ne: usize,
     nh: usize,
+    /// Free half-edges (the dual's slots).
+    nfree: usize,
     /// Current time step (metres of light travel); 1 until [`ClStepper::set_time_step`].
     dt: f64,
-    /// The primal operator in the layout of `variants.primal` (`p_per_tet` values per tet).
-    p: Buffer<T>,
-    p_per_tet: usize,
-    pe: Buffer<u32>,
     u: Buffer<T>,
     f: Buffer<T>,
-    c: Buffer<T>,
-    circ_ptr: Buffer<u32>,
-    circ: Buffer<u32>,
-    vptr: Buffer<u32>,
-    vh: Buffer<u32>,
-    hvert: Buffer<u32>,
-    hrow: Buffer<u64>,
-    slot_vertex: Buffer<u32>,
-    boff: Buffer<u64>,
-    /// Offsets of the packed blocks ([`crate::dga::VertexBlocks::packed_offsets`]).
-    poff: Buffer<u64>,
-    nfree: usize,
-    /// The vertex blocks in `block_layout` (`block_len` values).
-    block: Buffer<T>,
-    block_len: usize,
-    block_layout: BlockLayout,
-    csr: Option<DeviceCsr<T>>,
+    /// `F -= P U` ([`Primal`]).
+    primal: Primal<T>,
+    /// `U += D F` ([`Dual`]).
+    dual: Dual<T>,
     /// The source pattern and waveform.
     src: SourceTerm<T>,
     /// The probes and their sample buffer.
@@ -229,108 +216,52 @@ impl<T: Real> ClStepper<T> {
         check_device_memory::<T>(&dev, &dga, dual)?;
         let k = Kernels::build::<T>(&dev)?;
         let t = dga.n_tets;
-        let tp = tet_stride(t);
         let ne = dga.n_edges;
-        let nh = 2 * ne;
         if ne > EDGE_MASK as usize {
             return Err(Error::DeviceMemory(format!(
                 "the mesh has {ne} edges, above the 31-bit edge index of the primal kernels"
             )));
         }
-        let variants = Variants::for_dga(&dga);
-        let block_layout = variants.block.layout();
-        // Primal operator column-major across tets (unit Δt), converted chunk by chunk, and
-        // the vertex blocks; or those already on the device.
-        let (resident, resident_csr, resident_masses) = match resident {
-            Some(mut r) => {
-                let c = r.csr.take();
-                let m = r.masses.take();
-                (Some(r), c, m)
-            }
-            None => (None, None, None),
-        };
-        let (p, (block, block_len, poff)) = match resident {
+        let v = Variants::for_dga(&dga);
+        // the operators already on the device (assembled there), or None to upload the
+        // host's at unit Δt
+        let (p, start, resident_masses) = match resident {
             Some(r) => {
                 debug_assert!(
-                    variants.primal == PrimalVariant::Sym && block_layout == BlockLayout::Tri
+                    v.primal == PrimalVariant::Sym && v.block.layout() == BlockLayout::Tri
                 );
                 let len = r.block_len();
                 let poff = dev.upload(&r.poff, "packed block offsets")?;
-                (r.primal, (r.blocks, len, Some(poff)))
+                let start = DualStart {
+                    blocks: Some((r.blocks, len, poff)),
+                    csr: r.csr,
+                };
+                (Some(r.primal), start, r.masses)
             }
             None => (
-                upload_primal(&dev, &dga, variants.primal, &|_| 1.0)?,
-                upload_blocks(&dev, &dga.meps, &dga.meps_inv.data, block_layout, T::of)?,
+                None,
+                DualStart {
+                    blocks: None,
+                    csr: None,
+                },
+                None,
             ),
         };
-        // edge ids with the edge's orientation in the tet in bit 31 (primal_sym); edge 0
-        // for the padding tets
-        let pe = upload_columns(&dev, t, 6, "primal edge table", 0, |l, n| {
-            dga.tet_edges[n][l] | (((dga.tet_orient[n] >> l) & 1) as u32) << 31
-        })?;
-        let circ = dev.upload(
-            &circulation_words(&dga, variants.circ)?,
-            "circulation entries",
-        )?;
-        let (hvert, hrow) = dga.half_edge_rows();
-        let vptr: Vec<u32> = dga.meps.ptr.par_iter().map(|&x| x as u32).collect();
-        let slot_vertex: Vec<u32> = (0..dga.meps.n_vertices())
-            .into_par_iter()
-            .flat_map_iter(|v| std::iter::repeat_n(v as u32, dga.meps.dim(v)))
-            .collect();
-        let boff: Vec<u64> = dga.meps.off.par_iter().map(|&x| x as u64).collect();
-        let csr = if resident_csr.is_some() {
-            resident_csr
-        } else if dual == DualForm::Csr {
-            let m = build_csr(&dga, 1.0);
-            if m.nnz() >= u32::MAX as usize {
-                return Err(Error::DeviceMemory(format!(
-                    "the CSR matrix has {} nonzeros, above the 32-bit index limit; use --dual factored",
-                    m.nnz()
-                )));
-            }
-            let ip: Vec<u32> = m.indptr().raw_storage().iter().map(|&x| x as u32).collect();
-            let ix: Vec<u32> = m.indices().iter().map(|&x| f_slot(x as u32, tp)).collect();
-            let dv: Vec<T> = m.data().iter().map(|&x| T::of(x)).collect();
-            let nnz = dv.len();
-            Some((
-                dev.upload(&ip, "CSR row pointers")?,
-                dev.upload(&ix, "CSR columns")?,
-                dev.upload(&dv, "CSR values")?,
-                nnz,
-            ))
-        } else {
-            None
-        };
+        let primal = Primal::new(&k, &dev, &dga, v.primal, p)?;
+        let mut dual = Dual::new(&k, &dev, &dga, dual, v.circ, v.block, start)?;
+        dual.csr_variant = v.csr;
+        let mut disp = Dispersion::new(&k)?;
+        disp.variant = v.disp;
         let mut s = ClStepper {
-            p,
-            p_per_tet: variants.primal.per_tet(),
-            pe,
-            u: dev.alloc(nh, "U")?,
-            f: dev.alloc(4 * tp, "F")?,
-            c: dev.alloc(ne, "edge circulations")?,
-            circ_ptr: dev.upload(&dga.circ_ptr, "circulation pointers")?,
-            circ,
-            vptr: dev.upload(&vptr, "vertex pointers")?,
-            vh: dev.upload(&dga.meps.h, "vertex half-edges")?,
-            hvert: dev.upload(&hvert, "half-edge vertices")?,
-            hrow: dev.upload(&hrow, "half-edge rows")?,
-            slot_vertex: dev.upload(&slot_vertex, "slot vertices")?,
-            boff: dev.upload(&boff, "block offsets")?,
-            poff: match poff {
-                Some(p) => p,
-                None => dev.upload::<u64>(&[], "packed block offsets")?,
-            },
-            nfree: dga.meps.h.len(),
-            block_len,
-            block,
-            block_layout,
-            csr,
+            u: dev.alloc(2 * ne, "U")?,
+            f: dev.alloc(4 * tet_stride(t), "F")?,
+            primal,
+            dual,
             src: SourceTerm::new(&k, &dev, source)?,
             probes: ProbeSet::new(&k, &dev, probes)?,
             losses: Losses::new(&k)?,
             dft: Dft::new(&k)?,
-            disp: Dispersion::new(&k)?,
+            disp,
             energy: None,
             resident_masses,
             source: source.cloned(),
@@ -339,31 +270,36 @@ impl<T: Real> ClStepper<T> {
             ghosts: None,
             k,
             dev,
-            dga,
-            dual,
-            variants,
             t,
-            tp,
+            tp: tet_stride(t),
             ne,
-            nh,
+            nh: 2 * ne,
+            nfree: dga.meps.h.len(),
+            dga,
             dt: 1.0,
         };
         s.zero_state()?;
         Ok(s)
     }
 
-    /// The kernel variants launched.
+    /// The kernel variants launched (each component's).
     pub fn variants(&self) -> Variants {
-        self.variants
+        Variants {
+            primal: self.primal.variant(),
+            block: self.dual.block_variant,
+            csr: self.dual.csr_variant,
+            disp: self.disp.variant,
+            circ: self.dual.circ_variant,
+        }
     }
 
     /// Chooses the kernel variants (a CSR variant needs the stepper built with the CSR
     /// dual). A primal or block variant with another storage layout replaces the operator
     /// on the device, built on the host for the current Δt (only one layout is resident).
     pub fn set_variants(&mut self, v: Variants) -> Result<()> {
-        let old = self.variants;
-        let relayout =
-            v.primal.per_tet() != old.primal.per_tet() || v.block.layout() != self.block_layout;
+        let old = self.variants();
+        let relayout = v.primal.per_tet() != old.primal.per_tet()
+            || v.block.layout() != self.dual.blocks.layout;
         if relayout && self.t > 0 && self.dga.mmu_inv.is_empty() {
             return Err(Error::config(
                 "variant",
@@ -371,30 +307,25 @@ impl<T: Real> ClStepper<T> {
                 "the operators are resident on the device (device assembly) in the default layouts only; another layout needs the host's operators",
             ));
         }
-        if v.circ != old.circ {
-            self.circ = self.dev.upload(
-                &circulation_words(&self.dga, v.circ)?,
-                "circulation entries",
-            )?;
-        }
-        self.variants = v;
-        if v.primal.per_tet() != old.primal.per_tet() {
-            self.p_per_tet = v.primal.per_tet();
-            match self.dga.mag.clone() {
-                Some(_) => self.install_mag(self.dt)?,
-                None => {
-                    let dt = self.dt;
-                    self.p = upload_primal(&self.dev, &self.dga, v.primal, &|_| dt)?;
-                }
+        let dga = self.dga.clone();
+        self.dual.set_circ_variant(&self.dev, &dga, v.circ)?;
+        (self.dual.block_variant, self.dual.csr_variant) = (v.block, v.csr);
+        self.disp.variant = v.disp;
+        if v.primal != old.primal {
+            if v.primal.per_tet() == old.primal.per_tet() {
+                // the same layout: only the kernel changes
+                self.primal.set_variant(v.primal);
+            } else {
+                self.install_primal(v.primal)?;
             }
         }
-        if v.block.layout() != self.block_layout {
-            self.block_layout = v.block.layout();
-            if self.dga.msig.is_some() || self.dga.disp.is_some() {
-                self.install_losses(self.dt)?;
+        if v.block.layout() != self.dual.blocks.layout {
+            if dga.msig.is_some() || dga.disp.is_some() {
+                self.install_losses_in(self.dt, v.block.layout())?;
             } else {
-                let (dga, dt) = (self.dga.clone(), self.dt);
-                self.put_blocks(&dga.meps_inv.data, |x| T::of(dt * x))?;
+                let dt = self.dt;
+                let f = |x: f64| T::of(dt * x);
+                (self.dual).put_blocks(&self.dev, &dga, v.block.layout(), &dga.meps_inv.data, f)?;
             }
         }
         self.keep_layout_in_scope()
@@ -402,25 +333,18 @@ impl<T: Real> ClStepper<T> {
 
     /// The dual form of the time step.
     pub fn dual(&self) -> DualForm {
-        self.dual
+        self.dual.form()
     }
 
     /// Switches the dual form (the CSR form needs the stepper built with the CSR dual).
     pub fn set_dual(&mut self, d: DualForm) -> Result<()> {
-        if d == DualForm::Csr && self.csr.is_none() {
-            return Err(Error::config(
-                "dual",
-                "csr",
-                "the stepper was built without the CSR matrix",
-            ));
-        }
-        self.dual = d;
+        self.dual.set_form(d)?;
         self.keep_layout_in_scope()
     }
 
     /// Nonzeros of the device CSR matrix (0 without it).
     pub fn csr_nnz(&self) -> usize {
-        self.csr.as_ref().map(|c| c.3).unwrap_or(0)
+        self.dual.csr_nnz()
     }
 
     /// The device.
@@ -440,7 +364,7 @@ impl<T: Real> ClStepper<T> {
             self.dev.fill_zero(&mut st.sm.us, self.nfree + 1)?;
         }
         self.dev.fill_zero(&mut self.f, 4 * self.tp)?;
-        self.dev.fill_zero(&mut self.c, self.ne)
+        self.dev.fill_zero(&mut self.dual.c, self.ne)
     }
 
     fn scale_buf(&self, b: &Buffer<T>, n: usize, a: f64) -> Result<()> {
@@ -464,7 +388,7 @@ impl<T: Real> ClStepper<T> {
         if self.dga.mag.is_some() {
             self.install_mag(dt)?;
         } else {
-            self.scale_buf(&self.p, self.p_per_tet * self.tp, a)?;
+            self.primal.scale(&self.dev, &self.k.scale, a)?;
         }
         if self.src.n > 0 {
             self.scale_buf(&self.src.g, self.src.n, a)?;
@@ -473,56 +397,11 @@ impl<T: Real> ClStepper<T> {
             // after the source's scaling: it may replace the pattern for this dt
             self.install_losses(dt)?;
         } else {
-            self.scale_buf(&self.block, self.block_len, a)?;
-            if let Some((_, _, v, nnz)) = &self.csr {
-                self.scale_buf(v, *nnz, a)?;
-            }
+            self.dual.scale(&self.dev, &self.k.scale, a)?;
         }
         self.dev.finish()?;
         self.dt = dt;
         self.src.wave = wave;
         Ok(())
-    }
-
-    /// Replaces the device blocks with `f(full)` (full blocks in `dga.meps`'s layout) in the
-    /// resident layout, and the packed offsets with that layout's.
-    fn put_blocks<U: Copy + Sync>(&mut self, full: &[U], f: impl Fn(U) -> T + Sync) -> Result<()> {
-        let (b, n, off) = upload_blocks(&self.dev, &self.dga.meps, full, self.block_layout, f)?;
-        (self.block, self.block_len) = (b, n);
-        if let Some(off) = off {
-            self.poff = off;
-        }
-        Ok(())
-    }
-
-    /// One leapfrog step number `k` (source at `(k + 1/2) Δt`).
-    pub fn step(&self, k: usize) -> Result<()> {
-        self.step_events(k).map(drop)
-    }
-
-    /// [`Self::step`], returning the events of its kernels (the bench times them).
-    pub fn step_events(&self, k: usize) -> Result<Vec<Event>> {
-        // (the magnetic loss's event first: the bench times from the first start)
-        let mut ev: Vec<Event> = self.mag_loss()?.into_iter().collect();
-        ev.push(self.primal_in_layout()?);
-        ev.extend(self.loss_update()?);
-        ev.extend(self.disp_correct()?);
-        if self.disp.runs_fused(self.fused_allowed()) {
-            ev.push(self.circulation()?);
-            let (nfree, dev) = (self.nfree, &self.dev);
-            ev.extend(
-                self.disp
-                    .vertex_blocks(dev, &self.block, &self.c, &self.u, nfree)?,
-            );
-        } else {
-            ev.extend(self.dual_update()?);
-        }
-        let (idx, u) = match &self.slots {
-            Some(st) => (&st.src_idx, &st.sm.us),
-            None => (&self.src.idx, &self.u),
-        };
-        ev.extend(self.source_into(idx, &self.src.g, self.src.n, u, k, Lane::Main, &[])?);
-        ev.extend(self.disp_poles()?);
-        Ok(ev)
     }
 }

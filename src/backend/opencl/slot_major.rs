@@ -51,7 +51,7 @@ impl<T: Real> ClStepper<T> {
     pub fn slot_major(&self, mixed: bool) -> Result<SlotMajor<T>> {
         let why = if self.dga.msig.is_some() || self.dga.mag.is_some() || self.dga.disp.is_some() {
             Some("slot-major U covers lossless, non-dispersive media only")
-        } else if self.p_per_tet != 10 || self.block_layout != BlockLayout::Tri {
+        } else if self.primal.per_tet() != 10 || self.dual.blocks.layout != BlockLayout::Tri {
             Some("slot-major U needs the default layouts resident (primal_sym, the packed blocks)")
         } else {
             None
@@ -176,14 +176,14 @@ impl<T: Real> ClStepper<T> {
     pub(super) fn refusal_but_source(&self) -> Option<&'static str> {
         if self.dga.msig.is_some() || self.dga.mag.is_some() || self.dga.disp.is_some() {
             Some("slot-major U covers lossless, non-dispersive media only")
-        } else if self.dual != DualForm::Factored {
+        } else if self.dual.form() != DualForm::Factored {
             Some("slot-major U steps with the factored dual only")
         } else if (Variants {
             circ: CircVariant::Paired,
-            ..self.variants
+            ..self.variants()
         }) != Variants::default()
-            || self.p_per_tet != 10
-            || self.block_layout != BlockLayout::Tri
+            || self.primal.per_tet() != 10
+            || self.dual.blocks.layout != BlockLayout::Tri
         {
             Some("slot-major U steps with the default kernels only (primal_sym, vertex_block_sym)")
         } else if !self.nonfree_zero {
@@ -316,37 +316,10 @@ impl<T: Real> ClStepper<T> {
             LOCAL,
             &[
                 Arg::U32(self.nfree as u32),
-                Arg::BufU32(&self.vh),
+                Arg::BufU32(&self.dual.vh),
                 Arg::Buf(src),
                 Arg::Buf(dst),
             ],
-        )
-    }
-
-    /// `F -= P U` with slot-major `U` (`primal_sym_sm`).
-    pub fn primal_update_sm(&self, sm: &SlotMajor<T>) -> Result<Event> {
-        let t = Arg::U32(self.tp as u32);
-        let m = sm
-            .mixed
-            .as_ref()
-            .map_or(Arg::Buf(&self.p), |m| Arg::BufF32(&m.p));
-        let (pe, es) = (Arg::BufU32(&self.pe), Arg::BufU32(&sm.es));
-        let args = [t, m, pe, es, Arg::Buf(&sm.us), Arg::Buf(&self.f)];
-        launch(&self.dev, &sm.primal, self.tp, LOCAL, &args)
-    }
-
-    /// `U += B c` with slot-major `U` (`vertex_block_s_sm`, after [`Self::circulation`]).
-    pub fn vertex_blocks_sm(&self, sm: &SlotMajor<T>) -> Result<Event> {
-        let b = sm
-            .mixed
-            .as_ref()
-            .map_or(Arg::Buf(&self.block), |m| Arg::BufF32(&m.b));
-        launch(
-            &self.dev,
-            &sm.block,
-            self.nfree,
-            LOCAL,
-            &self.vertex_major_args(&self.poff, b, &sm.us),
         )
     }
 }

@@ -61,131 +61,28 @@ impl<T: Real> ClStepper<T> {
 
     /// `F -= P U` on the tets of `s`.
     pub fn primal_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
-        if let Some(st) = &self.slots {
-            return self.primal_on_sm(&st.sm, s, lane, wait);
+        let idx = s.idx.as_ref().map(|i| (i, s.n));
+        match &self.slots {
+            Some(st) => (self.primal).launch_sm(&self.dev, &st.sm, &self.f, idx, lane, wait),
+            None => (self.primal).launch(&self.dev, &self.u, &self.f, idx, lane, wait),
         }
-        let t = self.tp as u32;
-        let (p, pe, u, f) = (&self.p, &self.pe, &self.u, &self.f);
-        let sym = self.variants.primal == PrimalVariant::Sym;
-        let (whole, part) = if sym {
-            (&self.k.primal_sym, &self.k.primal_sym_idx)
-        } else {
-            (&self.k.primal_tet, &self.k.primal_tet_idx)
-        };
-        match &s.idx {
-            None => launch_on(
-                &self.dev,
-                lane,
-                whole,
-                self.tp,
-                LOCAL,
-                &[
-                    Arg::U32(t),
-                    Arg::Buf(p),
-                    Arg::BufU32(pe),
-                    Arg::Buf(u),
-                    Arg::Buf(f),
-                ],
-                wait,
-            ),
-            Some(i) => launch_on(
-                &self.dev,
-                lane,
-                part,
-                s.n,
-                LOCAL,
-                &[
-                    Arg::U32(t),
-                    Arg::U32(s.n as u32),
-                    Arg::BufU32(i),
-                    Arg::Buf(p),
-                    Arg::BufU32(pe),
-                    Arg::Buf(u),
-                    Arg::Buf(f),
-                ],
-                wait,
-            ),
-        }
-    }
-
-    /// [`Self::primal_on`] with slot-major `U` (`primal_sym_sm`, `primal_sym_sm_idx`).
-    pub(super) fn primal_on_sm(
-        &self,
-        sm: &SlotMajor<T>,
-        s: &Subset,
-        lane: Lane,
-        wait: &[&Event],
-    ) -> Result<Event> {
-        let m = sm
-            .mixed
-            .as_ref()
-            .map_or(Arg::Buf(&self.p), |m| Arg::BufF32(&m.p));
-        let t = Arg::U32(self.tp as u32);
-        let tail = [
-            m,
-            Arg::BufU32(&self.pe),
-            Arg::BufU32(&sm.es),
-            Arg::Buf(&sm.us),
-            Arg::Buf(&self.f),
-        ];
-        let (kernel, n, head) = match &s.idx {
-            None => (&sm.primal, self.tp, vec![t]),
-            Some(i) => (
-                &sm.primal_idx,
-                s.n,
-                vec![t, Arg::U32(s.n as u32), Arg::BufU32(i)],
-            ),
-        };
-        let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
-        launch_on(&self.dev, lane, kernel, n, LOCAL, &args, wait)
     }
 
     /// Circulations of the edges of `s`.
     pub fn circulation_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
         let idx = s.idx.as_ref().map(|i| (i, s.n));
-        self.launch_circulation_on(&self.f, idx, lane, wait)
+        self.dual.circulation(&self.dev, &self.f, idx, lane, wait)
     }
 
     /// `U += B c` on the free half-edge slots of `s` (positions in `vh`, vertex-major).
     pub fn vertex_blocks_on(&self, s: &Subset, lane: Lane, wait: &[&Event]) -> Result<Event> {
-        if let Some(st) = &self.slots {
-            let sm = &st.sm;
-            let b = sm
-                .mixed
-                .as_ref()
-                .map_or(Arg::Buf(&self.block), |m| Arg::BufF32(&m.b));
-            let tail = [
-                Arg::BufU32(&self.slot_vertex),
-                Arg::BufU32(&self.vptr),
-                Arg::BufU64(&self.poff),
-                Arg::BufU32(&self.vh),
-                b,
-                Arg::Buf(&self.c),
-                Arg::Buf(&sm.us),
-            ];
-            let (kernel, head) = match &s.idx {
-                None => (&sm.block, vec![Arg::U32(self.nfree as u32)]),
-                Some(i) => (&sm.block_idx, vec![Arg::U32(s.n as u32), Arg::BufU32(i)]),
-            };
-            let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
-            return launch_on(&self.dev, lane, kernel, s.n, LOCAL, &args, wait);
+        let idx = s.idx.as_ref().map(|i| (i, s.n));
+        match &self.slots {
+            Some(st) => self
+                .dual
+                .vertex_blocks_sm(&self.dev, &st.sm, idx, lane, wait),
+            None => self.dual.vertex_blocks(&self.dev, &self.u, idx, lane, wait),
         }
-        let tail = [
-            Arg::BufU32(&self.slot_vertex),
-            Arg::BufU32(&self.vptr),
-            Arg::BufU64(self.block_offsets()),
-            Arg::BufU32(&self.vh),
-            Arg::Buf(&self.block),
-            Arg::Buf(&self.c),
-            Arg::Buf(&self.u),
-        ];
-        let (whole, part) = self.block_kernels();
-        let (kernel, head) = match &s.idx {
-            None => (whole, vec![Arg::U32(self.nfree as u32)]),
-            Some(i) => (part, vec![Arg::U32(s.n as u32), Arg::BufU32(i)]),
-        };
-        let args: Vec<Arg<T>> = head.into_iter().chain(tail).collect();
-        launch_on(&self.dev, lane, kernel, s.n, LOCAL, &args, wait)
     }
 
     /// `dst[i] = src[s[i]]` (packing the values a neighbour needs).
