@@ -5,6 +5,9 @@ pub mod cpu;
 pub mod device_assembly;
 pub mod discovery;
 pub mod opencl;
+pub mod planner;
+
+pub use planner::{Excitation, Method, Request, Selected, Target, select};
 
 use crate::Result;
 use crate::util::C64;

@@ -473,9 +473,9 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
             .into_iter()
             .map(|(h, g)| (h, g, lay.half[h as usize]))
             .collect();
-        let cl = ClStepper::<T>::new(
-            dev.clone(),
-            dga.clone(),
+        let cl = crate::backend::planner::dga_opencl::<T>(
+            &dev,
+            &dga,
             DualForm::Factored,
             None,
             &probes.local,

@@ -6,18 +6,16 @@
 use super::defaults::{self, Scales};
 use super::plan::{MeshSpec, Plan};
 use super::setup_times::SetupTimes;
-use super::timestep::{self, PoleRate, RHO_MARGIN, spectral_radius};
-use crate::backend::Stepper;
-use crate::backend::cpu::CpuStepper;
+use super::timestep::{self, PoleRate, RHO_MARGIN};
 use crate::backend::device_assembly::{self, AssemblyKernels, PackKernels};
-use crate::backend::opencl::{ClDevice, ClStepper, DeviceInfo, ResidentOperators, ULayout};
+use crate::backend::opencl::{ClDevice, DeviceInfo};
+use crate::backend::{Excitation, Method as Discretised, Request, Stepper, Target, select};
 use crate::cost;
 use crate::dg::DgOperator;
-use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED, time_step_for};
-use crate::dg::opencl::DgClStepper;
+use crate::dg::cpu::{DgProbe, DgSource, RHO_ITERS, time_step_for};
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
-use crate::dga::operators::{DualForm, Operators};
+use crate::dga::operators::DualForm;
 use crate::mesh::shape;
 use crate::mesh::{Mesh, Topology, generate, gmsh};
 use crate::problem::{Media, Walls, Waveform, default_points};
@@ -284,7 +282,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
 /// Whether the DGA operators of `plan` are assembled on the device `dev` (`plan.assembly`:
 /// `auto` where the run allows it and `dev` is a GPU; `device` where the run allows it, an
 /// error naming what does not; `host` never). The device assembly covers what
-/// [`ClStepper::with_resident`] steps: lossless, non-dispersive media, no absorbing surface
+/// [`crate::backend::opencl::ClStepper::with_resident`] steps: lossless, non-dispersive media, no absorbing surface
 /// (first-order condition), a device with double precision.
 fn on_device(plan: &Plan, dev: Option<&ClDevice>, media: &Media, no_surface: bool) -> Result<bool> {
     if plan.assembly == Assembly::Host || plan.method != Method::Dga {
@@ -518,7 +516,7 @@ fn choose_device(plan: &Plan, notices: &mut Vec<String>) -> Result<Option<Device
 struct Selection<'a> {
     plan: &'a Plan,
     device: Option<Arc<ClDevice>>,
-    /// The operators assembled on the device ([`ResidentOperators`] of the run's precision),
+    /// The operators assembled on the device ([`crate::backend::opencl::ResidentOperators`] of the run's precision),
     /// taken by the stepper.
     resident: std::cell::RefCell<Option<Box<dyn std::any::Any>>>,
     source: &'a Source,
@@ -544,19 +542,86 @@ impl Selection<'_> {
         r
     }
 
-    /// The stepper for method × backend × precision, with its time step and ρ.
+    /// The stepper for method × backend × precision, with its time step and ρ, from the
+    /// planner ([`crate::backend::select`]) under this run's time-step rule.
     fn stepper(&self, disc: &Discretisation, notices: &mut Vec<String>) -> Result<Chosen> {
-        let dev = self.device.clone();
-        let f64s = self.plan.precision == Precision::F64;
-        match (disc, dev) {
-            (Discretisation::Dga(d), None) if f64s => self.dga_cpu::<f64>(d, notices),
-            (Discretisation::Dga(d), None) => self.dga_cpu::<f32>(d, notices),
-            (Discretisation::Dga(d), Some(dev)) if f64s => self.dga_cl::<f64>(d, dev, notices),
-            (Discretisation::Dga(d), Some(dev)) => self.dga_cl::<f32>(d, dev, notices),
-            (Discretisation::Dg(op), None) => self.dg_cpu(op, notices),
-            (Discretisation::Dg(op), Some(dev)) if f64s => self.dg_cl::<f64>(op, dev, notices),
-            (Discretisation::Dg(op), Some(dev)) => self.dg_cl::<f32>(op, dev, notices),
-        }
+        let target = match self.device.clone() {
+            Some(dev) => Target::OpenCl(dev),
+            None => Target::Cpu,
+        };
+        let on_device = matches!(target, Target::OpenCl(_));
+        let (method, excitation) = match disc {
+            Discretisation::Dga(d) => (
+                Discretised::Dga(d.clone()),
+                Excitation::Dga {
+                    source: Some(self.source),
+                    wave: self.wave,
+                    probes: self.probes,
+                },
+            ),
+            Discretisation::Dg(op) => {
+                let (source, probes) = self.dg_parts(op)?;
+                (
+                    Discretised::Dg(op.clone()),
+                    Excitation::Dg {
+                        source: Some(source),
+                        probes,
+                    },
+                )
+            }
+        };
+        let req = Request {
+            method,
+            target,
+            precision: self.plan.precision,
+            dual: self.plan.dual,
+            excitation,
+            resident: self.resident.borrow_mut().take(),
+        };
+        let sel = match disc {
+            Discretisation::Dga(d) => {
+                // a given dt is checked against the power iteration's bound where that is
+                // cheap (the host's on the CPU; on a device, on meshes up to SMALL_MESH)
+                let check = !on_device || d.n_tets <= SMALL_MESH;
+                select(req, &mut |rho| match self.plan.dt_s {
+                    Some(secs) => {
+                        let est = if check {
+                            Some(self.timed(&mut *rho)?)
+                        } else {
+                            None
+                        };
+                        Ok((self.given_dt(secs, est, notices)?, 0.0))
+                    }
+                    None => {
+                        let rho = self.timed(&mut *rho)? * RHO_MARGIN;
+                        Ok((self.default_dt(rho, notices), rho))
+                    }
+                })?
+            }
+            Discretisation::Dg(_) => select(req, &mut |rho| match self.plan.dt_s {
+                Some(secs) if on_device => {
+                    notices.push(format!(
+                        "dt = {secs:e} s is not checked against the DG stability bound on a device; the energy guard stays on"
+                    ));
+                    Ok((secs * C0, 0.0))
+                }
+                Some(secs) => {
+                    let (dt_max, _) = time_step_for(self.timed(&mut *rho)?, 1.0);
+                    let dt = secs * C0;
+                    if dt > dt_max {
+                        return Err(Error::config(
+                            "dt",
+                            secs,
+                            format!("above the LSERK4 stability bound {:.6e} s", dt_max / C0),
+                        ));
+                    }
+                    Ok((dt, 0.0))
+                }
+                None => Ok(time_step_for(self.timed(&mut *rho)?, self.plan.cfl)),
+            })?,
+        };
+        notices.extend(sel.notices);
+        Ok((sel.stepper, sel.dt, sel.rho))
     }
 
     /// A given `dt` (seconds) in metres of light travel, checked against the stability
@@ -597,82 +662,6 @@ impl Selection<'_> {
         Ok(dt)
     }
 
-    fn dga_cpu<T: Real>(&self, d: &Arc<Dga>, notices: &mut Vec<String>) -> Result<Chosen> {
-        let (dt, rho) = match self.plan.dt_s {
-            Some(s) => (
-                self.given_dt(
-                    s,
-                    Some(self.timed(|| spectral_radius(d, 60, 0x5eed))),
-                    notices,
-                )?,
-                0.0,
-            ),
-            None => {
-                let rho = self.timed(|| spectral_radius(d, 60, 0x5eed)) * RHO_MARGIN;
-                (self.default_dt(rho, notices), rho)
-            }
-        };
-        let ops = Arc::new(Operators::<T>::new(d, dt, self.plan.dual == DualForm::Csr));
-        let s = CpuStepper::new(
-            d.clone(),
-            ops,
-            self.plan.dual,
-            Some((self.source, self.wave)),
-            self.probes.to_vec(),
-        )?;
-        Ok((Box::new(s), dt, rho))
-    }
-
-    fn dga_cl<T: Real>(
-        &self,
-        d: &Arc<Dga>,
-        dev: Arc<ClDevice>,
-        notices: &mut Vec<String>,
-    ) -> Result<Chosen> {
-        let resident = self.resident.borrow_mut().take();
-        let mut s = match resident {
-            Some(r) => {
-                let r = r.downcast::<ResidentOperators<T>>().map_err(|_| {
-                    Error::config("assembly", "device", "operators of another precision")
-                })?;
-                ClStepper::<T>::with_resident(dev, d.clone(), *r, Some(self.source), self.probes)?
-            }
-            None => ClStepper::<T>::new(
-                dev,
-                d.clone(),
-                self.plan.dual,
-                Some(self.source),
-                self.probes,
-            )?,
-        };
-        let (dt, rho) = match self.plan.dt_s {
-            // the host's power iteration (the device's where the masses live there) bounds
-            // a given dt on meshes where it is cheap
-            Some(secs) => {
-                let est = match (d.n_tets <= SMALL_MESH, d.has_masses()) {
-                    (false, _) => None,
-                    (true, true) => Some(self.timed(|| spectral_radius(d, 60, 0x5eed))),
-                    (true, false) => Some(self.timed(|| s.spectral_radius(60, 0x5eed))?),
-                };
-                (self.given_dt(secs, est, notices)?, 0.0)
-            }
-            None => {
-                let rho = self.timed(|| s.spectral_radius(60, 0x5eed))? * RHO_MARGIN;
-                (self.default_dt(rho, notices), rho)
-            }
-        };
-        s.set_time_step(dt, Some(self.wave))?;
-        // slot-major U where it applies: the fastest exact step (results/h200/slot_major/);
-        // where its buffers (about 4% more device memory) or its build fail, the half-edge
-        // layout steps the same run
-        if s.slot_major_refusal().is_none()
-            && let Err(e) = s.set_u_layout(ULayout::SlotMajor)
-        {
-            notices.push(format!("U stays in the half-edge layout: {e}"));
-        }
-        Ok((Box::new(s), dt, rho))
-    }
-
     fn dg_parts(&self, op: &DgOperator) -> Result<(DgSource, Vec<DgProbe>)> {
         let source = DgSource {
             tet: self.source.tet,
@@ -685,55 +674,6 @@ impl Selection<'_> {
             .map(|&p| DgProbe::new(self.mesh, op, p))
             .collect::<Result<Vec<_>>>()?;
         Ok((source, probes))
-    }
-
-    fn dg_cpu(&self, op: &Arc<DgOperator>, notices: &mut Vec<String>) -> Result<Chosen> {
-        let (source, probes) = self.dg_parts(op)?;
-        let (dt, rho) = match self.plan.dt_s {
-            Some(s) => {
-                let (dt_max, _) = crate::dg::cpu::time_step(op, 1.0);
-                let dt = s * C0;
-                if dt > dt_max {
-                    return Err(Error::config(
-                        "dt",
-                        s,
-                        format!("above the LSERK4 stability bound {:.6e} s", dt_max / C0),
-                    ));
-                }
-                let _ = notices;
-                (dt, 0.0)
-            }
-            None => self.timed(|| crate::dg::cpu::time_step(op, self.plan.cfl)),
-        };
-        Ok((
-            Box::new(DgCpuStepper::new(op.clone(), dt, Some(source), probes)),
-            dt,
-            rho,
-        ))
-    }
-
-    fn dg_cl<T: Real>(
-        &self,
-        op: &Arc<DgOperator>,
-        dev: Arc<ClDevice>,
-        notices: &mut Vec<String>,
-    ) -> Result<Chosen> {
-        let (source, probes) = self.dg_parts(op)?;
-        let mut s = DgClStepper::<T>::new(dev, op.clone(), 0.0, Some(source), probes)?;
-        let (dt, rho) = match self.plan.dt_s {
-            Some(secs) => {
-                notices.push(format!(
-                    "dt = {secs:e} s is not checked against the DG stability bound on a device; the energy guard stays on"
-                ));
-                (secs * C0, 0.0)
-            }
-            None => time_step_for(
-                self.timed(|| s.spectral_radius(RHO_ITERS, RHO_SEED))?,
-                self.plan.cfl,
-            ),
-        };
-        s.set_time_step(dt);
-        Ok((Box::new(s), dt, rho))
     }
 }
 

@@ -10,8 +10,7 @@ pub(super) fn dg_device_rows<T: Real>(
     copy_gbs: f64,
 ) -> Result<Vec<Row>> {
     use dgatd::backend::Stepper;
-    let mut s =
-        dgatd::dg::opencl::DgClStepper::<T>::new(dev.clone(), op.clone(), 1e-3, None, vec![])?;
+    let mut s = dgatd::backend::planner::dg_opencl::<T>(dev, op, 1e-3, None, vec![])?;
     let mut r = dgatd::util::Rng::new(9);
     let q: Vec<f64> = (0..op.n_dofs()).map(|_| r.sym()).collect();
     s.set_state(&q, &[])?;

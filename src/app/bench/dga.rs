@@ -1,6 +1,7 @@
 //! Bench rows of the DGA kernels and steps on a device, every variant, and the locality study.
 
 use super::*;
+use dgatd::backend::planner;
 
 /// Meshes up to this many tets also run renumbered (the `…_morton` and `…_shuffled` step
 /// rows): the renumbered mesh's operators are a second `Dga` in host memory.
@@ -18,7 +19,7 @@ pub(super) fn locality_rows<T: Real>(
     base: &Row,
     copy_gbs: f64,
 ) -> Result<Vec<Row>> {
-    let mut s = ClStepper::<T>::new(dev.clone(), dga.clone(), DualForm::Factored, None, &[])?;
+    let mut s = planner::dga_opencl::<T>(dev, dga, DualForm::Factored, None, &[])?;
     s.set_time_step(1e-3, None)?;
     let mut r = dgatd::util::Rng::new(5);
     // the PEC half-edges at zero, as in any physical state (slot-major U needs it)
@@ -52,7 +53,7 @@ pub(super) fn device_rows<T: Real>(
     } else {
         DualForm::Factored
     };
-    let mut s = ClStepper::<T>::new(dev.clone(), dga.clone(), dual, None, &[])?;
+    let mut s = planner::dga_opencl::<T>(dev, dga, dual, None, &[])?;
     s.set_time_step(1e-3, None)?;
     let (u, f) = {
         let mut r = dgatd::util::Rng::new(5);
