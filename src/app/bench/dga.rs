@@ -236,9 +236,10 @@ fn default_layout_rows<T: Real>(b: &mut KernelBench<T>) -> Result<()> {
 }
 
 /// The `_mixed` (f64 only), `_slot` and `_slot_mixed` (f64 only) variant rows
-/// ([`KernelBench::variant_rows`]), appended; returned, to follow those: the primal through
-/// a per-tet slot table (48 bytes per tet instead of the 24 of the edge ids and the 8 per
-/// edge of the half-edge slots) with the same dual, `tet_sym_slot{_mixed}_tet` and its step.
+/// ([`KernelBench::variant_rows`]), appended to `b`'s rows. Returned, for the caller to
+/// append after all of those (the CSV's row order): each slot-major variant `x`'s primal
+/// through a per-tet slot table (48 bytes per tet instead of the 24 of the edge ids and the
+/// 8 per edge of the half-edge slots) with the same dual, `tet_sym{x}_tet` and its step.
 fn slot_major_rows<T: Real>(b: &mut KernelBench<T>) -> Result<Vec<Row>> {
     let (by, dga) = (b.by, b.dga);
     let saved = std::mem::size_of::<T>() as f64 - 4.0;
