@@ -2,7 +2,7 @@
 
 use super::outln;
 use dgatd::Result;
-use dgatd::mesh::{Topology, gmsh};
+use dgatd::mesh::{Mesh, Topology, gmsh};
 
 #[derive(clap::Args, Debug)]
 pub struct MeshInfoArgs {
@@ -24,31 +24,37 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
     for w in dgatd::mesh::check::check(&mesh, &t)? {
         eprintln!("warning: {w}");
     }
-    let q = mesh.quality();
+    print_counts(&mesh, &t);
+    print_geometry(&mesh);
+    // each group with what it holds: a material or boundary on a group of no elements
+    // (or a boundary on interior faces only) would set nothing, and is refused by a run
+    let groups = dgatd::problem::coverage::group_summary(&mesh, &t);
+    outln!(
+        "groups          {}",
+        if groups.is_empty() {
+            "none".into()
+        } else {
+            groups.join(", ")
+        }
+    );
+    print_memory(&dga_counts(&mesh, &t));
+    Ok(())
+}
+
+/// The mesh's source and its vertices, edges, faces (each with those on the boundary),
+/// tetrahedra and DoFs.
+fn print_counts(mesh: &Mesh, t: &Topology) {
     let nb_e = t.boundary_edge.iter().filter(|&&b| b).count();
     let nb_v = t.boundary_vertex.iter().filter(|&&b| b).count();
     let free_half = 2 * t.n_free_edges();
-    // Σ d_v² over free half-edges per vertex, for the block storage.
-    let (mut d2, mut packed) = (0usize, 0usize);
-    for v in 0..mesh.n_vertices() {
-        let d = t
-            .edges_at(v)
-            .iter()
-            .filter(|&&e| !t.boundary_edge[e as usize])
-            .count();
-        d2 += d * d;
-        packed += d * (d + 1) / 2;
-    }
     let nt = mesh.n_tets();
-    let ne = t.n_edges();
-    let (lo, hi) = mesh.bbox();
     outln!("mesh            {}", mesh.source);
     outln!(
         "vertices        {} ({} on the boundary)",
         mesh.n_vertices(),
         nb_v
     );
-    outln!("edges           {} ({} on the boundary)", ne, nb_e);
+    outln!("edges           {} ({} on the boundary)", t.n_edges(), nb_e);
     outln!(
         "faces           {} ({} on the boundary)",
         t.n_faces(),
@@ -66,6 +72,12 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
         free_half,
         (4 * nt + free_half) as f64 / nt as f64
     );
+}
+
+/// The mesh's bounding box, volume, edge lengths and shape quality.
+fn print_geometry(mesh: &Mesh) {
+    let q = mesh.quality();
+    let (lo, hi) = mesh.bbox();
     outln!(
         "bounding box    [{:.4}, {:.4}] x [{:.4}, {:.4}] x [{:.4}, {:.4}] m",
         lo[0],
@@ -86,30 +98,42 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
         q.min_shape,
         q.mean_shape
     );
-    // each group with what it holds: a material or boundary on a group of no elements
-    // (or a boundary on interior faces only) would set nothing, and is refused by a run
-    let groups = dgatd::problem::coverage::group_summary(&mesh, &t);
-    outln!(
-        "groups          {}",
-        if groups.is_empty() {
-            "none".into()
-        } else {
-            groups.join(", ")
-        }
-    );
-    let counts = dgatd::cost::DgaCounts {
+}
+
+/// The sizes the DGA operators of `mesh` take: the element counts and Σ d_v² (and the
+/// packed Σ d_v (d_v + 1) / 2) over the free half-edges at each vertex, for the block
+/// storage.
+fn dga_counts(mesh: &Mesh, t: &Topology) -> dgatd::cost::DgaCounts {
+    let (mut d2, mut packed) = (0usize, 0usize);
+    for v in 0..mesh.n_vertices() {
+        let d = t
+            .edges_at(v)
+            .iter()
+            .filter(|&&e| !t.boundary_edge[e as usize])
+            .count();
+        d2 += d * d;
+        packed += d * (d + 1) / 2;
+    }
+    let nt = mesh.n_tets();
+    dgatd::cost::DgaCounts {
         tets: nt,
-        edges: ne,
+        edges: t.n_edges(),
         vertices: mesh.n_vertices(),
-        free_half,
+        free_half: 2 * t.n_free_edges(),
         circ: 12 * nt,
         block: d2,
         packed,
-    };
+    }
+}
+
+/// The device memory of the operators in f64 and f32 (factored, and with the CSR matrix)
+/// and the host memory of a resonator run.
+fn print_memory(counts: &dgatd::cost::DgaCounts) {
+    let free_half = counts.free_half;
     for (name, s) in [("f64", 8usize), ("f32", 4)] {
-        let (factored, _) = dgatd::cost::dga_device_bytes(&counts, s, None);
+        let (factored, _) = dgatd::cost::dga_device_bytes(counts, s, None);
         // the CSR matrix has about 70 nonzeros per free half-edge on Delaunay meshes
-        let (csr, _) = dgatd::cost::dga_device_bytes(&counts, s, Some(70 * free_half as u64));
+        let (csr, _) = dgatd::cost::dga_device_bytes(counts, s, Some(70 * free_half as u64));
         outln!(
             "device ({name})    factored {}, with CSR (~70 nnz/row) {}",
             indicatif::HumanBytes(factored),
@@ -118,9 +142,8 @@ pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
     }
     outln!(
         "host memory     about {} for a resonator run",
-        indicatif::HumanBytes(dgatd::cost::dga_host_bytes(nt as f64) as u64)
+        indicatif::HumanBytes(dgatd::cost::dga_host_bytes(counts.tets as f64) as u64)
     );
-    Ok(())
 }
 
 /// `dgatd devices`: every OpenCL device with the properties that matter here.

@@ -500,6 +500,88 @@ fn resumed(args: &ResonatorArgs, dir: &Path) -> Result<(Config, Origin, Checkpoi
     Ok((cfg, origin, ck))
 }
 
+/// What a run takes from its flags, `--config` or `--resume` (the checkpoint): the
+/// configuration with the flags overlaid, where it came from, the output folder and the
+/// checkpoint to continue from.
+struct Prepared {
+    cfg: Config,
+    origin: Option<Origin>,
+    out: PathBuf,
+    resume: Option<Checkpoint>,
+}
+
+/// The run's [`Prepared`] configuration: `--resume DIR`'s ([`resumed`]; output folder DIR
+/// unless `--out`), else `--config`'s or the defaults (output folder `out` unless `--out`),
+/// with the flags overlaid.
+fn prepare(args: &ResonatorArgs) -> Result<Prepared> {
+    let (mut cfg, origin, out, resume) = match &args.resume {
+        Some(dir) => {
+            let (cfg, origin, ck) = resumed(args, dir)?;
+            let out = args.out.clone().unwrap_or_else(|| dir.clone());
+            (cfg, Some(origin), out, Some(ck))
+        }
+        None => {
+            let (cfg, origin) = match &args.config {
+                Some(p) => {
+                    let (c, o) = Config::read(p)?;
+                    (c, Some(o))
+                }
+                None => (Config::default(), None),
+            };
+            let out = args.out.clone().unwrap_or_else(|| "out".into());
+            (cfg, origin, out, None)
+        }
+    };
+    args.overlay(&mut cfg)?;
+    // the mesh path is stored absolute, so that `--resume` works from any directory
+    if resume.is_none() {
+        cfg.absolute_mesh_path();
+    }
+    Ok(Prepared {
+        cfg,
+        origin,
+        out,
+        resume,
+    })
+}
+
+/// Writes a finished run's outputs into `out`: the result files, the convergence table of
+/// a ladder's `levels`, the spectrum plot. A failure stops the run saying where its state
+/// is kept (the checkpoint, else the probe record).
+fn write_outputs(
+    out: &Path,
+    r: &resonator::ResonatorResult,
+    levels: Option<&[dgatd::solver::converge::Level]>,
+) -> Result<Vec<PathBuf>> {
+    let write = || -> Result<Vec<PathBuf>> {
+        let mut files = dgatd::report::write_resonator(out, r)?;
+        if let Some(levels) = levels {
+            files.push(dgatd::report::write_convergence(out, levels, r)?);
+        }
+        files.extend(super::plots::spectrum_plot(out, r)?);
+        Ok(files)
+    };
+    write().map_err(|e| {
+        let ck = out.join(checkpoint::FILE);
+        let kept = if ck.exists() {
+            format!(
+                "the run's final state is kept in {}: free space, then `dgatd resonator --resume {}` writes the outputs without rerunning the steps",
+                ck.display(),
+                out.display()
+            )
+        } else {
+            format!(
+                "the probe record is in {}",
+                out.join("probe.csv").display()
+            )
+        };
+        Error::Stopped {
+            cause: Box::new(e),
+            saved: format!("writing the outputs failed; {kept}"),
+        }
+    })
+}
+
 /// Runs the resonator job and writes its outputs; prints the mode table.
 pub fn command(args: &ResonatorArgs) -> Result<()> {
     // under mpirun with several ranks: the partitioned run (resonator/ranks.rs)
@@ -520,36 +602,13 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
             },
             ..Default::default()
         };
-    let (mut cfg, origin, out) = match &args.resume {
-        Some(dir) => {
-            let (cfg, origin, ck) = resumed(args, dir)?;
-            opts.resume = Some(ck);
-            (
-                cfg,
-                Some(origin),
-                args.out.clone().unwrap_or_else(|| dir.clone()),
-            )
-        }
-        None => {
-            let (cfg, origin) = match &args.config {
-                Some(p) => {
-                    let (c, o) = Config::read(p)?;
-                    (c, Some(o))
-                }
-                None => (Config::default(), None),
-            };
-            (
-                cfg,
-                origin,
-                args.out.clone().unwrap_or_else(|| "out".into()),
-            )
-        }
-    };
-    args.overlay(&mut cfg)?;
-    // the mesh path is stored absolute, so that `--resume` works from any directory
-    if args.resume.is_none() {
-        cfg.absolute_mesh_path();
-    }
+    let Prepared {
+        cfg,
+        origin,
+        out,
+        resume,
+    } = prepare(args)?;
+    opts.resume = resume;
     let plan = Plan::new(&cfg, origin)?;
     // a run that lands on the CPU while GPUs seem hidden from OpenCL says so before it starts
     // (and again among the notices at its end)
@@ -594,33 +653,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     for w in dgatd::report::unresolved_lines(&r) {
         eprintln!("warning: {w}");
     }
-    let write = || -> Result<Vec<PathBuf>> {
-        let mut files = dgatd::report::write_resonator(&out, &r)?;
-        if let Some(levels) = &ladder {
-            files.push(dgatd::report::write_convergence(&out, levels, &r)?);
-        }
-        files.extend(super::plots::spectrum_plot(&out, &r)?);
-        Ok(files)
-    };
-    let files = write().map_err(|e| {
-        let ck = out.join(checkpoint::FILE);
-        let kept = if ck.exists() {
-            format!(
-                "the run's final state is kept in {}: free space, then `dgatd resonator --resume {}` writes the outputs without rerunning the steps",
-                ck.display(),
-                out.display()
-            )
-        } else {
-            format!(
-                "the probe record is in {}",
-                out.join("probe.csv").display()
-            )
-        };
-        Error::Stopped {
-            cause: Box::new(e),
-            saved: format!("writing the outputs failed; {kept}"),
-        }
-    })?;
+    let files = write_outputs(&out, &r, ladder.as_deref())?;
     // the outputs are complete: the checkpoint is no longer needed
     let ck = out.join(checkpoint::FILE);
     if ck.exists() {

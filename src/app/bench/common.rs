@@ -190,6 +190,8 @@ pub fn time_wall<F: FnMut()>(warmup: usize, reps: usize, mut f: F) -> Vec<f64> {
         .collect()
 }
 
+/// Reports the rows of one device measurement; a mesh too large for the device is logged and
+/// skipped, any other error ends the bench.
 pub fn emit(
     rows: Result<Vec<Row>>,
     report: &mut dyn FnMut(&Row) -> Result<()>,

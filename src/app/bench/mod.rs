@@ -147,25 +147,57 @@ pub fn run(
     report: &mut dyn FnMut(&Row) -> Result<()>,
     log: &mut dyn FnMut(&str),
 ) -> Result<()> {
-    let mut devices: Vec<Arc<ClDevice>> = Vec::new();
-    if !cfg.devices.is_empty() {
-        let all = opencl::list_devices()?;
-        let chosen: Vec<opencl::DeviceInfo> = if cfg.devices.iter().any(|d| d == "all") {
-            all
-        } else {
-            cfg.devices
-                .iter()
-                .map(|d| opencl::select_device(Some(d)))
-                .collect::<Result<_>>()?
-        };
-        for d in chosen {
-            devices.push(ClDevice::open(d)?);
-        }
+    let mut m = Machines::new(open_devices(cfg)?);
+    let mut out = Sink { report, log };
+    // Bandwidth ceilings first.
+    ceiling_rows(cfg, &mut m, &mut out)?;
+    for &size in &cfg.sizes {
+        size_rows(size, cfg, &m, &mut out)?;
     }
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into());
-    let cpu_name = std::fs::read_to_string("/proc/cpuinfo")
+    Ok(())
+}
+
+/// Where a bench's rows and progress lines go: `report(row)` as each row completes,
+/// `log(line)` for what the bench does and skips.
+struct Sink<'a> {
+    report: &'a mut dyn FnMut(&Row) -> Result<()>,
+    log: &'a mut dyn FnMut(&str),
+}
+
+impl Sink<'_> {
+    /// Reports each of `rows`, in order.
+    fn rows(&mut self, rows: &[Row]) -> Result<()> {
+        rows.iter().try_for_each(&mut *self.report)
+    }
+
+    /// Reports the rows of one device measurement ([`emit`]): a mesh too large for the
+    /// device is logged as `skip {what}: …` and skipped, any other error ends the bench.
+    fn emit(&mut self, rows: Result<Vec<Row>>, what: &str) -> Result<()> {
+        emit(rows, self.report, self.log, what)
+    }
+}
+
+/// The OpenCL devices `cfg.devices` names (`all`: every device listed), opened; none when
+/// it names none.
+fn open_devices(cfg: &BenchConfig) -> Result<Vec<Arc<ClDevice>>> {
+    if cfg.devices.is_empty() {
+        return Ok(Vec::new());
+    }
+    let all = opencl::list_devices()?;
+    let chosen: Vec<opencl::DeviceInfo> = if cfg.devices.iter().any(|d| d == "all") {
+        all
+    } else {
+        cfg.devices
+            .iter()
+            .map(|d| opencl::select_device(Some(d)))
+            .collect::<Result<_>>()?
+    };
+    chosen.into_iter().map(ClDevice::open).collect()
+}
+
+/// The host CPU's model name (`/proc/cpuinfo`; `cpu` where it does not say).
+fn cpu_model_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
             s.lines()
@@ -173,11 +205,13 @@ pub fn run(
                 .and_then(|l| l.split(':').nth(1))
                 .map(|x| x.trim().to_string())
         })
-        .unwrap_or_else(|| "cpu".into());
-    let _ = host;
-    // Bandwidth ceilings first.
-    let mut copy_bw: Vec<(String, String, f64)> = Vec::new(); // (device key, precision, GB/s)
-    let base_for = |platform: &str, device: &str, driver: &str, p: &str| Row {
+        .unwrap_or_else(|| "cpu".into())
+}
+
+/// An empty row of `device` (on `platform`, with `driver`) in precision `p`: the base the
+/// row producers fill in.
+fn base_row(platform: &str, device: &str, driver: &str, p: &str) -> Row {
+    Row {
         platform: platform.into(),
         device: device.into(),
         driver: driver.into(),
@@ -193,51 +227,155 @@ pub fn run(
         bytes_model: 0.0,
         frac_copy_bw: 0.0,
         flops_model: 0.0,
-    };
-    let cpu_driver = format!("rayon {} threads", rayon::current_num_threads());
+    }
+}
+
+/// The base row of OpenCL device `d` in precision `p`.
+fn device_base(d: &ClDevice, p: &str) -> Row {
+    base_row(&d.info.platform, &d.info.name, &d.info.driver, p)
+}
+
+/// What a bench runs on: the opened OpenCL devices, the host CPU (its name and the CPU
+/// backend's driver, `rayon N threads`), and the copy ceilings measured so far.
+struct Machines {
+    devices: Vec<Arc<ClDevice>>,
+    cpu_name: String,
+    cpu_driver: String,
+    /// (device name or `cpu-backend`, precision, copy GB/s) of each ceiling measured.
+    copy_bw: Vec<(String, String, f64)>,
+}
+
+impl Machines {
+    /// The host's side of a bench on `devices`; no ceilings measured yet.
+    fn new(devices: Vec<Arc<ClDevice>>) -> Machines {
+        Machines {
+            devices,
+            cpu_name: cpu_model_name(),
+            cpu_driver: format!("rayon {} threads", rayon::current_num_threads()),
+            copy_bw: Vec::new(),
+        }
+    }
+
+    /// The base row of the CPU backend in precision `p`.
+    fn cpu_base(&self, p: &str) -> Row {
+        base_row("cpu-backend", &self.cpu_name, &self.cpu_driver, p)
+    }
+
+    /// The base row of the host's own preprocessing (always f64).
+    fn host_base(&self) -> Row {
+        base_row("host", &self.cpu_name, &self.cpu_driver, "f64")
+    }
+
+    /// The copy ceiling (GB/s) measured on `dev` (a device name or `cpu-backend`) in
+    /// precision `p`; NaN where none was.
+    fn bw(&self, dev: &str, p: &str) -> f64 {
+        self.copy_bw
+            .iter()
+            .find(|x| x.0 == dev && x.1 == p)
+            .map(|x| x.2)
+            .unwrap_or(f64::NAN)
+    }
+
+    /// The devices that run precision `p` (f64 needs fp64), in order.
+    fn devices_for<'a>(&'a self, p: &'a str) -> impl Iterator<Item = &'a Arc<ClDevice>> {
+        self.devices
+            .iter()
+            .filter(move |d| p != "f64" || d.info.fp64)
+    }
+}
+
+/// The bandwidth ceilings, per precision: each device's copy and triad rows
+/// ([`stream_rows`]; f64 is skipped, saying so, on a device without fp64), then the CPU
+/// backend's copy row ([`cpu_stream`]). Each copy ceiling is noted in `m.copy_bw`.
+fn ceiling_rows(cfg: &BenchConfig, m: &mut Machines, out: &mut Sink) -> Result<()> {
     for p in &cfg.precisions {
-        for d in &devices {
+        for d in &m.devices {
             if p == "f64" && !d.info.fp64 {
-                log(&format!("skip f64 on {}: no fp64", d.info.name));
+                (out.log)(&format!("skip f64 on {}: no fp64", d.info.name));
                 continue;
             }
-            let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
+            let base = device_base(d, p);
             let rows = if p == "f64" {
                 stream_rows::<f64>(d, cfg, &base)?
             } else {
                 stream_rows::<f32>(d, cfg, &base)?
             };
-            log(&format!(
+            (out.log)(&format!(
                 "{} {p}: copy ceiling {:.1} GB/s ({})",
                 d.info.name,
                 rows[0].gbs(),
                 rows[0].variant
             ));
-            copy_bw.push((d.info.name.clone(), p.clone(), rows[0].gbs()));
-            for r in &rows {
-                report(r)?;
-            }
+            m.copy_bw
+                .push((d.info.name.clone(), p.clone(), rows[0].gbs()));
+            out.rows(&rows)?;
         }
         if cfg.cpu {
-            let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
+            let base = m.cpu_base(p);
             let c = if p == "f64" {
                 cpu_stream::<f64>(cfg, &base)
             } else {
                 cpu_stream::<f32>(cfg, &base)
             };
-            log(&format!("cpu backend {p}: copy {:.1} GB/s", c.gbs()));
-            copy_bw.push(("cpu-backend".into(), p.clone(), c.gbs()));
-            report(&c)?;
+            (out.log)(&format!("cpu backend {p}: copy {:.1} GB/s", c.gbs()));
+            m.copy_bw.push(("cpu-backend".into(), p.clone(), c.gbs()));
+            (out.report)(&c)?;
         }
     }
-    let bw = |dev: &str, p: &str| {
-        copy_bw
-            .iter()
-            .find(|x| x.0 == dev && x.1 == p)
-            .map(|x| x.2)
-            .unwrap_or(f64::NAN)
-    };
-    for &size in &cfg.sizes {
+    Ok(())
+}
+
+/// Every row of the ladder's mesh of about `size` tets, in the bench's order: the host's
+/// preprocessing, the assembly on each fp64 device, the locality study, the kernels, the
+/// dispersive and lossy steps, and DG. The mesh, its topology and media are dropped before
+/// the kernels run; only the operators stay.
+fn size_rows(size: usize, cfg: &BenchConfig, m: &Machines, out: &mut Sink) -> Result<()> {
+    let (lm, times) = LadderMesh::prepare(size, out)?;
+    let csr_host = preprocess_rows(&lm.dga, times, cfg, m, out)?;
+    assembly_rows(&lm, csr_host.as_ref(), cfg, m, out)?;
+    // the main job's step on the same box renumbered: along a Z-order curve, and at
+    // random (issue 19's locality-ordering route; the generator's order is already
+    // local: cells in lexicographic order, edges numbered by first appearance)
+    if !m.devices.is_empty() && lm.mesh.n_tets() <= LOCALITY_MAX_TETS {
+        renumbered_rows(&lm.mesh, cfg, m, out)?;
+    }
+    let LadderMesh {
+        mesh,
+        topo,
+        vacuum,
+        dga,
+    } = lm;
+    drop((mesh, topo, vacuum));
+    kernel_rows(&dga, cfg, m, out)?;
+    if !cfg.dispersion.is_empty() || !cfg.losses.is_empty() {
+        material_rows(size, cfg, m, out)?;
+    }
+    // DG rows: each operator built once, then timed in every precision.
+    if dga.n_tets <= cfg.dg_max_tets && !cfg.dg_orders.is_empty() {
+        dg_rows(size, cfg, m, out)?;
+    }
+    Ok(())
+}
+
+/// One mesh of the ladder in vacuum, its topology and its (lean) DGA operators.
+struct LadderMesh {
+    mesh: dgatd::mesh::Mesh,
+    topo: Topology,
+    vacuum: Media,
+    dga: Arc<Dga>,
+}
+
+/// Wall times of a [`LadderMesh`]'s preparation (seconds).
+struct PrepTimes {
+    /// The whole preparation: mesh, topology, masses, inverses and operators.
+    total_s: f64,
+    /// The masses and their inverses alone.
+    masses_s: f64,
+}
+
+impl LadderMesh {
+    /// The box of about `size` tets and its operators, timed; logs the times.
+    fn prepare(size: usize, out: &mut Sink) -> Result<(LadderMesh, PrepTimes)> {
         let t0 = Instant::now();
         let mesh = ladder_box(size);
         let topo = Topology::build(&mesh)?;
@@ -249,247 +387,250 @@ pub fn run(
         // Lean: the benchmark never evaluates the energy, and this halves peak host memory.
         let dga = Arc::new(Dga::from_masses(&mesh, &topo, &vacuum, free, None, masses)?);
         let pre_s = t0.elapsed().as_secs_f64();
-        log(&format!(
+        (out.log)(&format!(
             "mesh {} tets, {} DoFs: preprocessing {pre_s:.1} s (mesh and topology {:.2} s, \
              masses and inverses {masses_s:.2} s)",
             dga.n_tets,
             4 * dga.n_tets + dga.n_free_half(),
             (t1 - t0).as_secs_f64(),
         ));
-        // the host assembly (topology, masses, inverses), once per mesh: one row
-        let base = base_for("host", &cpu_name, &cpu_driver, "f64");
-        report(&Row::preprocess(
-            &base,
-            "host",
-            (dga.n_tets, dga.counts().dofs()),
-            vec![pre_s],
-        ))?;
-        // The masses and their inverses alone, on the host and on each fp64 device: the
-        // scope of `backend::device_assembly`.
-        report(&Row::preprocess(
-            &base,
-            "host_masses",
-            (dga.n_tets, dga.counts().dofs()),
-            vec![masses_s],
-        ))?;
-        // The CSR form's matrix on the host from its masses (`host_csr`), where the CSR
-        // variant runs at all: the reference of the `device_csr` rows.
-        let csr_host = if dga.n_tets <= cfg.csr_max_tets {
-            let mut times = Vec::new();
-            let mut m = None;
-            for _ in 0..cfg.reps.clamp(1, 3) {
-                let t = Instant::now();
-                m = Some(dgatd::dga::operators::build_csr(&dga, CSR_DT));
-                times.push(t.elapsed().as_secs_f64());
-            }
-            report(&Row::preprocess(
-                &base,
-                "host_csr",
-                (dga.n_tets, dga.counts().dofs()),
-                times,
-            ))?;
-            m
-        } else {
-            None
+        let lm = LadderMesh {
+            mesh,
+            topo,
+            vacuum,
+            dga,
         };
-        for d in devices.iter().filter(|d| d.info.fp64) {
-            let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, "f64");
-            let rows = device_assembly_rows(d, &mesh, &topo, &vacuum, &dga, cfg, &base, log);
-            emit(
-                rows,
-                report,
-                log,
-                &format!("device assembly of {} tets on {}", dga.n_tets, d.info.name),
-            )?;
-            if let Some(want) = &csr_host {
-                let rows = device_csr_rows(d, &mesh, &topo, &vacuum, &dga, want, cfg, &base, log);
-                emit(
-                    rows,
-                    report,
-                    log,
-                    &format!("device CSR of {} tets on {}", dga.n_tets, d.info.name),
-                )?;
-            }
-            for p in &cfg.precisions {
-                let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
-                let rows = if p == "f64" {
-                    resident_rows::<f64>(d, &mesh, &topo, &vacuum, &dga, cfg, &base, log)
-                } else {
-                    resident_rows::<f32>(d, &mesh, &topo, &vacuum, &dga, cfg, &base, log)
-                };
-                emit(
-                    rows,
-                    report,
-                    log,
-                    &format!(
-                        "resident {p} assembly of {} tets on {}",
-                        dga.n_tets, d.info.name
-                    ),
-                )?;
-                if let Some(want) = &csr_host {
-                    let rows = if p == "f64" {
-                        resident_csr_rows::<f64>(
-                            d, &mesh, &topo, &vacuum, &dga, want, cfg, &base, log,
-                        )
-                    } else {
-                        resident_csr_rows::<f32>(
-                            d, &mesh, &topo, &vacuum, &dga, want, cfg, &base, log,
-                        )
-                    };
-                    emit(
-                        rows,
-                        report,
-                        log,
-                        &format!("resident {p} CSR of {} tets on {}", dga.n_tets, d.info.name),
-                    )?;
-                }
-            }
+        let times = PrepTimes {
+            total_s: pre_s,
+            masses_s,
+        };
+        Ok((lm, times))
+    }
+}
+
+/// The host's `preprocess` rows of one mesh: the whole assembly (`host`), the masses and
+/// inverses alone (`host_masses`), and the CSR matrix from the masses (`host_csr`, where
+/// the CSR variant runs at all), which is returned: the reference of the device CSR rows.
+fn preprocess_rows(
+    dga: &Dga,
+    times: PrepTimes,
+    cfg: &BenchConfig,
+    m: &Machines,
+    out: &mut Sink,
+) -> Result<Option<sprs::CsMat<f64>>> {
+    // the host assembly (topology, masses, inverses), once per mesh: one row
+    let base = m.host_base();
+    let size = (dga.n_tets, dga.counts().dofs());
+    (out.report)(&Row::preprocess(&base, "host", size, vec![times.total_s]))?;
+    // The masses and their inverses alone, on the host and on each fp64 device: the
+    // scope of `backend::device_assembly`.
+    (out.report)(&Row::preprocess(
+        &base,
+        "host_masses",
+        size,
+        vec![times.masses_s],
+    ))?;
+    // The CSR form's matrix on the host from its masses (`host_csr`), where the CSR
+    // variant runs at all: the reference of the `device_csr` rows.
+    if dga.n_tets > cfg.csr_max_tets {
+        return Ok(None);
+    }
+    let mut times = Vec::new();
+    let mut csr = None;
+    for _ in 0..cfg.reps.clamp(1, 3) {
+        let t = Instant::now();
+        csr = Some(dgatd::dga::operators::build_csr(dga, CSR_DT));
+        times.push(t.elapsed().as_secs_f64());
+    }
+    (out.report)(&Row::preprocess(&base, "host_csr", size, times))?;
+    Ok(csr)
+}
+
+/// The assembly rows of each fp64 device: the masses and inverses on the device, the CSR
+/// matrix there (when `csr_host`, the host's, is given), then per precision the operators
+/// assembled and left resident (and their CSR matrix).
+fn assembly_rows(
+    lm: &LadderMesh,
+    csr_host: Option<&sprs::CsMat<f64>>,
+    cfg: &BenchConfig,
+    m: &Machines,
+    out: &mut Sink,
+) -> Result<()> {
+    let LadderMesh {
+        mesh,
+        topo,
+        vacuum,
+        dga,
+    } = lm;
+    for d in m.devices.iter().filter(|d| d.info.fp64) {
+        let base = device_base(d, "f64");
+        let rows = device_assembly_rows(d, mesh, topo, vacuum, dga, cfg, &base, out.log);
+        let on = format!("{} tets on {}", dga.n_tets, d.info.name);
+        out.emit(rows, &format!("device assembly of {on}"))?;
+        if let Some(want) = csr_host {
+            let rows = device_csr_rows(d, mesh, topo, vacuum, dga, want, cfg, &base, out.log);
+            out.emit(rows, &format!("device CSR of {on}"))?;
         }
-        // the main job's step on the same box renumbered: along a Z-order curve, and at
-        // random (issue 19's locality-ordering route; the generator's order is already
-        // local: cells in lexicographic order, edges numbered by first appearance)
-        if !devices.is_empty() && mesh.n_tets() <= LOCALITY_MAX_TETS {
-            for (order, m) in [
-                ("morton", mesh.morton_ordered()),
-                ("shuffled", mesh.shuffled(0x5eed)),
-            ] {
-                let t = Topology::build(&m)?;
-                let d = Arc::new(Dga::assemble_with(
-                    &m,
-                    &t,
-                    &Media::vacuum(m.n_tets()),
-                    &t.boundary_edge,
-                    true,
-                )?);
-                drop((m, t));
-                for p in &cfg.precisions {
-                    for dev in devices.iter().filter(|x| p != "f64" || x.info.fp64) {
-                        let base =
-                            base_for(&dev.info.platform, &dev.info.name, &dev.info.driver, p);
-                        let cb = bw(&dev.info.name, p);
-                        let rows = if p == "f64" {
-                            locality_rows::<f64>(dev, &d, order, cfg, &base, cb)
-                        } else {
-                            locality_rows::<f32>(dev, &d, order, cfg, &base, cb)
-                        };
-                        emit(
-                            rows,
-                            report,
-                            log,
-                            &format!("{} tets ({order} order) on {} {p}", d.n_tets, dev.info.name),
-                        )?;
-                    }
-                }
-            }
-        }
-        drop((mesh, topo, vacuum));
         for p in &cfg.precisions {
-            for d in &devices {
-                if p == "f64" && !d.info.fp64 {
-                    continue;
-                }
-                let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
-                let cb = bw(&d.info.name, p);
-                let rows = if p == "f64" {
-                    device_rows::<f64>(d, &dga, cfg, &base, cb)
-                } else {
-                    device_rows::<f32>(d, &dga, cfg, &base, cb)
-                };
-                emit(
-                    rows,
-                    report,
-                    log,
-                    &format!("{} tets on {} {p}", dga.n_tets, d.info.name),
-                )?;
-            }
-            if cfg.cpu && dga.n_tets <= cfg.cpu_max_tets {
-                let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
-                let cb = bw("cpu-backend", p);
-                let rows = if p == "f64" {
-                    cpu_rows::<f64>(&dga, cfg, &base, cb)
-                } else {
-                    cpu_rows::<f32>(&dga, cfg, &base, cb)
-                };
-                for r in &rows {
-                    report(r)?;
-                }
-            }
-        }
-        if !cfg.dispersion.is_empty() || !cfg.losses.is_empty() {
-            let per_dev: Vec<common::DeviceBases> = devices
-                .iter()
-                .map(|d| {
-                    let per = (cfg.precisions.iter())
-                        .filter(|p| *p != "f64" || d.info.fp64)
-                        .map(|p| {
-                            let b = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
-                            (b, bw(&d.info.name, p))
-                        })
-                        .collect();
-                    (d.clone(), per)
-                })
-                .collect();
-            let cpu: Vec<(Row, f64)> = if cfg.cpu {
-                (cfg.precisions.iter())
-                    .map(|p| {
-                        let b = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
-                        (b, bw("cpu-backend", p))
-                    })
-                    .collect()
+            let base = device_base(d, p);
+            let rows = if p == "f64" {
+                resident_rows::<f64>(d, mesh, topo, vacuum, dga, cfg, &base, out.log)
             } else {
-                vec![]
+                resident_rows::<f32>(d, mesh, topo, vacuum, dga, cfg, &base, out.log)
             };
-            if !cfg.dispersion.is_empty() {
-                disp::rows_at(size, &cfg.dispersion, cfg, &per_dev, &cpu, report, log)?;
-            }
-            if !cfg.losses.is_empty() {
-                loss::rows_at(size, &cfg.losses, cfg, &per_dev, &cpu, report, log)?;
-            }
-        }
-        // DG rows: each operator built once, then timed in every precision.
-        if dga.n_tets <= cfg.dg_max_tets && !cfg.dg_orders.is_empty() {
-            let mesh = ladder_box(size);
-            let k = mesh.n_tets();
-            for &order in &cfg.dg_orders {
-                let op = Arc::new(dgatd::dg::DgOperator::new(
-                    &mesh,
-                    order,
-                    dgatd::dg::Flux::Upwind,
-                    &vec![1.0; k],
-                    &vec![1.0; k],
-                )?);
-                for p in &cfg.precisions {
-                    for d in &devices {
-                        if p == "f64" && !d.info.fp64 {
-                            continue;
-                        }
-                        let base = base_for(&d.info.platform, &d.info.name, &d.info.driver, p);
-                        let cb = bw(&d.info.name, p);
-                        let rows = if p == "f64" {
-                            dg_device_rows::<f64>(d, &op, cfg, &base, cb)
-                        } else {
-                            dg_device_rows::<f32>(d, &op, cfg, &base, cb)
-                        };
-                        emit(
-                            rows,
-                            report,
-                            log,
-                            &format!("DG N={order} on {} {p}", d.info.name),
-                        )?;
-                    }
-                    if cfg.cpu && p == "f64" && k <= cfg.cpu_max_tets {
-                        let base = base_for("cpu-backend", &cpu_name, &cpu_driver, p);
-                        report(&dg_cpu_row(&op, cfg, &base, bw("cpu-backend", p)))?;
-                    }
-                }
+            out.emit(rows, &format!("resident {p} assembly of {on}"))?;
+            if let Some(want) = csr_host {
+                let rows = if p == "f64" {
+                    resident_csr_rows::<f64>(d, mesh, topo, vacuum, dga, want, cfg, &base, out.log)
+                } else {
+                    resident_csr_rows::<f32>(d, mesh, topo, vacuum, dga, want, cfg, &base, out.log)
+                };
+                out.emit(rows, &format!("resident {p} CSR of {on}"))?;
             }
         }
     }
     Ok(())
 }
 
-/// Reports the rows of one device measurement; a mesh too large for the device is logged and
-/// skipped, any other error ends the bench.
+/// The locality study: the main job's step ([`locality_rows`]) on `mesh` renumbered along
+/// a Z-order curve (`morton`) and at random (`shuffled`), on each device and precision.
+fn renumbered_rows(
+    mesh: &dgatd::mesh::Mesh,
+    cfg: &BenchConfig,
+    m: &Machines,
+    out: &mut Sink,
+) -> Result<()> {
+    for (order, r) in [
+        ("morton", mesh.morton_ordered()),
+        ("shuffled", mesh.shuffled(0x5eed)),
+    ] {
+        let t = Topology::build(&r)?;
+        let d = Arc::new(Dga::assemble_with(
+            &r,
+            &t,
+            &Media::vacuum(r.n_tets()),
+            &t.boundary_edge,
+            true,
+        )?);
+        drop((r, t));
+        for p in &cfg.precisions {
+            for dev in m.devices_for(p) {
+                let base = device_base(dev, p);
+                let cb = m.bw(&dev.info.name, p);
+                let rows = if p == "f64" {
+                    locality_rows::<f64>(dev, &d, order, cfg, &base, cb)
+                } else {
+                    locality_rows::<f32>(dev, &d, order, cfg, &base, cb)
+                };
+                let what = format!("{} tets ({order} order) on {} {p}", d.n_tets, dev.info.name);
+                out.emit(rows, &what)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Per precision, every kernel row of each device ([`device_rows`]; f64 only on fp64
+/// devices), then the CPU backend's ([`cpu_rows`]) up to `cfg.cpu_max_tets` tets.
+fn kernel_rows(dga: &Arc<Dga>, cfg: &BenchConfig, m: &Machines, out: &mut Sink) -> Result<()> {
+    for p in &cfg.precisions {
+        for d in m.devices_for(p) {
+            let base = device_base(d, p);
+            let cb = m.bw(&d.info.name, p);
+            let rows = if p == "f64" {
+                device_rows::<f64>(d, dga, cfg, &base, cb)
+            } else {
+                device_rows::<f32>(d, dga, cfg, &base, cb)
+            };
+            out.emit(rows, &format!("{} tets on {} {p}", dga.n_tets, d.info.name))?;
+        }
+        if cfg.cpu && dga.n_tets <= cfg.cpu_max_tets {
+            let base = m.cpu_base(p);
+            let cb = m.bw("cpu-backend", p);
+            let rows = if p == "f64" {
+                cpu_rows::<f64>(dga, cfg, &base, cb)
+            } else {
+                cpu_rows::<f32>(dga, cfg, &base, cb)
+            };
+            out.rows(&rows)?;
+        }
+    }
+    Ok(())
+}
+
+/// The whole-step rows with dispersive tets ([`disp::rows_at`]) and with losses
+/// ([`loss::rows_at`]) at the ladder's size `size`, on each device and precision and on the
+/// CPU backend.
+fn material_rows(size: usize, cfg: &BenchConfig, m: &Machines, out: &mut Sink) -> Result<()> {
+    let per_dev: Vec<common::DeviceBases> = m
+        .devices
+        .iter()
+        .map(|d| {
+            let per = (cfg.precisions.iter())
+                .filter(|p| *p != "f64" || d.info.fp64)
+                .map(|p| (device_base(d, p), m.bw(&d.info.name, p)))
+                .collect();
+            (d.clone(), per)
+        })
+        .collect();
+    let cpu: Vec<(Row, f64)> = if cfg.cpu {
+        (cfg.precisions.iter())
+            .map(|p| (m.cpu_base(p), m.bw("cpu-backend", p)))
+            .collect()
+    } else {
+        vec![]
+    };
+    if !cfg.dispersion.is_empty() {
+        disp::rows_at(
+            size,
+            &cfg.dispersion,
+            cfg,
+            &per_dev,
+            &cpu,
+            out.report,
+            out.log,
+        )?;
+    }
+    if !cfg.losses.is_empty() {
+        loss::rows_at(size, &cfg.losses, cfg, &per_dev, &cpu, out.report, out.log)?;
+    }
+    Ok(())
+}
+
+/// The DG rows at the ladder's size `size`: each order of `cfg.dg_orders` built once
+/// (upwind flux, vacuum), then timed per precision on each device ([`dg_device_rows`]) and
+/// in f64 on the CPU backend ([`dg_cpu_row`]) up to `cfg.cpu_max_tets` tets.
+fn dg_rows(size: usize, cfg: &BenchConfig, m: &Machines, out: &mut Sink) -> Result<()> {
+    let mesh = ladder_box(size);
+    let k = mesh.n_tets();
+    for &order in &cfg.dg_orders {
+        let op = Arc::new(dgatd::dg::DgOperator::new(
+            &mesh,
+            order,
+            dgatd::dg::Flux::Upwind,
+            &vec![1.0; k],
+            &vec![1.0; k],
+        )?);
+        for p in &cfg.precisions {
+            for d in m.devices_for(p) {
+                let base = device_base(d, p);
+                let cb = m.bw(&d.info.name, p);
+                let rows = if p == "f64" {
+                    dg_device_rows::<f64>(d, &op, cfg, &base, cb)
+                } else {
+                    dg_device_rows::<f32>(d, &op, cfg, &base, cb)
+                };
+                out.emit(rows, &format!("DG N={order} on {} {p}", d.info.name))?;
+            }
+            if cfg.cpu && p == "f64" && k <= cfg.cpu_max_tets {
+                let base = m.cpu_base(p);
+                (out.report)(&dg_cpu_row(&op, cfg, &base, m.bw("cpu-backend", p)))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Formats a row as CSV fields in [`COLUMNS`] order.
 pub fn csv_fields(r: &Row, timestamp: &str, host: &str, roofs: &Roofs) -> Vec<String> {
     vec![

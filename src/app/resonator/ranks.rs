@@ -14,6 +14,7 @@
 use super::*;
 use dgatd::partition::Comm;
 use dgatd::partition::mpi::MpiComm;
+use dgatd::report::outdir::OutputDir;
 use dgatd::solver::config::Origin;
 use dgatd::solver::partitioned;
 
@@ -31,45 +32,6 @@ pub(super) fn command(args: &ResonatorArgs) -> Option<Result<()>> {
         return None;
     }
     Some(run(args))
-}
-
-/// What rank 0 decides before the run.
-struct Prepared {
-    cfg: Config,
-    origin: Option<Origin>,
-    out: PathBuf,
-    resume: Option<Checkpoint>,
-}
-
-fn prepare(args: &ResonatorArgs) -> Result<Prepared> {
-    let (mut cfg, origin, out, resume) = match &args.resume {
-        Some(dir) => {
-            let (cfg, origin, ck) = resumed(args, dir)?;
-            let out = args.out.clone().unwrap_or_else(|| dir.clone());
-            (cfg, Some(origin), out, Some(ck))
-        }
-        None => {
-            let (cfg, origin) = match &args.config {
-                Some(p) => {
-                    let (c, o) = Config::read(p)?;
-                    (c, Some(o))
-                }
-                None => (Config::default(), None),
-            };
-            let out = args.out.clone().unwrap_or_else(|| "out".into());
-            (cfg, origin, out, None)
-        }
-    };
-    args.overlay(&mut cfg)?;
-    if resume.is_none() {
-        cfg.absolute_mesh_path();
-    }
-    Ok(Prepared {
-        cfg,
-        origin,
-        out,
-        resume,
-    })
 }
 
 fn words_of(s: &str) -> Vec<u64> {
@@ -95,52 +57,19 @@ fn run(args: &ResonatorArgs) -> Result<()> {
     // rank 0 reads and checks everything the run needs; the others get the configuration
     let mut lock = None;
     let (plan, prepared) = if root {
-        let p = prepare(args).and_then(|p| {
-            let plan = Plan::new(&p.cfg, p.origin.clone())?;
-            if plan.gpus > 1 {
-                return Err(Error::config(
-                    "gpus",
-                    plan.gpus,
-                    "under mpirun every rank drives one GPU: leave --gpus out (or run one process with --gpus and no mpirun)",
-                ));
-            }
-            let (dir, stale) = dgatd::report::outdir::OutputDir::prepare(&p.out)?;
-            if let Some(n) = stale {
-                eprintln!("note: {n}");
-            }
-            if p.resume.is_none()
-                && let Some(n) = dir.start_fresh()?
-            {
-                eprintln!("note: {n}");
-            }
-            lock = Some(dir);
-            Ok((plan, p))
-        });
-        let text = match &p {
-            Ok((plan, _)) => plan.config.to_toml().map(|t| t.to_string()),
-            Err(_) => Ok(String::new()),
-        };
-        let mut w = vec![(p.is_ok() && text.is_ok()) as u64];
-        w.extend(words_of(text.as_deref().unwrap_or("")));
-        comm.broadcast_words(0, w)?;
-        text?;
-        let (plan, p) = p?;
+        let (plan, p) = root_plan(args, &comm, &mut lock)?;
         (plan, Some(p))
     } else {
-        let w = comm.broadcast_words(0, vec![])?;
-        if w.first() != Some(&1) {
-            // rank 0 prints the reason and exits non-zero; this rank leaves with status 0 so
-            // that mpirun does not kill rank 0 before it has printed it
-            drop(comm);
-            drop(universe);
-            std::process::exit(0);
+        match received_plan(&comm)? {
+            Some(plan) => (plan, None),
+            None => {
+                // rank 0 prints the reason and exits non-zero; this rank leaves with status 0
+                // so that mpirun does not kill rank 0 before it has printed it
+                drop(comm);
+                drop(universe);
+                std::process::exit(0);
+            }
         }
-        let origin = Origin {
-            path: "rank 0's configuration".into(),
-            text: string_of(&w[1..])?,
-        };
-        let cfg = Config::parse(&origin)?;
-        (Plan::new(&cfg, Some(origin))?, None)
     };
     let mut opts = RunOptions {
         interrupt: Some(&INTERRUPT),
@@ -164,47 +93,123 @@ fn run(args: &ResonatorArgs) -> Result<()> {
     let run = match r {
         Ok(run) => run,
         // the other ranks' errors are rank 0's (it prints them) or their own
-        Err(e) if !root => {
-            if !matches!(e, Error::Comm { .. }) && !e.is_interrupted() && !e.is_rank_zero_failure()
-            {
-                eprintln!("error on rank {}: {e}", comm.rank());
-            }
-            drop(comm);
-            drop(universe);
-            // when rank 0 failed it reports and exits non-zero itself: a non-zero status here
-            // would have mpirun kill rank 0 before it printed why (seen on 2-core CI)
-            std::process::exit(if e.is_interrupted() {
-                130
-            } else if e.is_rank_zero_failure() {
-                0
-            } else {
-                1
-            });
-        }
+        Err(e) if !root => leave_after(e, comm, universe),
         Err(e) => return Err(e),
     };
     let (Some(r), Some(out)) = (run.result, out) else {
         return Ok(());
     };
+    write_outputs(&r, &plan, &out, run.halo_values_per_step)?;
+    drop(lock);
+    Ok(())
+}
+
+/// Rank 0's plan ([`checked_plan`]), sent to the other ranks as its configuration's TOML
+/// text after a word saying whether there is one (1) or rank 0 failed (0, and no text).
+fn root_plan(
+    args: &ResonatorArgs,
+    comm: &MpiComm,
+    lock: &mut Option<OutputDir>,
+) -> Result<(Plan, Prepared)> {
+    let p = checked_plan(args, lock);
+    let text = match &p {
+        Ok((plan, _)) => plan.config.to_toml().map(|t| t.to_string()),
+        Err(_) => Ok(String::new()),
+    };
+    let mut w = vec![(p.is_ok() && text.is_ok()) as u64];
+    w.extend(words_of(text.as_deref().unwrap_or("")));
+    comm.broadcast_words(0, w)?;
+    text?;
+    p
+}
+
+/// Rank 0's checks: the flags and configuration ([`prepare`]), the plan (one GPU per rank:
+/// no `--gpus`), and the output folder prepared and locked (into `lock`), started fresh
+/// unless resuming.
+fn checked_plan(args: &ResonatorArgs, lock: &mut Option<OutputDir>) -> Result<(Plan, Prepared)> {
+    let p = prepare(args)?;
+    let plan = Plan::new(&p.cfg, p.origin.clone())?;
+    if plan.gpus > 1 {
+        return Err(Error::config(
+            "gpus",
+            plan.gpus,
+            "under mpirun every rank drives one GPU: leave --gpus out (or run one process with --gpus and no mpirun)",
+        ));
+    }
+    let (dir, stale) = OutputDir::prepare(&p.out)?;
+    if let Some(n) = stale {
+        eprintln!("note: {n}");
+    }
+    if p.resume.is_none()
+        && let Some(n) = dir.start_fresh()?
+    {
+        eprintln!("note: {n}");
+    }
+    *lock = Some(dir);
+    Ok((plan, p))
+}
+
+/// Another rank's plan, from the configuration rank 0 sent ([`root_plan`]); None when rank
+/// 0 failed.
+fn received_plan(comm: &MpiComm) -> Result<Option<Plan>> {
+    let w = comm.broadcast_words(0, vec![])?;
+    if w.first() != Some(&1) {
+        return Ok(None);
+    }
+    let origin = Origin {
+        path: "rank 0's configuration".into(),
+        text: string_of(&w[1..])?,
+    };
+    let cfg = Config::parse(&origin)?;
+    Ok(Some(Plan::new(&cfg, Some(origin))?))
+}
+
+/// Ends a rank other than 0 after its run failed with `e`: prints `e` where it is the
+/// rank's own (not a communication failure, an interrupt or rank 0's failure), closes MPI
+/// and exits, with 130 for an interrupt, 0 when rank 0 failed, else 1.
+fn leave_after(e: Error, comm: MpiComm, universe: mpi::environment::Universe) -> ! {
+    if !matches!(e, Error::Comm { .. }) && !e.is_interrupted() && !e.is_rank_zero_failure() {
+        eprintln!("error on rank {}: {e}", comm.rank());
+    }
+    drop(comm);
+    drop(universe);
+    // when rank 0 failed it reports and exits non-zero itself: a non-zero status here
+    // would have mpirun kill rank 0 before it printed why (seen on 2-core CI)
+    std::process::exit(if e.is_interrupted() {
+        130
+    } else if e.is_rank_zero_failure() {
+        0
+    } else {
+        1
+    });
+}
+
+/// Rank 0's end of a run: its notes and warnings, the halo exchange's size, the outputs
+/// and the spectrum plot written into `out`, the checkpoint removed, and the summary.
+fn write_outputs(
+    r: &resonator::ResonatorResult,
+    plan: &Plan,
+    out: &Path,
+    halo_values_per_step: u64,
+) -> Result<()> {
     for n in &r.notices {
         eprintln!("note: {n}");
     }
-    for w in dgatd::report::unresolved_lines(&r) {
+    for w in dgatd::report::unresolved_lines(r) {
         eprintln!("warning: {w}");
     }
     eprintln!(
         "note: halo exchange: {} values per time step over all ranks ({} in f64)",
-        run.halo_values_per_step,
-        indicatif::HumanBytes(8 * run.halo_values_per_step)
+        halo_values_per_step,
+        indicatif::HumanBytes(8 * halo_values_per_step)
     );
-    let mut files = dgatd::report::write_resonator(&out, &r)?;
-    files.extend(super::super::plots::spectrum_plot(&out, &r)?);
+    let mut files = dgatd::report::write_resonator(out, r)?;
+    files.extend(super::super::plots::spectrum_plot(out, r)?);
     let ck = out.join(checkpoint::FILE);
     if ck.exists() {
         std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
     }
-    print_summary(&r, &plan);
+    print_summary(r, plan);
     outln!("wrote {}", dgatd::report::path_list(&files));
-    drop(lock);
     Ok(())
 }
