@@ -4,7 +4,7 @@
 //! The method follows Cicuttin, Codecasa, Kapidani, Specogna, Trevisan, "GPU accelerated
 //! time-domain discrete geometric approach method for Maxwell's equations on tetrahedral
 //! grids" (IEEE Trans. Magn.); the scheme is written out in the design note
-//! `shared/design/dgatd.md` (cited below by section, e.g. "design note §8"), and every
+//! `docs/design.md` in the repository (cited below by section, e.g. "design note §8"), and every
 //! module states the equations it implements.
 //!
 //! Units: lengths in metres; internally time is measured in metres of light travel

@@ -7,7 +7,9 @@ use dgatd::dg::Flux;
 use dgatd::dga::operators::DualForm;
 use dgatd::problem::{Boundary, BoundaryKind, Material};
 use dgatd::solver::checkpoint::{self, Checkpoint};
-use dgatd::solver::config::{BackendKind, Config, Extract, Method, Origin};
+use dgatd::solver::config::{
+    BackendKind, BallSpec, BoxSpec, CavitySpec, Config, Extract, Method, Origin,
+};
 use dgatd::solver::plan::{Plan, parse_point};
 use dgatd::solver::resonator::{self, Phase, RunOptions};
 use dgatd::{Error, Precision, Result};
@@ -36,13 +38,13 @@ pub struct ResonatorArgs {
     /// Generated box instead of a file: NX,NY,NZ[:LX,LY,LZ] (cells; side lengths in m,
     /// default 1); its walls are the surface groups xmin, xmax, ymin, ymax, zmin, zmax.
     #[arg(long = "box")]
-    pub box_mesh: Option<String>,
+    pub box_mesh: Option<BoxSpec>,
     /// Generated concentric balls instead of a file: N:NAME=R[@F],NAME=R[@F],.. (N shells
     /// across the first radius; volume groups NAME out to radius R in m, increasing, each
     /// with a radial step F >= 1 times the first group's [1]; the outer sphere is the surface
     /// group outer). An equiangular cubed-sphere mesh of 48 S^3 tets, S shells in all.
     #[arg(long, conflicts_with_all = ["mesh", "box_mesh"])]
-    pub ball: Option<String>,
+    pub ball: Option<BallSpec>,
     /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].
     #[arg(long)]
     pub refine: Option<u32>,
@@ -127,7 +129,7 @@ pub struct ResonatorArgs {
     /// Analytic modes to compare with: auto, none, cylinder:R,H, box:A,B,D or sphere:R
     /// [auto].
     #[arg(long)]
-    pub cavity: Option<String>,
+    pub cavity: Option<CavitySpec>,
     /// Resonance extraction [harminv].
     #[arg(long, value_enum)]
     pub extract: Option<Extract>,
@@ -226,7 +228,7 @@ impl ResonatorArgs {
             cfg.ball = None;
         }
         if let Some(b) = &self.box_mesh {
-            cfg.box_mesh = Some(b.clone());
+            cfg.box_mesh = Some(*b);
             cfg.mesh = None;
             cfg.ball = None;
         }

@@ -10,7 +10,7 @@
 //! `σ η₀` (1/m): with time in metres of light travel, Ampère's law
 //! `ε₀ε_r ∂E/∂t + σE = ∇×H` reads `ε_r ∂E/∂τ + σ η₀ E = ∇×(η₀ H)` (design note §12).
 //!
-//! Boundary conditions (design note §12 in `shared/design/dgatd.md`):
+//! Boundary conditions (design note §12, `docs/design.md`):
 //! - `pec`: `n × E = 0`. The half-edges of every edge on a PEC face are removed from the
 //!   unknowns (their `U` stays 0). A boundary face with no surface group, or in a group the
 //!   problem does not name, is PEC.

@@ -165,11 +165,11 @@ pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::Resu
         .zip(&have)
         .map(|(w, h)| (w - h).abs() / h)
         .fold(0.0, f64::max);
-    let given = &plan.config.cavity;
+    let given = plan.config.cavity.to_string();
     if !(off <= 0.03) {
         return Err(crate::Error::config(
             "cavity",
-            given,
+            &given,
             format!(
                 "does not fit the mesh: its extents are {:.4} x {:.4} x {:.4} m, the mesh's {:.4} x {:.4} x {:.4} m ({axes}); the labels would name another cavity's modes. Give the mesh's cavity in metres, or --cavity none",
                 want[0], want[1], want[2], have[0], have[1], have[2]
@@ -181,7 +181,7 @@ pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::Resu
     if modes > MAX_CATALOGUE {
         return Err(crate::Error::config(
             "cavity",
-            given,
+            &given,
             format!(
                 "its analytic catalogue up to {:.4e} Hz would hold about {modes:.2e} modes (at most {MAX_CATALOGUE:.0e}): lower --fmax, or --cavity none",
                 1.1 * fmax_hz

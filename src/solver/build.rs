@@ -359,7 +359,10 @@ fn box_flag(plan: &Plan, e: Error) -> Error {
                 / h.iter().cloned().fold(f64::INFINITY, f64::min);
             Error::config(
                 "box",
-                plan.config.box_mesh.as_deref().unwrap_or(""),
+                plan.config
+                    .box_mesh
+                    .map(|b| b.to_string())
+                    .unwrap_or_default(),
                 format!(
                     "its cells have an aspect ratio of {aspect:.3e}: too elongated for the hexahedral mass matrices in f64 ({e})"
                 ),
@@ -442,10 +445,15 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
             (generate::box_mesh(*n, *l), None)
         }
         MeshSpec::Ball { n, shells } => {
-            let value = plan.config.ball.as_deref().unwrap_or("");
-            let bad = |why| Error::config("ball", value, why);
+            let value = plan
+                .config
+                .ball
+                .as_ref()
+                .map(|b| b.to_string())
+                .unwrap_or_default();
+            let bad = |why| Error::config("ball", &value, why);
             let total = generate::ball_shells(*n, shells).map_err(bad)?;
-            check_host_memory(48.0 * (total as f64).powi(3), "ball", value)?;
+            check_host_memory(48.0 * (total as f64).powi(3), "ball", &value)?;
             let m = generate::ball_mesh(*n, shells).map_err(bad)?;
             (m, None)
         }

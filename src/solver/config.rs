@@ -9,6 +9,7 @@
 //! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`, `energy_checks`, `partitioner`,
 //! `assembly`, `gpus`),
 //! then the tables
+//! `[box]`, `[ball]` and `[cavity]` (the table forms of those keys, [`super::spec`]),
 //! `[materials.NAME]` (`eps_r`, `mu_r`, `sigma` S/m, `tan_delta` at `f_tan_delta` Hz, `sigma_m`
 //! ohm/m; `absorbing = true` with `layer_order`, `layer_reflection` for a graded matched
 //! absorbing layer; dispersive poles `debye = [{ delta_eps, tau }]`, `drude = [{ f_p,
@@ -22,6 +23,7 @@
 //! Invocation options (`--out`, `--quiet`, `--resume`, `--config` itself) are not part of
 //! a run's configuration.
 
+pub use super::spec::{BallSpec, BoxSpec, CavitySpec};
 use crate::dg::Flux;
 use crate::dga::operators::DualForm;
 pub use crate::mesh::order::MeshOrder;
@@ -191,9 +193,6 @@ fn default_dir() -> V3 {
 fn default_prominence() -> f64 {
     0.02
 }
-fn default_cavity() -> String {
-    "auto".into()
-}
 fn default_seed() -> u64 {
     1
 }
@@ -227,14 +226,15 @@ pub struct Config {
     /// Gmsh file or `bundled:coarse|medium|fine` (default `bundled:medium`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mesh: Option<String>,
-    /// Generated box instead of a file: `"NX,NY,NZ[:LX,LY,LZ]"`.
+    /// Generated box instead of a file: `"NX,NY,NZ[:LX,LY,LZ]"` or a `[box]` table
+    /// ([`BoxSpec`]).
     #[serde(rename = "box", default, skip_serializing_if = "Option::is_none")]
-    pub box_mesh: Option<String>,
+    pub box_mesh: Option<BoxSpec>,
     /// Generated concentric balls instead of a file: `"N:NAME=R[@F],.."` (N shells
     /// across the first radius; volume groups NAME, outer surface `outer`; `@F` a group's
-    /// radial step in units of the first group's).
+    /// radial step in units of the first group's) or a `[ball]` table ([`BallSpec`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ball: Option<String>,
+    pub ball: Option<BallSpec>,
     /// Uniform 1:8 refinements.
     #[serde(default)]
     pub refine: u32,
@@ -290,9 +290,10 @@ pub struct Config {
     /// Harmonic inversion: drop modes with a lower quality factor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_q: Option<f64>,
-    /// Analytic modes to compare with: auto, none, cylinder:R,H, box:A,B,D or sphere:R.
-    #[serde(default = "default_cavity")]
-    pub cavity: String,
+    /// Analytic modes to compare with: auto, none, cylinder:R,H, box:A,B,D or sphere:R, or
+    /// a `[cavity]` table ([`CavitySpec`]).
+    #[serde(default)]
+    pub cavity: CavitySpec,
     #[serde(default)]
     pub extract: Extract,
     /// Mode shapes of the N strongest resonances (modes.vtu).
@@ -373,7 +374,7 @@ impl Default for Config {
             fmax: None,
             min_prominence: default_prominence(),
             min_q: None,
-            cavity: default_cavity(),
+            cavity: CavitySpec::Auto,
             extract: Extract::default(),
             mode_shapes: 0,
             seed: default_seed(),

@@ -25,6 +25,7 @@ pub mod rank_devices;
 pub mod resonator;
 pub mod run;
 pub mod setup_times;
+pub mod spec;
 pub mod timestep;
 pub mod wallq;
 

@@ -8,7 +8,6 @@ use crate::dg::Flux;
 use crate::dga::operators::DualForm;
 use crate::problem::{BoundaryKind, Problem};
 use crate::real::Precision;
-use crate::spectrum::analytic::Cavity;
 use crate::util::V3;
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -33,14 +32,8 @@ pub enum MeshSpec {
     },
 }
 
-/// Which analytic resonances to compare with.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CavitySpec {
-    /// Recognise a box, a z-axis cylinder or a sphere from the mesh.
-    Auto,
-    None,
-    Given(Cavity),
-}
+/// Which analytic resonances to compare with (the `cavity` key, read and checked as such).
+pub use super::spec::CavitySpec;
 
 /// Which backend runs the time loop.
 #[derive(Clone, Debug, PartialEq)]
@@ -258,7 +251,7 @@ impl Plan {
                     _ => 10.0,
                 }
             }),
-            cavity: cavity_spec(&cfg.cavity)?,
+            cavity: cfg.cavity,
             mode_shapes: cfg.mode_shapes,
             seed: cfg.seed,
             checkpoint_steps: usize::try_from(cfg.checkpoint_steps).unwrap_or(usize::MAX),
@@ -413,7 +406,10 @@ fn mesh_spec(cfg: &Config) -> Result<MeshSpec> {
                 "a generated ball, a generated box and a mesh file exclude each other",
             ));
         }
-        return parse_ball(b);
+        return Ok(MeshSpec::Ball {
+            n: b.shells,
+            shells: b.regions.clone(),
+        });
     }
     if let Some(b) = &cfg.box_mesh {
         if cfg.mesh.is_some() {
@@ -423,7 +419,10 @@ fn mesh_spec(cfg: &Config) -> Result<MeshSpec> {
                 "a generated box and a mesh file exclude each other",
             ));
         }
-        return parse_box(b);
+        return Ok(MeshSpec::Box {
+            n: b.cells,
+            l: b.size,
+        });
     }
     let mesh = cfg.mesh.as_deref().unwrap_or("bundled:medium");
     Ok(match mesh.strip_prefix("bundled:") {
@@ -438,89 +437,8 @@ fn open_boundary(cfg: &Config) -> bool {
         || cfg.materials.values().any(|m| m.absorbing)
 }
 
-/// `N:NAME=R[@F],NAME=R[@F],..`: N shells across the first radius, the groups' names and
-/// outer radii (m) in increasing order, each optionally with its radial step as F times the
-/// first group's.
-pub fn parse_ball(b: &str) -> Result<MeshSpec> {
-    let bad = |why: &str| Error::config("ball", b, why.to_string());
-    let expected = "expected N:NAME=R[@F],NAME=R[@F],.. (shells across the first radius, then each group's name and outer radius in m, increasing, with an optional radial step F >= 1 times the first group's)";
-    let (n, list) = b.split_once(':').ok_or_else(|| bad(expected))?;
-    let n: usize = n.trim().parse().map_err(|_| bad(expected))?;
-    if !(1..=512).contains(&n) {
-        return Err(bad("N must be between 1 and 512"));
-    }
-    let mut shells: Vec<crate::mesh::generate::Shell> = Vec::new();
-    for item in list.split(',') {
-        let (name, r) = item.split_once('=').ok_or_else(|| bad(expected))?;
-        let name = name.trim();
-        let (r, step) = r.split_once('@').unwrap_or((r, "1"));
-        let r: f64 = r.trim().parse().map_err(|_| bad(expected))?;
-        let step: f64 = step.trim().parse().map_err(|_| bad(expected))?;
-        if !(1.0..=100.0).contains(&step) || (shells.is_empty() && step != 1.0) {
-            return Err(bad(
-                "a radial step F must be between 1 and 100, and the first group has none",
-            ));
-        }
-        if name.is_empty() || name == crate::mesh::generate::BALL_OUTER {
-            return Err(bad(
-                "group names must be non-empty and not \"outer\" (the outer surface)",
-            ));
-        }
-        if shells.iter().any(|s| s.name == name) {
-            return Err(bad(&format!("the group {name:?} is named twice")));
-        }
-        if !(1e-12..=1e12).contains(&r) {
-            return Err(bad("radii must be between 1e-12 m and 1e12 m"));
-        }
-        if let Some(prev) = shells.last().map(|s| s.radius)
-            && r <= prev
-        {
-            return Err(bad("radii must increase"));
-        }
-        shells.push(crate::mesh::generate::Shell {
-            name: name.to_string(),
-            radius: r,
-            step,
-        });
-    }
-    Ok(MeshSpec::Ball { n, shells })
-}
-
-/// `NX,NY,NZ[:LX,LY,LZ]`.
-pub fn parse_box(b: &str) -> Result<MeshSpec> {
-    let bad = |why: &str| Error::config("box", b, why.to_string());
-    let (n, l) = b.split_once(':').unwrap_or((b, "1,1,1"));
-    let n: Vec<usize> = n
-        .split(',')
-        .map(|x| x.trim().parse())
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| bad("expected NX,NY,NZ[:LX,LY,LZ]"))?;
-    let l = parse_point("box", l)?;
-    if n.len() != 3 {
-        return Err(bad("expected three cell counts"));
-    }
-    if n.contains(&0) || l.iter().any(|&x| !(x > 0.0)) {
-        return Err(bad("cells must be >= 1 and sides positive"));
-    }
-    if l.iter().any(|&x| !(1e-12..=1e12).contains(&x)) {
-        return Err(bad("sides must be between 1e-12 m and 1e12 m"));
-    }
-    let h: Vec<f64> = (0..3).map(|c| l[c] / n[c] as f64).collect();
-    let aspect = h.iter().cloned().fold(0.0, f64::max) / h.iter().cloned().fold(f64::MAX, f64::min);
-    if aspect > MAX_BOX_ASPECT {
-        return Err(bad(&format!(
-            "its cells have an aspect ratio of {aspect:.3e}; at most {MAX_BOX_ASPECT:e} is accepted (more cells along the long sides, or less elongated sides)"
-        )));
-    }
-    Ok(MeshSpec::Box {
-        n: [n[0], n[1], n[2]],
-        l,
-    })
-}
-
-/// The largest ratio of a `--box` cell's longest to shortest side: beyond it the tets are
-/// slivers whose hexahedral mass matrices lose all accuracy in f64.
-pub const MAX_BOX_ASPECT: f64 = 1e6;
+/// The largest ratio of a `--box` cell's longest to shortest side ([`super::spec`]).
+pub use super::spec::MAX_BOX_ASPECT;
 
 /// `x,y,z` with finite numbers; `name` names the flag in errors.
 pub fn parse_point(name: &str, s: &str) -> Result<V3> {
@@ -537,38 +455,4 @@ pub fn parse_point(name: &str, s: &str) -> Result<V3> {
         ));
     }
     Ok([v[0], v[1], v[2]])
-}
-
-/// `auto`, `none`, `cylinder:R,H`, `box:A,B,D` or `sphere:R`.
-pub fn cavity_spec(c: &str) -> Result<CavitySpec> {
-    let bad = |why: &str| Error::config("cavity", c, why.to_string());
-    match c {
-        "auto" => return Ok(CavitySpec::Auto),
-        "none" => return Ok(CavitySpec::None),
-        _ => {}
-    }
-    let (kind, dims) = c
-        .split_once(':')
-        .ok_or_else(|| bad("expected auto, none, cylinder:R,H, box:A,B,D or sphere:R"))?;
-    let d: Vec<f64> = dims
-        .split(',')
-        .map(|x| x.trim().parse())
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| bad("dimensions must be numbers"))?;
-    if d.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
-        return Err(bad("dimensions must be positive"));
-    }
-    Ok(CavitySpec::Given(match (kind, d.as_slice()) {
-        ("cylinder", [r, h]) => Cavity::Cylinder {
-            radius: *r,
-            height: *h,
-        },
-        ("box", [a, b, dd]) => Cavity::Box {
-            a: *a,
-            b: *b,
-            d: *dd,
-        },
-        ("sphere", [r]) => Cavity::Sphere { radius: *r },
-        _ => return Err(bad("expected cylinder:R,H, box:A,B,D or sphere:R")),
-    }))
 }
