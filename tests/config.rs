@@ -279,18 +279,22 @@ fn pmc_walls_give_the_pmc_box_modes_at_second_order() {
     let mut errs = vec![];
     for n in [4usize, 8, 16] {
         let mut cfg = Config {
-            box_mesh: Some(format!(
-                "{},{},{}:{},{},{}",
-                n,
-                (n * 4).div_ceil(5),
-                (n * 3).div_ceil(5),
-                l[0],
-                l[1],
-                l[2]
-            )),
+            box_mesh: Some(
+                format!(
+                    "{},{},{}:{},{},{}",
+                    n,
+                    (n * 4).div_ceil(5),
+                    (n * 3).div_ceil(5),
+                    l[0],
+                    l[1],
+                    l[2]
+                )
+                .parse()
+                .unwrap(),
+            ),
             backend: BackendKind::Cpu,
             steps: Some(4000),
-            cavity: "none".into(),
+            cavity: "none".parse().unwrap(),
             f_peak: Some(2.0e8),
             fmax: Some(3.0e8),
             source_dir: [0.3, 0.8, 0.5],

@@ -49,7 +49,7 @@ fn check_defaults(r: &ResonatorResult, n: f64, what: &str) {
 fn small_and_random_boxes_run_with_no_flags() {
     for b in ["1,1,1", "2,2,2"] {
         let r = run(Config {
-            box_mesh: Some(b.into()),
+            box_mesh: Some(b.parse().unwrap()),
             ..cpu()
         });
         check_defaults(&r, 1.0, b);
@@ -62,7 +62,7 @@ fn small_and_random_boxes_run_with_no_flags() {
         let l: Vec<f64> = (0..3).map(|_| u(0.3, 3.0)).collect();
         let spec = format!("{},{},{}:{},{},{}", n[0], n[1], n[2], l[0], l[1], l[2]);
         let r = run(Config {
-            box_mesh: Some(spec.clone()),
+            box_mesh: Some(spec.parse().unwrap()),
             ..cpu()
         });
         check_defaults(&r, 1.0, &format!("random box {k}: {spec}"));

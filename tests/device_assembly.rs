@@ -548,7 +548,7 @@ fn resonator_on_device_assembled_operators_equals_the_host_assembly() {
             let run = |assembly| {
                 let cfg = Config {
                     mesh: box_mesh.is_none().then(|| mesh.clone()),
-                    box_mesh: box_mesh.clone(),
+                    box_mesh: box_mesh.as_deref().map(|b| b.parse().unwrap()),
                     steps: Some(400),
                     backend: BackendKind::Opencl,
                     device: std::env::var("DGATD_TEST_DEVICE").ok(),

@@ -219,7 +219,7 @@ fn close_modes_are_labelled_by_multiplicity_or_left_empty() {
 #[test]
 fn degenerate_runs_return() {
     let cfg = Config {
-        box_mesh: Some("2,2,2".into()),
+        box_mesh: Some("2,2,2".parse().unwrap()),
         steps: Some(400),
         backend: BackendKind::Cpu,
         ..Default::default()
@@ -232,7 +232,7 @@ fn degenerate_runs_return() {
         r.notices
     );
     let cfg = Config {
-        box_mesh: Some("2,2,2".into()),
+        box_mesh: Some("2,2,2".parse().unwrap()),
         steps: Some(100),
         cfl: 1e-300,
         backend: BackendKind::Cpu,

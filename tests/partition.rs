@@ -538,7 +538,7 @@ fn a_source_ball_is_refused_on_several_ranks() {
     use dgatd::solver::partitioned::run_partitioned;
     use dgatd::solver::resonator::RunOptions;
     let cfg = dgatd::Config {
-        box_mesh: Some("2,2,2".into()),
+        box_mesh: Some("2,2,2".parse().unwrap()),
         source_radius: 0.3,
         steps: Some(10),
         ..dgatd::Config::default()

@@ -208,7 +208,7 @@ fn a_partitioned_run_with_rcb_equals_the_one_process_run() {
     use dgatd::solver::partitioned::run_partitioned;
     use dgatd::solver::resonator::RunOptions;
     let base = dgatd::Config {
-        box_mesh: Some("6,5,4:1,0.8,0.6".into()),
+        box_mesh: Some("6,5,4:1,0.8,0.6".parse().unwrap()),
         steps: Some(300),
         backend: dgatd::solver::config::BackendKind::Cpu,
         source: Some([0.37, 0.41, 0.29]),
