@@ -16,7 +16,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
-#[path = "../tests/oracle/mod.rs"]
+#[path = "../tests/spectrum/oracle/mod.rs"]
 mod oracle;
 
 use dgatd::spectrum::{Peak, extract, harminv as old};
