@@ -1,6 +1,6 @@
 //! Host ↔ device copy bandwidth of an OpenCL device (the halo path of a partitioned run:
 //! `clEnqueueReadBuffer`/`clEnqueueWriteBuffer` from pageable host memory, blocking), for
-//! the scaling model's `--pcie-gbs` (`examples/partition_scaling.rs`).
+//! the scaling model's `--pcie-gbs` (`studies/partition_scaling.rs`).
 //!
 //! ```sh
 //! cargo run --release --example pcie_probe -- [--device SPEC] [--mib 256] [--reps 20]
