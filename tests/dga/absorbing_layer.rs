@@ -133,8 +133,8 @@ fn a_graded_matched_layer_absorbs_a_normally_incident_pulse() {
 }
 
 /// 40 000 steps with the layer and no source after the pulse: the discrete energy never
-/// grows (it only falls, by the dissipation identity of tests/losses.rs and
-/// tests/magnetic_loss.rs), and most of it leaves through the layers.
+/// grows (it only falls, by the dissipation identity of tests/dga/losses.rs and
+/// tests/dga/magnetic_loss.rs), and most of it leaves through the layers.
 #[test]
 fn the_layer_is_stable_late() {
     let (_, dt, d, state) = guide(2.0, 0.4, 3.0, 1e-6, 400);

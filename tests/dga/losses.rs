@@ -369,7 +369,7 @@ fn homogeneous_fill_has_q_omega_eps_over_sigma() {
 }
 
 /// A lossy run on the device (factored and CSR, f64 and f32) against the CPU backend:
-/// probe records and energies agree to the tolerances of tests/opencl.rs (1e-9 f64, 1e-4
+/// probe records and energies agree to the tolerances of tests/opencl/opencl.rs (1e-9 f64, 1e-4
 /// f32), and the energy has decayed.
 #[test]
 fn opencl_lossy_runs_match_the_cpu() {

@@ -191,7 +191,7 @@ fn homogeneous_sigma_m_gives_q_omega_mu_over_sigma_m() {
 
 /// 600 steps with σ* on half the tets and σ on all (source, two probes) on the device
 /// against the CPU: probe records and energies to 1e-9 (f64) and 1e-4 (f32), the
-/// tolerances of tests/opencl.rs.
+/// tolerances of tests/opencl/opencl.rs.
 #[test]
 fn opencl_magnetic_loss_matches_the_cpu() {
     let Some(dev) = cl_device() else { return };

@@ -257,7 +257,7 @@ fn reflection_versus_angle_of_the_condition_and_the_layer() {
 /// coarse mesh's and the near boundary's (measured here: TE +1.5% and Q +9.1%, TM −4.2%
 /// and Q −3.7%); the converged
 /// figures, within 1% and 5% with the condition at 1.2 m and 6 shells, are the device runs
-/// of `results/open/README.md` (`examples/mie_sphere.rs`).
+/// of `results/open/README.md` (`studies/mie_sphere.rs`).
 #[test]
 fn dielectric_sphere_resonances_match_mie_theory() {
     // the frequency error converges at second order in the cell size (TM on the device:
@@ -278,7 +278,7 @@ fn run_toml(path: &str, text: String) -> dgatd::ResonatorResult {
 
 /// The resonator pipeline on the 3-shell ball (sphere of radius 0.1 m and permittivity
 /// `eps`, the first-order condition at 0.45 m; the y dipole and four probes of
-/// `examples/mie_sphere.rs`) with the record `time_s`, pulse `f_peak` and band `fmax`; then
+/// `studies/mie_sphere.rs`) with the record `time_s`, pulse `f_peak` and band `fmax`; then
 /// the lowest TE and TM lines against their Mie roots, within `(f_tol, q_tol)` each.
 fn sphere_against_mie(
     eps: f64,
@@ -570,7 +570,7 @@ fn a_million_steps_do_not_grow() {
 }
 
 /// The device against the CPU with absorbing walls and a graded layer (factored and CSR,
-/// f64 and f32): probe records and energies agree to the tolerances of tests/opencl.rs
+/// f64 and f32): probe records and energies agree to the tolerances of tests/opencl/opencl.rs
 /// (1e-9 f64, 1e-4 f32) over 600 steps of a pulse.
 #[test]
 fn opencl_absorbing_runs_match_the_cpu() {

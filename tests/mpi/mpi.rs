@@ -3,7 +3,7 @@
 //!
 //! Skips (saying so) when `mpirun` is absent, fails then if `DGATD_REQUIRE_MPI=1`.
 //! Run: `cargo build --release --features mpi --example mpi_run && cargo test --release
-//! --features mpi --test mpi` (a plain `cargo test --features mpi` builds the example too).
+//! --features mpi --test mpi mpi::` (a plain `cargo test --features mpi` builds the example too).
 #![cfg(feature = "mpi")]
 
 use crate::common::{cylinder, jittered_box, setup};
@@ -160,7 +160,7 @@ fn compare(np: usize, spec: &str, mesh: Mesh, steps: usize) {
         .filter(|(a, b)| a.to_bits() != b.to_bits())
         .count();
     assert_eq!(differ, 0, "-np {np}: {differ} samples differ");
-    // energies: sums in another order, round-off (see tests/partition.rs)
+    // energies: sums in another order, round-off (see tests/partition/partition.rs)
     assert_eq!(m.energy.len(), rec.energy.len());
     for (a, b) in m.energy.iter().zip(&rec.energy) {
         assert_eq!(a.0, b.0);

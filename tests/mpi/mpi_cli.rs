@@ -13,7 +13,7 @@
 //!
 //! Skips (saying so) without mpirun, fails then if `DGATD_REQUIRE_MPI=1`; the PoCL case
 //! skips without an OpenCL device unless `DGATD_REQUIRE_OPENCL=1`.
-//! Run: `cargo test --release --features mpi --test mpi_cli`.
+//! Run: `cargo test --release --features mpi --test mpi mpi_cli::`.
 #![cfg(feature = "mpi")]
 
 use dgatd::util::Rng;

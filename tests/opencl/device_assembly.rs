@@ -213,7 +213,7 @@ fn a_degenerate_tet_is_an_error_naming_it() {
 /// - a 400-step pulse with the resident stepper (`ClStepper::with_resident`, on a `Dga`
 ///   carrying only the layouts) matches the stepper uploaded from the host's own assembly:
 ///   f64 within 1e-9 (the operators differ by about 1e-14, `compare` above; the records of
-///   `tests/opencl.rs` use the same bound), f32 within 1e-4 (a value of the two assemblies
+///   `tests/opencl/opencl.rs` use the same bound), f32 within 1e-4 (a value of the two assemblies
 ///   may round to neighbouring floats, and 400 steps amplify a few ulps);
 /// - a layout other than the resident one, and conducting media, are refused by name.
 fn resident_matches_host<T: dgatd::Real>(label: &str, m: &Mesh, mat: &Media, seed: u64) {

@@ -3,7 +3,7 @@
 //! fake `nvidia.icd` (naming NVIDIA's library, which does not load on this machine) in an
 //! `OCL_ICD_VENDORS` folder next to a copy of PoCL's `.icd`. `--backend opencl` and `auto`
 //! warn, naming the evidence and the recipe, and so does `dgatd devices`; a named
-//! `--device`, or the folder without the fake file, does not. (`tests/mpi_cli.rs` checks that `mpirun -np 1` does the same and
+//! `--device`, or the folder without the fake file, does not. (`tests/mpi/mpi_cli.rs` checks that `mpirun -np 1` does the same and
 //! that several ranks stop.)
 //!
 //! Needs a machine whose OpenCL shows no GPU and PoCL's `.icd` in `/etc/OpenCL/vendors`;

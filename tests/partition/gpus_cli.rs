@@ -8,7 +8,7 @@
 //! the one-device stepper, but Δt comes from the distributed power iteration (global sums
 //! in another order: ρ agrees to ~1e-15) and PoCL may contract differently in the subset
 //! kernels: 1e-10 on the 2-norm of the record, relative (measured ~1e-14 for `mpirun`
-//! ranks, tests/mpi_cli.rs); `probe.csv` holds 13 digits. Mode lists: the same count,
+//! ranks, tests/mpi/mpi_cli.rs); `probe.csv` holds 13 digits. Mode lists: the same count,
 //! frequencies within 1e-5 (harminv amplifies the record's round-off).
 //!
 //! Skips loudly without an OpenCL device unless `DGATD_REQUIRE_OPENCL=1`.

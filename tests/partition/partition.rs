@@ -2,7 +2,7 @@
 //! local operators, and P ranks (threads exchanging halos in memory) against the
 //! single-process CPU run.
 //!
-//! Run: `cargo test --release --features partition --test partition`.
+//! Run: `cargo test --release --features partition --test partition partition::`.
 #![cfg(feature = "partition")]
 #![allow(clippy::needless_range_loop)]
 

@@ -3,14 +3,14 @@
 //! against the single-process CPU run, the partitioned CPU run and the single-device run.
 //!
 //! Tolerances (relative, 2-norm of the whole probe record): f64 1e-11 and f32 1e-4 against
-//! the CPU runs, as in `tests/opencl.rs` for a single device (the device and the CPU differ
+//! the CPU runs, as in `tests/opencl/opencl.rs` for a single device (the device and the CPU differ
 //! by contraction and summation order inside kernels, a few ulps per step that travel
 //! through the leapfrog without growing; the measured values are printed: ~1e-14 in f64 and
 //! ~1e-6 in f32 here). Against the single-device run of the same device the kernels' bodies
 //! are the same, so the bound is 1e-12 in f64 and 1e-5 in f32, and one rank is bit for bit.
 //!
 //! Without a device the tests print SKIPPED, and fail when DGATD_REQUIRE_OPENCL=1.
-//! Run: `cargo test --release --features partition --test partition_cl`.
+//! Run: `cargo test --release --features partition --test partition partition_cl::`.
 #![cfg(feature = "partition")]
 
 use crate::common::{cylinder, jittered_box, rel_err, setup};

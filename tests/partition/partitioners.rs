@@ -3,7 +3,7 @@
 //! part counts), the `partitioner` key of a run, and a partitioned run with RCB against the
 //! one-process run.
 //!
-//! Run: `cargo test --release --features partition --test partitioners`. The unstructured
+//! Run: `cargo test --release --features partition --test partition partitioners::`. The unstructured
 //! mesh comes from Gmsh's Python module (`/usr/bin/python3 -c 'import gmsh'`); without it
 //! that test says so and passes, unless `DGATD_REQUIRE_GMSH=1`.
 #![cfg(feature = "partition")]

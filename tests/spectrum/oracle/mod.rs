@@ -1,5 +1,5 @@
-//! Independent references for resonance extraction, shared by `tests/extraction_oracle.rs`
-//! and `examples/extraction_sweep.rs` (included there by path):
+//! Independent references for resonance extraction, shared by `tests/spectrum/extraction_oracle.rs`
+//! and `studies/extraction_sweep.rs` (included there by path):
 //!
 //! - meshes the extraction was not tuned on: boxes, cylinders and balls of random size,
 //!   position and orientation, jittered (`random_box`, `random_cylinder`, `random_ball`);
