@@ -47,9 +47,9 @@ fi
 
 export OCL_ICD_VENDORS="$DIR/icd" LD_LIBRARY_PATH="$LD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DGATD_REQUIRE_OPENCL=1
-# Builds the two test files and, with them, target/release/dgatd (the same build as the
+# Builds the two test binaries and, with them, target/release/dgatd (the same build as the
 # tests use, so no separate `cargo build --release`).
-cargo test --release --test opencl --test oclgrind --no-run
+cargo test --release --test opencl --test kernel_smoke --no-run
 "${CARGO_TARGET_DIR:-target}/release/dgatd" devices
 "${CARGO_TARGET_DIR:-target}/release/dgatd" devices | grep -q 'Intel(R) OpenCL' || {
   echo "FAIL: Intel's OpenCL device is not listed"
@@ -58,12 +58,14 @@ cargo test --release --test opencl --test oclgrind --no-run
 start=$(date +%s)
 log="$(mktemp)"
 status=0
-cargo test --release --test opencl -- --nocapture >"$log" 2>&1 || status=$?
+# The opencl module of tests/opencl (the former tests/opencl.rs).
+cargo test --release --test opencl opencl:: -- --nocapture >"$log" 2>&1 || status=$?
 echo "OpenCL tests on Intel's runtime: $(($(date +%s) - start)) s, exit status $status; figures:"
 grep -E 'relative error|differ by|power iteration|DG rho|DG N=|SKIPPED|test result|panicked' "$log" || true
 if [ "$status" != 0 ]; then
   tail -100 "$log"
   exit "$status"
 fi
-# The kernel smoke run (every kernel of cl/*.cl against the CPU) on Intel's runtime too.
-cargo test --release --test oclgrind smoke_every_kernel -- --nocapture
+# The kernel smoke run (every kernel of cl/*.cl against the CPU) on Intel's runtime too, both
+# precisions (the test target tests/kernel_smoke).
+cargo test --release --test kernel_smoke

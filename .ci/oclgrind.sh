@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the kernel smoke run (examples/kernel_smoke.rs: every kernel of cl/*.cl on a tiny case,
+# Runs the kernel smoke run (tests/kernel_smoke: every kernel of cl/*.cl on a tiny case,
 # checked against the CPU) on Oclgrind, the OpenCL device simulator, with its uninitialised-value,
 # data-race and API checks on; out-of-bounds accesses and barrier divergence are always checked.
 # Fails on ANY Oclgrind report (anything on stderr), printing the count per kernel.
@@ -27,7 +27,11 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/icd"
 echo "$ICD_LIB" >"$work/icd/oclgrind.icd"
 
-cargo build --release --example kernel_smoke
+# The kernel_smoke test target (harness = false) is the smoke run's program; cargo names its
+# executable (target/release/deps/kernel_smoke-HASH).
+smoke="$(cargo test --release --test kernel_smoke --no-run 2>&1 | tee /dev/stderr |
+  sed -n 's/^ *Executable .*(\(.*\))$/\1/p' | tail -1)"
+[ -x "$smoke" ] || { echo "FAIL: no kernel_smoke executable from cargo test --no-run"; exit 1; }
 export OCL_ICD_VENDORS="$work/icd" OCLGRIND_UNINITIALIZED=1 OCLGRIND_DATA_RACES=1 OCLGRIND_CHECK_API=1
 unset DGATD_CL_BUILD_LOG
 
@@ -49,7 +53,7 @@ check_stderr() {
 
 start=$(date +%s)
 status=0
-./target/release/examples/kernel_smoke --device Oclgrind >"$work/smoke.out" 2>"$work/smoke.err" || status=$?
+"$smoke" --device Oclgrind >"$work/smoke.out" 2>"$work/smoke.err" || status=$?
 cat "$work/smoke.out"
 echo "kernel smoke run under Oclgrind: $(($(date +%s) - start)) s, exit status $status"
 check_stderr "$work/smoke.err" "kernel smoke run"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes summary.md from the Mie-sphere CSVs of examples/mie_sphere.rs in this folder."""
+"""Writes summary.md from the Mie-sphere CSVs of studies/mie_sphere.rs in this folder."""
 import csv, glob, os
 
 here = os.path.dirname(os.path.abspath(__file__))

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Writes window_scan.csv: the library's extraction (examples/extract_record.rs) of three saved
+# Writes window_scan.csv: the library's extraction (studies/extract_record.rs) of three saved
 # ε_r = 10, `--excite tm-ball`, 8-shell records over windows from the pulse's end (3.64 ns,
 # the runs' analysis start) to a moving end; README "The layer's echo and the record length".
 # Run from the repository root: sh results/open/mie/window_scan.sh
