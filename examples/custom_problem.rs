@@ -15,7 +15,7 @@ fn main() -> dgatd::Result<()> {
     let mut cfg = Config {
         // 10 x 8 x 6 cells of 6 tets over 1 m x 0.8 m x 0.6 m. The box mesher names its
         // volume `vacuum` and its walls xmin, xmax, ymin, ymax, zmin, zmax.
-        box_mesh: Some("10,8,6:1,0.8,0.6".into()),
+        box_mesh: Some("10,8,6:1,0.8,0.6".parse()?),
         time: Some(2e-7),
         backend: BackendKind::Cpu,
         ..Default::default()
