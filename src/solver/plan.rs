@@ -440,19 +440,5 @@ fn open_boundary(cfg: &Config) -> bool {
 /// The largest ratio of a `--box` cell's longest to shortest side ([`super::spec`]).
 pub use super::spec::MAX_BOX_ASPECT;
 
-/// `x,y,z` with finite numbers; `name` names the flag in errors.
-pub fn parse_point(name: &str, s: &str) -> Result<V3> {
-    let v: Vec<f64> = s
-        .split(',')
-        .map(|x| x.trim().parse::<f64>())
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| Error::config(name, s, "expected three numbers x,y,z"))?;
-    if v.len() != 3 || v.iter().any(|x| !x.is_finite()) {
-        return Err(Error::config(
-            name,
-            s,
-            "expected three finite numbers x,y,z",
-        ));
-    }
-    Ok([v[0], v[1], v[2]])
-}
+/// `x,y,z` with finite numbers ([`super::spec::parse_point`]).
+pub use super::spec::parse_point;

@@ -75,7 +75,7 @@ impl FromStr for BoxSpec {
             .map(|x| x.trim().parse())
             .collect::<std::result::Result<_, _>>()
             .map_err(|_| bad("expected NX,NY,NZ[:LX,LY,LZ]"))?;
-        let l = super::plan::parse_point("box", l)?;
+        let l = parse_point("box", l)?;
         if n.len() != 3 {
             return Err(bad("expected three cell counts"));
         }
@@ -477,6 +477,23 @@ string_or_table!(
     CavityTable,
     "a cavity \"auto\", \"none\", \"cylinder:R,H\", \"box:A,B,D\", \"sphere:R\" or a table with kind and the dimensions"
 );
+
+/// `x,y,z` with finite numbers; `name` names the flag in errors.
+pub fn parse_point(name: &str, s: &str) -> Result<V3> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::config(name, s, "expected three numbers x,y,z"))?;
+    if v.len() != 3 || v.iter().any(|x| !x.is_finite()) {
+        return Err(Error::config(
+            name,
+            s,
+            "expected three finite numbers x,y,z",
+        ));
+    }
+    Ok([v[0], v[1], v[2]])
+}
 
 #[cfg(test)]
 mod tests {
