@@ -143,13 +143,7 @@ fn mismatch() -> Error {
 /// The DGA on the CPU: ρ from the host's power iteration, the operators built for Δt.
 fn dga_cpu<T: Real>(req: Request<'_>, rule: &mut StepRule<'_>) -> Result<Selected> {
     let (d, source, wave, probes) = dga_parts(&req)?;
-    let mut rho = || {
-        Ok(crate::solver::timestep::spectral_radius(
-            &d,
-            DGA_RHO_ITERS,
-            DGA_RHO_SEED,
-        ))
-    };
+    let mut rho = || Ok(super::cpu::spectral_radius(&d, DGA_RHO_ITERS, DGA_RHO_SEED));
     let (dt, rho) = rule(&mut rho)?;
     let ops = Arc::new(Operators::<T>::new(&d, dt, req.dual == DualForm::Csr));
     let s = CpuStepper::new(

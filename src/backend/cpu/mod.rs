@@ -561,3 +561,37 @@ impl<T: Real> Stepper for CpuStepper<T> {
             .ok_or_else(|| Error::config("mode shapes", m, "no such running transform"))
     }
 }
+
+/// Power-iteration estimate of ρ(K) (no margin). Uses the CPU kernels on unit operators.
+pub fn spectral_radius(dga: &Dga, iters: usize, seed: u64) -> f64 {
+    // σ does not change the stability limit (design note §12): the lossless K.
+    let ops = Operators::<f64>::lossless(dga, 1.0, false);
+    let mut rng = crate::util::Rng::new(seed);
+    let mut x = vec![0.0; dga.n_half()];
+    for &h in &dga.meps.h {
+        x[h as usize] = rng.sym();
+    }
+    let mut f = vec![0.0; dga.n_dual()];
+    let mut c = vec![0.0; dga.n_edges];
+    let mut kx = vec![0.0; dga.n_half()];
+    let mut lambda = 0.0;
+    for _ in 0..iters {
+        f.iter_mut().for_each(|v| *v = 0.0);
+        kx.iter_mut().for_each(|v| *v = 0.0);
+        primal(&ops, &x, &mut f); // f = -P x
+        circulations(&ops, &f, &mut c);
+        vertex_blocks(&ops, &c, &mut kx); // kx = -K x
+        kx.iter_mut().for_each(|v| *v = -*v);
+        let mut mkx = vec![0.0; x.len()];
+        dga.meps.apply_add(&kx, &mut mkx);
+        let num: f64 = x.iter().zip(&mkx).map(|(a, b)| a * b).sum();
+        let den = dga.meps.quad(&x);
+        lambda = num / den;
+        let nrm = kx.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if nrm == 0.0 {
+            break;
+        }
+        x.iter_mut().zip(&kx).for_each(|(a, b)| *a = b / nrm);
+    }
+    lambda
+}

@@ -220,13 +220,9 @@ impl<T: Real> Dual<T> {
 
     /// Scales the blocks and the CSR values by `a` with the `scale` kernel.
     pub(super) fn scale(&self, dev: &ClDevice, scale: &Kernel, a: f64) -> Result<()> {
-        let mut bufs = vec![(&self.blocks.data, self.blocks.len)];
+        super::layout::scale(dev, scale, &self.blocks.data, self.blocks.len, a)?;
         if let Some((_, _, v, nnz)) = &self.csr {
-            bufs.push((v, *nnz));
-        }
-        for (b, n) in bufs {
-            let args = [Arg::U64(n as u64), Arg::Buf(b), Arg::Real(T::of(a))];
-            launch(dev, scale, n, LOCAL, &args)?;
+            super::layout::scale(dev, scale, v, *nnz, a)?;
         }
         Ok(())
     }

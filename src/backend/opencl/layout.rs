@@ -211,6 +211,18 @@ pub(super) fn f_to_device<T: Real>(h: &[f64], t: usize, tp: usize) -> Vec<T> {
         .collect()
 }
 
+/// `b[0..n] *= a` with the `scale` kernel (a new Δt over the old).
+pub(super) fn scale<T: Real>(
+    dev: &ClDevice,
+    k: &Kernel,
+    b: &Buffer<T>,
+    n: usize,
+    a: f64,
+) -> Result<()> {
+    let args = [Arg::U64(n as u64), Arg::Buf(b), Arg::Real(T::of(a))];
+    launch(dev, k, n, LOCAL, &args).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{TET_ALIGN, f_slot, f_to_device, f_to_host, tet_stride};

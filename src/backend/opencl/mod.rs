@@ -367,17 +367,6 @@ impl<T: Real> ClStepper<T> {
         self.dev.fill_zero(&mut self.dual.c, self.ne)
     }
 
-    fn scale_buf(&self, b: &Buffer<T>, n: usize, a: f64) -> Result<()> {
-        launch(
-            &self.dev,
-            &self.k.scale,
-            n,
-            LOCAL,
-            &[Arg::U64(n as u64), Arg::Buf(b), Arg::Real(T::of(a))],
-        )?;
-        Ok(())
-    }
-
     /// Rescales the operators (and source pattern) from the current Δt to `dt`, and sets the
     /// source waveform. With conducting tets the dual blocks depend on Δt nonlinearly
     /// (`Δt (Meps + Δt/2 Msig)⁻¹` at lossy vertices): they, the CSR values and the loss
@@ -391,7 +380,7 @@ impl<T: Real> ClStepper<T> {
             self.primal.scale(&self.dev, &self.k.scale, a)?;
         }
         if self.src.n > 0 {
-            self.scale_buf(&self.src.g, self.src.n, a)?;
+            layout::scale(&self.dev, &self.k.scale, &self.src.g, self.src.n, a)?;
         }
         if self.dga.msig.is_some() || self.dga.disp.is_some() {
             // after the source's scaling: it may replace the pattern for this dt

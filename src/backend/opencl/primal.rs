@@ -11,7 +11,7 @@ use super::layout::{upload_columns, upload_primal};
 use super::slot_major::SlotMajor;
 use super::variant::PrimalVariant;
 use crate::dga::Dga;
-use crate::ocl::{Arg, ClDevice, LOCAL, Lane, kernels, launch, launch_on};
+use crate::ocl::{Arg, ClDevice, LOCAL, Lane, kernels, launch_on};
 use crate::{Real, Result};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
@@ -116,15 +116,7 @@ impl<T: Real> Primal<T> {
 
     /// Scales the operator by `a` (a new Δt over the old) with the `scale` kernel.
     pub(super) fn scale(&self, dev: &ClDevice, scale: &Kernel, a: f64) -> Result<()> {
-        let n = self.per_tet() * self.tp;
-        launch(
-            dev,
-            scale,
-            n,
-            LOCAL,
-            &[Arg::U64(n as u64), Arg::Buf(&self.p), Arg::Real(T::of(a))],
-        )?;
-        Ok(())
+        super::layout::scale(dev, scale, &self.p, self.per_tet() * self.tp, a)
     }
 
     /// `f -= P u` on every tet, or on the tets `idx` (`(list, count)`), on `lane` after
