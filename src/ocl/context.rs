@@ -25,6 +25,10 @@ pub struct ClDevice {
     /// The log of every program built on this device, in build order.
     pub(super) logs: Mutex<Vec<BuildLog>>,
     pub(super) side: CommandQueue,
+    /// Whether every kernel launch on this device runs alone in the process
+    /// ([`super::launch::launch_on`]): true on PoCL, whose CPU driver can abort when one
+    /// kernel is in flight with two grid sizes at once (see `serial_launches`).
+    pub(super) serial: bool,
 }
 
 /// Which of a device's two queues a command goes to.
@@ -43,6 +47,7 @@ impl ClDevice {
                 .map_err(cl_err("queue creation"))
         };
         let (queue, side) = (make()?, make()?);
+        let serial = serial_launches(&info.platform);
         Ok(Arc::new(ClDevice {
             info,
             context,
@@ -50,7 +55,13 @@ impl ClDevice {
             fill: Mutex::new(None),
             logs: Mutex::new(Vec::new()),
             side,
+            serial,
         }))
+    }
+
+    /// Whether kernel launches on this device are serialized process-wide (PoCL).
+    pub fn serial_launches(&self) -> bool {
+        self.serial
     }
 
     /// Waits until both queues are empty.
@@ -301,4 +312,24 @@ impl ClDevice {
         )?;
         Ok(())
     }
+}
+
+/// Whether the platform named `platform` needs its kernel launches serialized.
+///
+/// Debian's PoCL 3.1 CPU driver aborted `dgatd resonator --gpus 3` on one PoCL device (three
+/// ranks, each with its own context and two queues, in one process) in
+/// `pocl_release_dlhandle_cache` on the assertion `found->ref_count > 0`: in CI once, and
+/// here in 1 of 6 runs of `partition::gpus_cli` with this serialization off, 0 of 12 with it
+/// on. Reading PoCL's `common.c`, the likely cause: it caches a kernel's loaded work-group
+/// function per hash *and grid width*, takes a reference on the first entry whose width
+/// suffices when a launch starts, and drops one on the first entry of the same hash when it
+/// ends, whatever its width; with one kernel in flight twice at once with two grid sizes
+/// (a rank's interface and interior on its two queues; ranks on one device) the two entries
+/// can differ. So on PoCL each launch holds a process-wide lock until its kernel has
+/// completed. Events order the commands as on any device; only the overlap of kernels,
+/// which buys nothing on a CPU device, is lost. `DGATD_POCL_SERIAL=0` turns this off (for a
+/// PoCL without the fault).
+pub(crate) fn serial_launches(platform: &str) -> bool {
+    platform.contains("Portable Computing Language")
+        && std::env::var("DGATD_POCL_SERIAL").map_or(true, |v| v != "0")
 }

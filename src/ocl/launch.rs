@@ -7,6 +7,11 @@ use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
+use std::sync::Mutex;
+
+/// Held by each kernel launch on a device with [`ClDevice::serial_launches`] from its
+/// enqueue until its kernel completes (see `context::serial_launches` for why).
+static SERIAL: Mutex<()> = Mutex::new(());
 
 fn round_up(n: usize, m: usize) -> usize {
     n.div_ceil(m).max(1) * m
@@ -50,6 +55,9 @@ pub fn launch_on<T: Real>(
     args: &[Arg<T>],
     wait: &[&Event],
 ) -> Result<Event> {
+    let _alone = dev
+        .serial
+        .then(|| SERIAL.lock().unwrap_or_else(|p| p.into_inner()));
     let mut ek = ExecuteKernel::new(kernel);
     for e in wait {
         ek.set_wait_event(e);
@@ -78,6 +86,13 @@ pub fn launch_on<T: Real>(
             .set_local_work_size(local)
             .enqueue_nd_range(dev.queue_of(lane))
     }
+    .and_then(|ev| {
+        if dev.serial {
+            // the kernel completes before the lock is released
+            ev.wait()?;
+        }
+        Ok(ev)
+    })
     .map_err(|e| Error::OpenCl {
         what: format!("kernel {}", kernel.function_name().unwrap_or_default()),
         msg: e.to_string(),

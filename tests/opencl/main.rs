@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod concurrent;
 mod device_assembly;
 mod hidden_gpu;
 mod mixed;
