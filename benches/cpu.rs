@@ -7,8 +7,8 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dgatd::backend::cpu;
 use dgatd::dga::Dga;
-use dgatd::dga::operators::Operators;
-use dgatd::mesh::{Topology, generate::box_mesh};
+use dgatd::dga::Operators;
+use dgatd::mesh::{Topology, box_mesh};
 use dgatd::problem::Media;
 use std::hint::black_box;
 use std::time::Duration;
@@ -41,10 +41,10 @@ fn csr_assembly(c: &mut Criterion) {
     let d = Dga::assemble(&m, &t, &Media::vacuum(m.n_tets())).unwrap();
     g.throughput(Throughput::Elements(m.n_tets() as u64));
     g.bench_function(format!("hand_{}tets", m.n_tets()), |b| {
-        b.iter(|| black_box(dgatd::dga::operators::build_csr(&d, 1e-3)))
+        b.iter(|| black_box(dgatd::dga::build_csr(&d, 1e-3)))
     });
     g.bench_function(format!("sprs_{}tets", m.n_tets()), |b| {
-        b.iter(|| black_box(dgatd::dga::sparse::dual_matrix(&d, 1e-3)))
+        b.iter(|| black_box(dgatd::dga::dual_matrix(&d, 1e-3)))
     });
     g.finish();
 }
@@ -62,7 +62,7 @@ fn kernels(c: &mut Criterion) {
         d: &Dga,
     ) {
         let ops = Operators::<T>::new(d, 1e-3, true);
-        let mut rng = dgatd::util::Rng::new(3);
+        let mut rng = dgatd::internal::Rng::new(3);
         let u: Vec<T> = (0..d.n_half()).map(|_| T::of(rng.sym())).collect();
         let mut f: Vec<T> = (0..d.n_dual()).map(|_| T::of(rng.sym())).collect();
         let mut uo = u.clone();

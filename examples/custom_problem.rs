@@ -9,7 +9,7 @@
 
 use dgatd::Config;
 use dgatd::problem::{Boundary, BoundaryKind, Material};
-use dgatd::solver::config::BackendKind;
+use dgatd::solver::BackendKind;
 
 fn main() -> dgatd::Result<()> {
     let mut cfg = Config {

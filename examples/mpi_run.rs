@@ -15,13 +15,13 @@
 
 use dgatd::backend::Stepper;
 use dgatd::dga::Dga;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::mesh::{Mesh, Topology, generate::box_mesh, gmsh};
-use dgatd::partition::mpi::MpiComm;
-use dgatd::partition::{Comm, PartStepper, broadcast_setup, distribute, stepper};
+use dgatd::dga::{Probe, Source};
+use dgatd::internal::{Rng, V3};
+use dgatd::mesh::{Mesh, Topology, box_mesh};
+use dgatd::partition::MpiComm;
+use dgatd::partition::{Comm, PartStepper, broadcast_setup, distribute};
 use dgatd::problem::{Media, Waveform};
 use dgatd::solver;
-use dgatd::util::{Rng, V3};
 use std::io::Write;
 use std::sync::Arc;
 
@@ -47,7 +47,7 @@ fn make_mesh(spec: &str) -> Result<Mesh, Box<dyn std::error::Error>> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("meshes")
             .join(format!("cylinder_{spec}.msh"));
-        Ok(gmsh::read(&path)?)
+        Ok(dgatd::mesh::read_gmsh(&path)?)
     }
 }
 
@@ -99,7 +99,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let part = Arc::new(part);
     let dga: Arc<Dga> = Arc::new(part.assemble()?);
-    let (dt, rho) = stepper::time_step(&comm, &part, &dga, 0.95)?;
+    let (dt, rho) = dgatd::partition::time_step(&comm, &part, &dga, 0.95)?;
     let wave = Waveform::gaussian_derivative(300e6);
     let src = src.ok_or("no source")?;
     let n_owned = part.n_owned_tets();

@@ -9,7 +9,7 @@
 //! ```
 
 use dgatd::Config;
-use dgatd::solver::config::BackendKind;
+use dgatd::solver::BackendKind;
 
 fn main() -> dgatd::Result<()> {
     // Every field has a default (the `dgatd resonator` flags of the same names); the record

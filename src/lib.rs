@@ -20,7 +20,9 @@
 //! - [`dga`]: fractioned degrees of freedom, local mass matrices, incidence, operators,
 //!   sources and probes; [`dg`]: the nodal DG comparison path;
 //! - [`cost`]: one model of bytes, flops and memory;
-//! - [`backend`]: the CPU reference time stepper and the OpenCL backend;
+//! - [`backend`]: the steppers as a method × device matrix ([`backend::cpu`], the reference;
+//!   [`backend::opencl`], with the OpenCL runtime layer's API re-exported) and the planner
+//!   [`select`];
 //! - [`spectrum`]: FFT, harmonic inversion, leapfrog correction, analytic cavity modes;
 //! - `partition` (feature `partition`; MPI transport with feature `mpi`): METIS domain
 //!   decomposition, per-rank operators and halo exchange;
@@ -30,7 +32,12 @@
 //! The command line, `bench` and `compare` are the application (`src/app/`, in the binary).
 //!
 //! The surface most users need is re-exported here: [`Config`], [`Plan`], [`run`],
-//! [`ResonatorResult`], [`Mesh`], [`Problem`], [`Error`].
+//! [`ResonatorResult`], [`Mesh`], [`Problem`], [`Error`], [`Stepper`], [`select`].
+//!
+//! Each public module's submodules are private: what they offer is re-exported by the module
+//! itself (`dgatd::mesh::read_gmsh`, `dgatd::solver::Config`, `dgatd::spectrum::extract`), so
+//! files can move without breaking a caller. The helpers the application and the tests share
+//! sit in the hidden module `internal`, outside the API.
 
 // Index loops mirror the formulas (i, j, k over local entities) and are kept on purpose;
 // `!(x > y)` comparisons are deliberate: they also reject NaN.
@@ -41,25 +48,33 @@ pub mod complex;
 pub mod cost;
 pub mod dg;
 pub mod dga;
-pub mod error;
+mod error;
 pub mod mesh;
-pub mod ocl;
+mod ocl;
 #[cfg(feature = "partition")]
 pub mod partition;
 pub mod problem;
-pub mod real;
+mod real;
 pub mod report;
 pub mod solver;
 pub mod spectrum;
-pub mod util;
+mod util;
 
+pub use backend::{Stepper, select};
 pub use error::{Error, Result};
 pub use mesh::Mesh;
 pub use problem::Problem;
 pub use real::{Precision, Real};
-pub use solver::config::Config;
-pub use solver::plan::Plan;
-pub use solver::resonator::{ResonatorResult, run};
+pub use solver::resonator::run;
+pub use solver::{Config, Plan, ResonatorResult};
+pub use util::{C64, V3};
+
+/// Helpers that the application, the tests, the benches and the studies share: seeded random
+/// numbers, file writes that are atomic and follow no link, and small vector algebra. Not part of the API: they may change without notice.
+#[doc(hidden)]
+pub mod internal {
+    pub use crate::util::{C64, Rng, V3, create_fresh, dot, norm, regular_file, sub, write_atomic};
+}
 
 /// Speed of light in vacuum, m/s (exact, SI).
 pub const C0: f64 = 299_792_458.0;

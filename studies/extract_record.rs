@@ -18,7 +18,7 @@
 //! (`spectrum::leapfrog_correction`), as the pipeline's `f_corrected_hz` is.
 
 use clap::Parser;
-use dgatd::spectrum::extract;
+
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -88,7 +88,7 @@ fn main() -> Res<()> {
     } else {
         a.to.clone()
     };
-    let mut s = extract::Settings::band(a.fmin, a.fmax);
+    let mut s = dgatd::spectrum::ExtractSettings::band(a.fmin, a.fmax);
     s.min_q = a.min_q;
     println!("to_s,kind,f_hz,q,amplitude,f_hi_hz,poles");
     for &to in &ends {
@@ -98,7 +98,7 @@ fn main() -> Res<()> {
             return Err(format!("--to {to:e} is not after --from {:e}", a.from).into());
         }
         let sig: Vec<Vec<f64>> = cols.iter().map(|c| c[i0..i1].to_vec()).collect();
-        let e = extract::extract(&sig, dt, &s)?;
+        let e = dgatd::spectrum::extract(&sig, dt, &s)?;
         for p in &e.peaks {
             println!(
                 "{to:e},line,{:.6e},{:.4},{:.4e},,",

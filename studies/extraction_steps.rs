@@ -3,10 +3,9 @@
 //! 0.1% of their converged values (a 20 000-step harmonic-inversion run). Writes
 //! results/extraction/steps.csv. Run: cargo run --release --example extraction_steps
 
-use dgatd::solver::config::{BackendKind, Config, Extract};
-use dgatd::solver::resonator;
+use dgatd::solver::{BackendKind, Config, Extract};
 
-fn seed_modes(r: &resonator::ResonatorResult) -> Vec<Option<f64>> {
+fn seed_modes(r: &dgatd::solver::ResonatorResult) -> Vec<Option<f64>> {
     ["TM010", "TM110", "TM210", "TM020"]
         .iter()
         .map(|n| {
@@ -28,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             extract,
             ..Default::default()
         };
-        resonator::run(&cfg, &mut |_, _| {})
+        dgatd::run(&cfg, &mut |_, _| {})
     };
     let reference = run(20000, Extract::Harminv)?;
     let refs: Vec<f64> = seed_modes(&reference)

@@ -19,7 +19,7 @@ mod common;
 #[path = "../tests/spectrum/oracle/mod.rs"]
 mod oracle;
 
-use dgatd::spectrum::{Peak, extract, harminv as old};
+use dgatd::spectrum::Peak;
 // (Peak: the lines of both pencils)
 use oracle::*;
 use std::io::Write;
@@ -45,7 +45,7 @@ struct Row {
     threads_same: String,
     perturbed_same: String,
     /// `extract` only: its unresolved intervals, and the missed lines outside all of them.
-    unresolved: Option<Vec<extract::Unresolved>>,
+    unresolved: Option<Vec<dgatd::spectrum::Unresolved>>,
     /// What the lines are scored against (`dense-K`, or `long-record` with `--larger`).
     reference: &'static str,
 }
@@ -94,10 +94,16 @@ fn line(r: &Row, start: usize) -> String {
     )
 }
 
-type NewOut = (Vec<Peak>, f64, String, String, Vec<extract::Unresolved>);
+type NewOut = (
+    Vec<Peak>,
+    f64,
+    String,
+    String,
+    Vec<dgatd::spectrum::Unresolved>,
+);
 
 fn new_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> NewOut {
-    let mut s = extract::Settings::band(rig.fmin_hz, rig.fmax_hz);
+    let mut s = dgatd::spectrum::ExtractSettings::band(rig.fmin_hz, rig.fmax_hz);
     s.amplitude_floor = FLOOR;
     s.min_q = 1e4;
     let pool = |n: usize| {
@@ -108,20 +114,20 @@ fn new_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> NewOut {
     };
     let t = Instant::now();
     let e = pool(2)
-        .install(|| extract::extract(signals, dt_s, &s))
+        .install(|| dgatd::spectrum::extract(signals, dt_s, &s))
         .unwrap();
     let a = e.peaks;
     let secs = t.elapsed().as_secs_f64();
     let b = pool(1)
-        .install(|| extract::resonances(signals, dt_s, &s))
+        .install(|| dgatd::spectrum::resonances(signals, dt_s, &s))
         .unwrap();
-    let mut r = dgatd::util::Rng::new(7);
+    let mut r = dgatd::internal::Rng::new(7);
     let pert: Vec<Vec<f64>> = signals
         .iter()
         .map(|x| x.iter().map(|v| v * (1.0 + 1e-14 * r.sym())).collect())
         .collect();
     let c = pool(2)
-        .install(|| extract::resonances(&pert, dt_s, &s))
+        .install(|| dgatd::spectrum::resonances(&pert, dt_s, &s))
         .unwrap();
     let same = a.len() == c.len()
         && a.iter()
@@ -133,9 +139,12 @@ fn new_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> NewOut {
 
 fn old_method(signals: &[Vec<f64>], dt_s: f64, rig: &Rig) -> (Vec<Peak>, f64) {
     let t = Instant::now();
-    let p = old::Params::band(rig.fmin_hz, rig.fmax_hz);
-    let per: Vec<Vec<old::HMode>> = signals.iter().map(|s| old::harminv(s, dt_s, &p)).collect();
-    let out = old::cluster(&per, 1e-5, 1e4, signals[0].len() as f64 * dt_s);
+    let p = dgatd::spectrum::HarminvParams::band(rig.fmin_hz, rig.fmax_hz);
+    let per: Vec<Vec<dgatd::spectrum::HMode>> = signals
+        .iter()
+        .map(|s| dgatd::spectrum::harminv(s, dt_s, &p))
+        .collect();
+    let out = dgatd::spectrum::cluster_harminv(&per, 1e-5, 1e4, signals[0].len() as f64 * dt_s);
     (out, t.elapsed().as_secs_f64())
 }
 
@@ -233,7 +242,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     if !quick && !larger {
-        let coarse = dgatd::mesh::gmsh::parse(dgatd::mesh::bundled("coarse")?, "coarse")?;
+        let coarse = dgatd::mesh::parse_gmsh(dgatd::mesh::bundled("coarse")?, "coarse")?;
         meshes.push(("coarse-cylinder".into(), coarse));
     }
     let lengths: Vec<usize> = if quick || larger {
@@ -258,7 +267,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         let t = Instant::now();
         let refs = if larger {
-            let mut s = extract::Settings::band(rig.fmin_hz, rig.fmax_hz);
+            let mut s = dgatd::spectrum::ExtractSettings::band(rig.fmin_hz, rig.fmax_hz);
             s.amplitude_floor = FLOOR;
             s.min_q = 1e4;
             long_record_references(&rig, &reference, &s)

@@ -8,8 +8,8 @@
 
 use dgatd::backend::opencl::{ClDevice, select_device};
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::mesh::{Topology, generate::box_mesh};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::mesh::{Topology, box_mesh};
 use dgatd::problem::Media;
 use dgatd::solver;
 use std::sync::Arc;

@@ -36,16 +36,16 @@ fn main() {
         .iter()
         .map(|n| {
             let bytes = dgatd::mesh::bundled(n).expect("bundled mesh");
-            let m = dgatd::mesh::gmsh::parse(bytes, n).expect("bundled mesh parses");
+            let m = dgatd::mesh::parse_gmsh(bytes, n).expect("bundled mesh parses");
             (format!("bundled:{n}"), m)
         })
         .collect();
     let medium = meshes[1].1.clone();
-    let twice = dgatd::mesh::generate::refine(&dgatd::mesh::generate::refine(&medium, None), None);
+    let twice = dgatd::mesh::refine(&dgatd::mesh::refine(&medium, None), None);
     meshes.push(("bundled:medium refined twice".into(), twice));
     meshes.push((
         "box 50x50x50 (generator)".into(),
-        dgatd::mesh::generate::box_mesh([50, 50, 50], [1.0; 3]),
+        dgatd::mesh::box_mesh([50, 50, 50], [1.0; 3]),
     ));
     for (name, m) in meshes {
         let (a, b) = metric(&m);

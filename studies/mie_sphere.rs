@@ -19,8 +19,8 @@
 
 use clap::Parser;
 use dgatd::Config;
-use dgatd::solver::config::Origin;
-use dgatd::spectrum::mie::{MiePol, nearest_line, resonance};
+use dgatd::solver::Origin;
+use dgatd::spectrum::{MiePol, mie_resonance as resonance, nearest_line};
 use std::io::Write;
 
 #[derive(Parser)]

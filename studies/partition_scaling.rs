@@ -12,7 +12,7 @@
 //!     [--step-ns-per-tet 0.234]
 //! ```
 
-use dgatd::mesh::{Topology, generate::box_mesh};
+use dgatd::mesh::{Topology, box_mesh};
 use dgatd::partition::{HaloLists, Partition, Stats};
 use std::io::Write;
 use std::time::Instant;

@@ -9,8 +9,8 @@
 //! ```
 //! Box `n`: the unit cube in n³ cells of 6 tets (55: 1.0M tets, 119: 10.1M tets).
 
-use dgatd::mesh::{Topology, generate::box_mesh};
-use dgatd::partition::part::PartBuilder;
+use dgatd::mesh::{Topology, box_mesh};
+use dgatd::partition::PartBuilder;
 use dgatd::partition::{HaloLists, Partition, Scheme, Stats};
 use std::io::Write;
 use std::time::Instant;

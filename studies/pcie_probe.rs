@@ -12,7 +12,7 @@
 //! seeded random values (not zeros).
 
 use dgatd::backend::opencl::{ClDevice, select_device};
-use dgatd::util::Rng;
+use dgatd::internal::Rng;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -9,9 +9,8 @@
 
 use dgatd::Precision;
 use dgatd::dg::Flux;
-use dgatd::solver::analyse::correct;
-use dgatd::solver::config::{BackendKind, Config, Method};
-use dgatd::solver::resonator;
+use dgatd::solver::correct_frequency;
+use dgatd::solver::{BackendKind, Config, Method};
 use dgatd::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -145,7 +144,7 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
                 flux: flux.unwrap_or(Flux::Upwind),
                 ..Config::default()
             };
-            let r = resonator::run(&cfg, &mut |_, _| {})?;
+            let r = dgatd::run(&cfg, &mut |_, _| {})?;
             let a = &r.analysis;
             let (bytes, flops) = (r.model_bytes_per_step, r.model_flops_per_step);
             let err_pct = MODES.map(|name| {
@@ -178,7 +177,7 @@ pub fn run(plan: &Plan, row: &mut dyn FnMut(&Row) -> Result<()>) -> Result<Vec<R
             };
             let n_fft_spurious = fft
                 .iter()
-                .filter(|p| far(correct(method, p.f_hz, r.dt_s)))
+                .filter(|p| far(correct_frequency(method, p.f_hz, r.dt_s)))
                 .count();
             let row_v = Row {
                 n_fft_peaks: fft.len(),
@@ -224,7 +223,7 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> Result<()> {
         path: path.to_path_buf(),
         msg: e.to_string(),
     })?;
-    dgatd::util::write_atomic(path, &bytes)
+    dgatd::internal::write_atomic(path, &bytes)
 }
 
 /// Plots of the largest error of the four modes against DoFs and against wall time.
@@ -290,7 +289,7 @@ pub struct CompareArgs {
     pub mesh: String,
     /// DG orders.
     #[arg(long, value_delimiter = ',', default_value = "1,2,3",
-          value_parser = clap::value_parser!(u64).range(1..=dgatd::solver::plan::MAX_DG_ORDER as u64))]
+          value_parser = clap::value_parser!(u64).range(1..=dgatd::solver::MAX_DG_ORDER as u64))]
     pub orders: Vec<u64>,
     /// DG fluxes.
     #[arg(

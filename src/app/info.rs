@@ -2,7 +2,7 @@
 
 use super::outln;
 use dgatd::Result;
-use dgatd::mesh::{Mesh, Topology, gmsh};
+use dgatd::mesh::{Mesh, Topology};
 
 #[derive(clap::Args, Debug)]
 pub struct MeshInfoArgs {
@@ -13,22 +13,22 @@ pub struct MeshInfoArgs {
 /// `dgatd mesh-info`.
 pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
     let mesh = match args.path.strip_prefix("bundled:") {
-        Some(n) => gmsh::parse(dgatd::mesh::bundled(n)?, &args.path)?,
-        None => gmsh::read(std::path::Path::new(&args.path))?,
+        Some(n) => dgatd::mesh::parse_gmsh(dgatd::mesh::bundled(n)?, &args.path)?,
+        None => dgatd::mesh::read_gmsh(std::path::Path::new(&args.path))?,
     };
     // a mesh in the wrong unit is described, but a run refuses it: say so
-    if let Err(e) = dgatd::solver::limits::check_mesh_scale(&mesh) {
+    if let Err(e) = dgatd::solver::check_mesh_scale(&mesh) {
         eprintln!("warning: {e}");
     }
     let t = Topology::build(&mesh)?;
-    for w in dgatd::mesh::check::check(&mesh, &t)? {
+    for w in dgatd::mesh::check(&mesh, &t)? {
         eprintln!("warning: {w}");
     }
     print_counts(&mesh, &t);
     print_geometry(&mesh);
     // each group with what it holds: a material or boundary on a group of no elements
     // (or a boundary on interior faces only) would set nothing, and is refused by a run
-    let groups = dgatd::problem::coverage::group_summary(&mesh, &t);
+    let groups = dgatd::problem::group_summary(&mesh, &t);
     outln!(
         "groups          {}",
         if groups.is_empty() {
@@ -181,13 +181,13 @@ pub fn devices() -> Result<()> {
     let def = dgatd::backend::opencl::select_device(None)?;
     outln!("default: {} ({} / {})", def.index, def.platform, def.name);
     // no GPU listed, but the machine seems to have one: say what points at it and the fix
-    let hidden = dgatd::backend::discovery::hidden_gpus(&all);
+    let hidden = dgatd::backend::hidden_gpus(&all);
     if !hidden.is_empty() {
         eprintln!(
             "warning: no GPU listed, but this machine seems to have one that OpenCL does not show: {} ({}). To show it: {}",
-            dgatd::backend::discovery::evidence_line(&hidden),
-            dgatd::backend::discovery::loader_env_line(),
-            dgatd::backend::discovery::recipe(dgatd::backend::discovery::recipe_library(&hidden))
+            dgatd::backend::evidence_line(&hidden),
+            dgatd::backend::loader_env_line(),
+            dgatd::backend::recipe(dgatd::backend::recipe_library(&hidden))
         );
     }
     Ok(())

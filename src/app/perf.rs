@@ -42,7 +42,7 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
     let mut out = Vec::new();
     for p in paths {
         let name = p.display().to_string();
-        dgatd::util::regular_file(p).map_err(|e| Error::io(p, e))?;
+        dgatd::internal::regular_file(p).map_err(|e| Error::io(p, e))?;
         let mut r = csv::Reader::from_path(p).map_err(|e| Error::Output {
             path: p.clone(),
             msg: e.to_string(),
@@ -336,7 +336,7 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
     bandwidth_plots(rows, dir, &mut out)?;
     let md = report_md(rows, &out);
     let p = dir.join("report.md");
-    dgatd::util::write_atomic(&p, md.as_bytes())?;
+    dgatd::internal::write_atomic(&p, md.as_bytes())?;
     out.push(p);
     Ok(out)
 }

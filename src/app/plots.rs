@@ -1,6 +1,6 @@
 //! The resonator's spectrum plot (`spectrum.png`, `spectrum.svg`).
 
-use dgatd::solver::resonator::ResonatorResult;
+use dgatd::solver::ResonatorResult;
 use dgatd::spectrum::Spectrum;
 use dgatd::{Error, Result};
 use plotters::prelude::*;
@@ -163,7 +163,7 @@ fn through_tmp(
         dir.join(format!("{stem}.{ext}")),
         dir.join(format!("{stem}.tmp.{ext}")),
     );
-    drop(dgatd::util::create_fresh(&tmp).map_err(|x| Error::io(&tmp, x))?);
+    drop(dgatd::internal::create_fresh(&tmp).map_err(|x| Error::io(&tmp, x))?);
     let r = f(&tmp).and_then(|()| std::fs::rename(&tmp, &path).map_err(|x| Error::io(&path, x)));
     if let Err(e) = r {
         let _ = std::fs::remove_file(&tmp);

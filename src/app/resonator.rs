@@ -4,14 +4,11 @@
 
 use super::{out, outln};
 use dgatd::dg::Flux;
-use dgatd::dga::operators::DualForm;
+use dgatd::dga::DualForm;
 use dgatd::problem::{Boundary, BoundaryKind, Material};
-use dgatd::solver::checkpoint::{self, Checkpoint};
-use dgatd::solver::config::{
-    BackendKind, BallSpec, BoxSpec, CavitySpec, Config, Extract, Method, Origin,
-};
-use dgatd::solver::plan::{Plan, parse_point};
-use dgatd::solver::resonator::{self, Phase, RunOptions};
+use dgatd::solver::{self, Checkpoint, Phase, RunOptions};
+use dgatd::solver::{BackendKind, BallSpec, BoxSpec, CavitySpec, Config, Extract, Method, Origin};
+use dgatd::solver::{Plan, parse_point};
 use dgatd::{Error, Precision, Result};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -53,7 +50,7 @@ pub struct ResonatorArgs {
     /// bundled meshes are stored in an order almost as scattered as a random one,
     /// results/h200/locality/) [file].
     #[arg(long, value_enum)]
-    pub mesh_order: Option<dgatd::mesh::order::MeshOrder>,
+    pub mesh_order: Option<dgatd::mesh::MeshOrder>,
     /// Converged resonances: run at refinements R..=R+N (R from --refine), match the modes
     /// across levels and report Richardson-extrapolated frequencies with an error estimate
     /// and the observed order (modes.csv, convergence.csv, the table). Each level costs
@@ -147,7 +144,7 @@ pub struct ResonatorArgs {
     #[arg(long, value_enum)]
     pub method: Option<Method>,
     /// DG polynomial order N, with --method dg [3].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=dgatd::solver::plan::MAX_DG_ORDER as u64))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=dgatd::solver::MAX_DG_ORDER as u64))]
     pub order: Option<u64>,
     /// DG numerical flux, with --method dg [upwind].
     #[arg(long, value_enum)]
@@ -166,17 +163,17 @@ pub struct ResonatorArgs {
     /// Partitioner of a run on several ranks (mpirun): auto (METIS below 1M tets,
     /// recursive coordinate bisection from there), metis, rcb or slab (x slabs) [auto].
     #[arg(long, value_enum)]
-    pub partitioner: Option<dgatd::solver::config::Partitioner>,
+    pub partitioner: Option<dgatd::solver::Partitioner>,
     /// Where the DGA operators of a one-process OpenCL run are assembled: auto (on the
     /// device where the run allows it and the device is a GPU), host, or device (an error
     /// where the run does not allow it: losses, dispersion, absorbing surfaces, no fp64) [auto].
     #[arg(long, value_enum)]
-    pub assembly: Option<dgatd::solver::config::Assembly>,
+    pub assembly: Option<dgatd::solver::Assembly>,
     /// GPUs this one process drives [1]: N > 1 splits the mesh into N parts (by
     /// --partitioner) and steps each on its own GPU, one thread per part, the halos going
     /// through host memory; no MPI needed. GPU r of OpenCL's list takes part r (--device
     /// puts every part on that one device instead).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=dgatd::solver::plan::MAX_GPUS as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=dgatd::solver::MAX_GPUS as i64))]
     pub gpus: Option<u32>,
     /// Continue the run whose checkpoint is in DIR (its configuration comes from the
     /// checkpoint; outputs go to DIR unless --out is given). The result is bit-for-bit that
@@ -471,7 +468,7 @@ fn resumed(args: &ResonatorArgs, dir: &Path) -> Result<(Config, Origin, Checkpoi
             "--resume takes the run's configuration from its checkpoint",
         ));
     }
-    let ck_path = dir.join(checkpoint::FILE);
+    let ck_path = dir.join(solver::CHECKPOINT_FILE);
     if !ck_path.exists() && dir.join("run.toml").exists() && dir.join("modes.csv").exists() {
         return Err(Error::config(
             "resume",
@@ -552,8 +549,8 @@ fn prepare(args: &ResonatorArgs) -> Result<Prepared> {
 /// is kept (the checkpoint, else the probe record).
 fn write_outputs(
     out: &Path,
-    r: &resonator::ResonatorResult,
-    levels: Option<&[dgatd::solver::converge::Level]>,
+    r: &solver::ResonatorResult,
+    levels: Option<&[dgatd::solver::Level]>,
 ) -> Result<Vec<PathBuf>> {
     let write = || -> Result<Vec<PathBuf>> {
         let mut files = dgatd::report::write_resonator(out, r)?;
@@ -564,7 +561,7 @@ fn write_outputs(
         Ok(files)
     };
     write().map_err(|e| {
-        let ck = out.join(checkpoint::FILE);
+        let ck = out.join(solver::CHECKPOINT_FILE);
         let kept = if ck.exists() {
             format!(
                 "the run's final state is kept in {}: free space, then `dgatd resonator --resume {}` writes the outputs without rerunning the steps",
@@ -614,13 +611,13 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let plan = Plan::new(&cfg, origin)?;
     // a run that lands on the CPU while GPUs seem hidden from OpenCL says so before it starts
     // (and again among the notices at its end)
-    if let Ok(c) = dgatd::solver::devices::choose(&plan)
+    if let Ok(c) = dgatd::solver::choose_device(&plan)
         && let Some(w) = c.warning
     {
         eprintln!("warning: {w}");
     }
     // the output folder is created, tested and locked before anything runs
-    let (_dir, stale) = dgatd::report::outdir::OutputDir::prepare(&out)?;
+    let (_dir, stale) = dgatd::report::OutputDir::prepare(&out)?;
     *LOCK_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(_dir.lock_path());
     if let Some(n) = stale {
         eprintln!("note: {n}");
@@ -638,7 +635,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let (r, ladder) = match args.converge {
         None if plan.gpus > 1 => (run_on_gpus(&plan, &mut opts, &progress)?, None),
         None => (
-            resonator::run_with(&plan, &mut opts, &mut |done, total| {
+            solver::run_with(&plan, &mut opts, &mut |done, total| {
                 progress.steps(done, total)
             })?,
             None,
@@ -657,7 +654,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     }
     let files = write_outputs(&out, &r, ladder.as_deref())?;
     // the outputs are complete: the checkpoint is no longer needed
-    let ck = out.join(checkpoint::FILE);
+    let ck = out.join(solver::CHECKPOINT_FILE);
     if ck.exists() {
         std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
     }
@@ -675,16 +672,12 @@ fn run_on_gpus(
     plan: &Plan,
     opts: &mut RunOptions,
     progress: &Progress,
-) -> Result<resonator::ResonatorResult> {
+) -> Result<solver::ResonatorResult> {
     threads::run(plan, opts, progress)
 }
 
 #[cfg(not(feature = "partition"))]
-fn run_on_gpus(
-    plan: &Plan,
-    _: &mut RunOptions,
-    _: &Progress,
-) -> Result<resonator::ResonatorResult> {
+fn run_on_gpus(plan: &Plan, _: &mut RunOptions, _: &Progress) -> Result<solver::ResonatorResult> {
     Err(Error::config(
         "gpus",
         plan.gpus,
@@ -705,7 +698,7 @@ fn converge(
     n: u32,
     opts: &mut RunOptions,
     progress: &Progress,
-) -> Result<dgatd::solver::converge::Ladder> {
+) -> Result<dgatd::solver::Ladder> {
     for (given, flag, why) in [
         (
             args.resume.is_some(),
@@ -742,7 +735,7 @@ fn converge(
         c.refine = r;
         Plan::new(&c, origin.clone())
     };
-    dgatd::solver::converge::ladder(
+    dgatd::solver::ladder(
         n,
         &plan_at,
         base,
@@ -762,7 +755,7 @@ fn per_dof_step(ns: f64) -> String {
     }
 }
 
-fn print_summary(r: &resonator::ResonatorResult, plan: &Plan) {
+fn print_summary(r: &solver::ResonatorResult, plan: &Plan) {
     outln!(
         "dgatd {} ({}) | {} | {} tets, {} DoFs | {} {} | dt = {:.4e} s, {} steps ({:.3} us) | setup {:.2} s, run {:.2} s ({} ns/DoF/step)",
         dgatd::report::VERSION,

@@ -2,11 +2,20 @@
 //! against.
 
 pub mod cpu;
-pub mod device_assembly;
-pub mod discovery;
+pub(crate) mod device_assembly;
+pub(crate) mod discovery;
 pub mod opencl;
-pub mod planner;
+pub(crate) mod planner;
 
+pub use device_assembly::{
+    AssemblyKernels, AssemblyTimes, PACK_SOURCE, PackKernels, SOURCE as ASSEMBLY_SOURCE,
+    assemble_with, csr as assemble_csr, masses as assemble_masses, resident as assemble_resident,
+    resident_csr as assemble_resident_csr, resident_with_masses as assemble_resident_with_masses,
+};
+pub use discovery::{evidence_line, hidden_gpus, loader_env_line, recipe, recipe_library};
+pub use planner::{dg_opencl, dga_opencl};
+
+pub use discovery::Hidden as HiddenGpu;
 pub use planner::{Excitation, Method, Request, Selected, Target, select};
 
 use crate::Result;

@@ -18,14 +18,20 @@
 //!
 //! Storage: `q[(k·6 + c)·Np + i]`, component c = Ex, Ey, Ez, Hx, Hy, Hz at node i of tet k.
 
-pub mod basis;
-pub mod cpu;
-pub mod opencl;
+pub(crate) mod basis;
+pub(crate) mod cpu;
+pub(crate) mod opencl;
+
+pub use basis::RefElement;
+pub use cpu::{
+    DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED, energy, spectral_radius, time_step,
+};
+pub use opencl::{DgClStepper, DgUpdate, PROGRAM as CL_PROGRAM, SOURCE as CL_SOURCE};
 
 use crate::mesh::Mesh;
 use crate::util::{C64, V3, cross, norm};
 use crate::{Error, Result};
-use basis::RefElement;
+
 use std::collections::HashMap;
 
 /// Numerical flux.

@@ -20,11 +20,18 @@
 //! ±1 (circulation around the outward-oriented face); `C̃` (2E x 4T) row `(e, v)` is the
 //! circulation of F around the whole dual face of `e`. `C̃ = Cᵀ` exactly.
 
-pub mod excitation;
+pub(crate) mod excitation;
 mod layout;
-pub mod operators;
-pub mod sparse;
-pub mod surface;
+pub(crate) mod operators;
+pub(crate) mod sparse;
+pub(crate) mod surface;
+
+pub use excitation::{Probe, Source};
+pub use operators::{DualForm, Operators, build_csr};
+pub use sparse::{
+    curl as curl_matrix, dual_curl as dual_curl_matrix, dual_matrix, stiffness as stiffness_matrix,
+};
+pub use surface::surface_conductance;
 
 use crate::complex::TetGeom;
 use crate::error::{Error, Result};
@@ -36,6 +43,8 @@ use rayon::prelude::*;
 
 pub(crate) use layout::dual_circulations;
 pub use layout::{block_layout, vertex_tets};
+pub use operators::{DispOps, FusedDisp};
+pub use surface::SurfaceEntry;
 
 /// Faraday incidence of a tet: `C_n[k][l]` for face `k` (outward) and local edge `l`
 /// (global orientation). Entries are ±1 where edge `l` bounds face `k`, else 0.

@@ -53,6 +53,7 @@ use sprs::CsMat;
     clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum DualForm {
     /// Global CSR SpMV, as in the seed paper.
     Csr,

@@ -23,7 +23,9 @@
 //! uniform field loses through the surface.
 
 use crate::mesh::{Mesh, Topology};
-use crate::util::{V3, cross, dot, norm, sub};
+#[cfg(test)]
+use crate::util::V3;
+use crate::util::{cross, dot, norm, sub};
 
 /// One entry of a per-vertex surface matrix: half-edge slots `i`, `j` (both at the same
 /// vertex, see [`Topology::half_edge`]) and the value (an admittance times an area, in the
@@ -87,6 +89,7 @@ pub fn surface_conductance(
     out
 }
 
+#[cfg(test)]
 /// `Uᵀ G U` for the entries `g` and half-edge values `u` (indexed by slot).
 pub fn quadratic_form(g: &[SurfaceEntry], u: &[f64]) -> f64 {
     g.iter()
@@ -94,6 +97,7 @@ pub fn quadratic_form(g: &[SurfaceEntry], u: &[f64]) -> f64 {
         .sum()
 }
 
+#[cfg(test)]
 /// The outward unit normal and area of a boundary face (for tests and reports).
 pub fn face_normal_area(mesh: &Mesh, topo: &Topology, f: u32) -> (V3, f64) {
     let x = topo.faces[f as usize].map(|n| mesh.nodes[n as usize]);

@@ -6,17 +6,26 @@
 //! are numbered 0..V in the order of first use by a tetrahedron; nodes no tetrahedron
 //! uses are dropped.
 
-pub mod check;
-pub mod generate;
-pub mod gmsh;
+pub(crate) mod check;
+pub(crate) mod generate;
+pub(crate) mod gmsh;
 mod head;
-pub mod incidence;
-pub mod order;
-pub mod shape;
-pub mod topology;
+pub(crate) mod incidence;
+pub(crate) mod order;
+pub(crate) mod shape;
+pub(crate) mod topology;
+
+pub use check::check;
+pub use generate::{BOX_WALLS, CurvedWall, box_mesh, refine};
+pub use gmsh::{parse as parse_gmsh, read as read_gmsh};
+pub use order::{MeshOrder, centroids, morton, shuffled};
+pub use shape::{Shape, detect as detect_shape, fit_round};
+pub use topology::{LOCAL_EDGES, NONE};
 
 use crate::error::{Error, Result};
 use crate::util::{V3, det3, norm, sub};
+pub use generate::Shell;
+pub use shape::Fit as ShapeFit;
 pub use topology::Topology;
 
 /// A physical group as named in the mesh file.

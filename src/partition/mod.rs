@@ -38,20 +38,25 @@
 //! METIS's own work space (several times the graph); see `results/scaling/README.md` for
 //! measured times and the extrapolation.
 
-pub mod comm;
-pub mod device;
+pub(crate) mod comm;
+pub(crate) mod device;
 #[cfg(feature = "mpi")]
-pub mod mpi;
-pub mod part;
-pub mod rcb;
-pub mod scheme;
-pub mod stepper;
+pub(crate) mod mpi;
+pub(crate) mod part;
+pub(crate) mod rcb;
+pub(crate) mod scheme;
+pub(crate) mod stepper;
 
 pub use comm::{Comm, LocalComm};
 pub use device::{ClPartStepper, HaloTiming};
+#[cfg(feature = "mpi")]
+pub use mpi::MpiComm;
+pub use part::GlobalCounts;
+pub use part::PartBuilder;
 pub use part::{Halo, Part};
 pub use scheme::{RCB_FROM_TETS, Scheme};
 pub use stepper::PartStepper;
+pub use stepper::{spectral_radius, time_step};
 
 use crate::mesh::{Mesh, Topology};
 use crate::{Error, Result};

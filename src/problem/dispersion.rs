@@ -327,6 +327,7 @@ impl Biquad {
     }
 }
 
+#[cfg(test)]
 /// Transposed direct form II of a [`Biquad`]: `y = b₀ x + s₁`, then
 /// `s₁ ← b₁ x − a₁ y + s₂`, `s₂ ← b₂ x − a₂ y`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -335,6 +336,7 @@ pub struct Tdf2 {
     pub s2: f64,
 }
 
+#[cfg(test)]
 impl Tdf2 {
     /// One sample through the filter `f`.
     #[inline]

@@ -23,13 +23,18 @@
 //!   method from the mode's fields (`Q_wall`, [`crate::solver::wallq`]), which holds while
 //!   the skin depth is small against the cavity (`Q_wall ≫ 1`).
 
-pub mod coverage;
-pub mod dispersion;
-pub mod dispersion_relation;
-pub mod layer;
+pub(crate) mod coverage;
+pub(crate) mod dispersion;
+pub(crate) mod dispersion_relation;
+pub(crate) mod layer;
 mod placement;
 mod waveform;
 
+pub use coverage::{group_summary, materials as material_coverage, walls as wall_coverage};
+pub use dispersion::{Pole, drude_discrete_omega_hat};
+
+pub use coverage::Coverage;
+pub use dispersion::{AuxEnergy, Biquad, DebyeSpec, DrudeSpec, LorentzSpec};
 pub use placement::{default_point, default_points, random_probes};
 pub use waveform::Waveform;
 

@@ -27,8 +27,10 @@ use crate::solver::resonator::ResonatorResult;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
-pub mod outdir;
-pub mod vtu;
+pub(crate) mod outdir;
+pub(crate) mod vtu;
+
+pub use outdir::OutputDir;
 /// Commit the binary was built from (`-dirty` with uncommitted changes).
 pub const COMMIT: &str = env!("DGATD_COMMIT");
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -437,8 +437,5 @@ fn open_boundary(cfg: &Config) -> bool {
         || cfg.materials.values().any(|m| m.absorbing)
 }
 
-/// The largest ratio of a `--box` cell's longest to shortest side ([`super::spec`]).
-pub use super::spec::MAX_BOX_ASPECT;
-
 /// `x,y,z` with finite numbers ([`super::spec::parse_point`]).
 pub use super::spec::parse_point;

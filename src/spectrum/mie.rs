@@ -100,6 +100,7 @@ pub fn characteristic(pol: MiePol, l: u32, m: f64, x: C64) -> C64 {
     }
 }
 
+#[cfg(test)]
 /// The scattering coefficient `b_l` (TE) or `a_l` (TM) at a real `x`: its magnitude peaks
 /// at the resonances (a check of the roots independent of Newton's method).
 pub fn coefficient(pol: MiePol, l: u32, m: f64, x: f64) -> C64 {

@@ -12,12 +12,23 @@
 //! - [`extract`]: resonances of all probe signals jointly (the pipeline's extraction);
 //!   [`assign`]: measured lines to catalogue modes, one-to-one, with a confidence.
 
-pub mod analytic;
-pub mod assign;
-pub mod extract;
-pub mod harminv;
-pub mod mie;
-pub mod richardson;
+pub(crate) mod analytic;
+pub(crate) mod assign;
+pub(crate) mod extract;
+pub(crate) mod harminv;
+pub(crate) mod mie;
+pub(crate) mod richardson;
+
+pub use analytic::{Cavity, bessel_j, bessel_zero, cylinder_wall_q};
+pub use analytic::{Mode, Walls as CavityWalls};
+pub use assign::Label;
+pub use extract::Rejection;
+pub use extract::{
+    CANCELLING, Extraction, Settings as ExtractSettings, Unresolved, extract, resonances,
+};
+pub use harminv::{HMode, Params as HarminvParams, cluster as cluster_harminv, harminv};
+pub use mie::{MieMode, MiePol, nearest_line, resonance as mie_resonance};
+pub use richardson::Extrapolated;
 
 use crate::util::C64;
 use rustfft::FftPlanner;

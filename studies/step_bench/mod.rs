@@ -7,7 +7,7 @@ use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{ClDevice, ClStepper};
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -29,7 +29,7 @@ pub fn stepper<T: Real>(
     dual: DualForm,
     dev: Option<&Arc<ClDevice>>,
 ) -> Result<Box<dyn Stepper>, dgatd::Error> {
-    let mut r = dgatd::util::Rng::new(7);
+    let mut r = dgatd::internal::Rng::new(7);
     let mut u = vec![0.0; d.n_half()];
     for &h in &d.meps.h {
         u[h as usize] = r.sym();

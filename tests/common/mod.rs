@@ -1,9 +1,9 @@
 //! Shared fixtures for the integration tests.
 #![allow(dead_code)]
 use dgatd::dga::Dga;
-use dgatd::mesh::{Mesh, Topology, generate::box_mesh, gmsh};
+use dgatd::internal::Rng;
+use dgatd::mesh::{Mesh, Topology, box_mesh};
 use dgatd::problem::Media;
-use dgatd::util::Rng;
 
 /// A box mesh with interior nodes moved randomly (seeded), so no symmetry hides bugs.
 pub fn jittered_box(n: [usize; 3], seed: u64, amp: f64) -> Mesh {
@@ -29,7 +29,7 @@ pub fn mesh_path(name: &str) -> std::path::PathBuf {
 }
 
 pub fn cylinder(name: &str) -> Mesh {
-    gmsh::read(&mesh_path(name)).expect("bundled mesh reads")
+    dgatd::mesh::read_gmsh(&mesh_path(name)).expect("bundled mesh reads")
 }
 
 /// Mesh, topology and assembled operators (vacuum, or random materials when `seed` is Some).
@@ -74,7 +74,7 @@ pub fn random_state(d: &Dga, seed: u64) -> (Vec<f64>, Vec<f64>) {
 /// applied through the CPU kernels with unit Δt; returns it with the free half-edge slots.
 pub fn dense_k(d: &Dga) -> (Vec<usize>, nalgebra::DMatrix<f64>) {
     let free: Vec<usize> = d.meps.h.iter().map(|&h| h as usize).collect();
-    let ops = dgatd::dga::operators::Operators::<f64>::lossless(d, 1.0, false);
+    let ops = dgatd::dga::Operators::<f64>::lossless(d, 1.0, false);
     let mut k = nalgebra::DMatrix::<f64>::zeros(free.len(), free.len());
     for (j, &h) in free.iter().enumerate() {
         let mut x = vec![0.0; d.n_half()];
@@ -159,16 +159,16 @@ pub fn device_vs_cpu<T: dgatd::Real>(
     dev: &std::sync::Arc<dgatd::backend::opencl::ClDevice>,
     m: &Mesh,
     d: &std::sync::Arc<Dga>,
-    dual: dgatd::dga::operators::DualForm,
-    probes: &[dgatd::util::V3],
-    src: dgatd::util::V3,
-    dir: dgatd::util::V3,
+    dual: dgatd::dga::DualForm,
+    probes: &[dgatd::V3],
+    src: dgatd::V3,
+    dir: dgatd::V3,
 ) -> (f64, (f64, f64), f64) {
     use dgatd::backend::Stepper;
     use dgatd::backend::cpu::CpuStepper;
     use dgatd::backend::opencl::ClStepper;
-    use dgatd::dga::excitation::{Probe, Source};
-    use dgatd::dga::operators::{DualForm, Operators};
+    use dgatd::dga::{DualForm, Operators};
+    use dgatd::dga::{Probe, Source};
     use dgatd::solver;
     let t = Topology::build(m).unwrap();
     let (dt, _) = solver::time_step(d, 0.95).unwrap();
@@ -211,9 +211,7 @@ pub fn assemble_walled(
     let w = dgatd::problem::Walls::resolve(mesh, &topo, walls).unwrap();
     let mut d = Dga::assemble_with(mesh, &topo, media, &w.fixed_edges(&topo), false).unwrap();
     let (faces, y) = w.absorbing(&topo, media);
-    d.add_surface(&dgatd::dga::surface::surface_conductance(
-        mesh, &topo, &faces, &y,
-    ));
+    d.add_surface(&dgatd::dga::surface_conductance(mesh, &topo, &faces, &y));
     d
 }
 
@@ -236,11 +234,11 @@ pub fn cpu_pulse(
     d: &std::sync::Arc<Dga>,
     dt: f64,
     steps: usize,
-    (src, dir, wave): (dgatd::util::V3, dgatd::util::V3, dgatd::problem::Waveform),
-    probes: &[dgatd::util::V3],
+    (src, dir, wave): (dgatd::V3, dgatd::V3, dgatd::problem::Waveform),
+    probes: &[dgatd::V3],
 ) -> (dgatd::solver::Record, dgatd::backend::cpu::CpuStepper<f64>) {
-    use dgatd::dga::excitation::{Probe, Source};
-    use dgatd::dga::operators::{DualForm, Operators};
+    use dgatd::dga::{DualForm, Operators};
+    use dgatd::dga::{Probe, Source};
     let t = Topology::build(m).unwrap();
     let ops = std::sync::Arc::new(Operators::<f64>::new(d, dt, false));
     let src = Source::new(m, &t, d, src, dir).unwrap();

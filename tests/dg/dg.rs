@@ -5,9 +5,9 @@
 //! integrator's dissipation.
 #![allow(clippy::needless_range_loop)]
 
-use dgatd::dg::cpu::{self, DgCpuStepper};
+use dgatd::dg::{self, DgCpuStepper};
 use dgatd::dg::{DgOperator, Flux};
-use dgatd::mesh::generate::box_mesh;
+use dgatd::mesh::box_mesh;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -42,7 +42,7 @@ fn l2_error(op: &DgOperator, q: &[f64], t: f64) -> f64 {
     let mut ex = vec![0.0; q.len()];
     set_exact(op, &mut ex, t);
     let d: Vec<f64> = q.iter().zip(&ex).map(|(a, b)| a - b).collect();
-    (2.0 * cpu::energy(op, &d)).sqrt()
+    (2.0 * dg::energy(op, &d)).sqrt()
 }
 
 /// Runs the cavity mode to time `t_end` on an n³-cell cube at order `order`.
@@ -50,7 +50,7 @@ fn cavity_error(n: usize, order: usize, flux: Flux, t_end: f64) -> (f64, usize) 
     let m = box_mesh([n, n, n], [1.0, 1.0, 1.0]);
     let k = m.n_tets();
     let op = Arc::new(DgOperator::new(&m, order, flux, &vec![1.0; k], &vec![1.0; k]).unwrap());
-    let (dt0, _) = cpu::time_step(&op, 0.5);
+    let (dt0, _) = dg::time_step(&op, 0.5);
     let steps = (t_end / dt0).ceil() as usize;
     let dt = t_end / steps as f64;
     let mut s = DgCpuStepper::new(op.clone(), dt, None, vec![]);
@@ -102,20 +102,20 @@ fn cavity_mode_converges_at_order_n_plus_1() {
 fn long_runs_stay_bounded() {
     let m = box_mesh([2, 2, 2], [1.0, 0.8, 0.6]);
     let k = m.n_tets();
-    let mut rng = dgatd::util::Rng::new(42);
+    let mut rng = dgatd::internal::Rng::new(42);
     let eps: Vec<f64> = (0..k).map(|_| 1.0 + 3.0 * rng.uniform()).collect();
     let mu = vec![1.0; k];
     for flux in [Flux::Upwind, Flux::Central] {
         let op = Arc::new(DgOperator::new(&m, 3, flux, &eps, &mu).unwrap());
-        let (dt, rho) = cpu::time_step(&op, 0.9);
+        let (dt, rho) = dg::time_step(&op, 0.9);
         let mut s = DgCpuStepper::new(op.clone(), dt, None, vec![]);
         s.q.iter_mut().for_each(|x| *x = rng.sym());
-        let w0 = cpu::energy(&op, &s.q);
+        let w0 = dg::energy(&op, &s.q);
         let mut prev = w0;
         for j in 0..4000 {
             s.step(j as f64 * dt);
             if j % 100 == 99 {
-                let w = cpu::energy(&op, &s.q);
+                let w = dg::energy(&op, &s.q);
                 assert!(
                     w.is_finite() && w <= prev * (1.0 + 1e-12),
                     "{flux:?}: energy grew {prev} -> {w} at step {j}"
@@ -135,8 +135,7 @@ fn long_runs_stay_bounded() {
 /// record, on the CPU backend; no leapfrog correction for DG.
 #[test]
 fn resonator_pipeline_runs_dg() {
-    use dgatd::solver::config::{BackendKind, Config, Method};
-    use dgatd::solver::resonator;
+    use dgatd::solver::{BackendKind, Config, Method};
     let cfg = Config {
         mesh: Some("bundled:coarse".into()),
         time: Some(1e-7),
@@ -146,7 +145,7 @@ fn resonator_pipeline_runs_dg() {
         flux: Flux::Upwind,
         ..Config::default()
     };
-    let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();
+    let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
     assert_eq!(r.dofs, 6 * 4 * r.mesh.n_tets());
     let m = r
         .analysis

@@ -9,9 +9,9 @@
 use crate::common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{CpuStepper, dissipation};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
 use dgatd::mesh::Topology;
-use dgatd::mesh::generate::box_mesh;
+use dgatd::mesh::box_mesh;
 use dgatd::problem::{BoundaryKind, Media, Waveform};
 use dgatd::solver;
 use std::sync::Arc;
@@ -27,7 +27,7 @@ fn energy_decrease_equals_the_surface_dissipation() {
     m.surfaces = named.surfaces.clone();
     m.physical_names = named.physical_names.clone();
     let n = m.n_tets();
-    let mut rng = dgatd::util::Rng::new(43);
+    let mut rng = dgatd::internal::Rng::new(43);
     let media = Media::lossless(
         (0..n).map(|_| 1.0 + 2.0 * rng.uniform()).collect(),
         (0..n).map(|_| 1.0 + rng.uniform()).collect(),

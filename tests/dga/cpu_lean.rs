@@ -10,15 +10,16 @@
 use crate::common::*;
 use dgatd::Real;
 use dgatd::backend::Stepper;
-use dgatd::backend::cpu::{self, CpuKernels, CpuStepper, Lean, lean};
+use dgatd::backend::cpu;
+use dgatd::backend::cpu::{CpuKernels, CpuStepper, Lean};
 use dgatd::dga::Dga;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
+use dgatd::internal::Rng;
 use dgatd::mesh::{Mesh, Topology};
-use dgatd::problem::dispersion::Pole;
+use dgatd::problem::Pole;
 use dgatd::problem::{Media, Waveform};
 use dgatd::solver;
-use dgatd::util::Rng;
 use std::sync::Arc;
 
 /// A jittered box of random size and the media of `kind` on it (seeded).
@@ -82,17 +83,17 @@ fn kernels_agree<T: Real>(d: &Dga, seed: u64) -> f64 {
     let f0: Vec<T> = (0..d.n_dual()).map(|_| T::of(r.sym())).collect();
     let (mut fa, mut fb) = (f0.clone(), f0.clone());
     cpu::primal(&ops, &u, &mut fa);
-    lean::primal(&ops, &lean, &u, &mut fb);
+    dgatd::backend::cpu::lean_primal(&ops, &lean, &u, &mut fb);
     let ep = rel(&fb, &fa);
     let (mut ca, mut cb) = (vec![T::zero(); d.n_edges], vec![T::zero(); d.n_edges]);
     cpu::circulations(&ops, &f0, &mut ca);
-    lean::circulations(&ops, &lean, &f0, &mut cb);
+    dgatd::backend::cpu::lean_circulations(&ops, &lean, &f0, &mut cb);
     let ec = rel(&cb, &ca);
     assert!(ca.iter().any(|x| x.f64() != 0.0));
     let (mut ua, mut ub) = (u.clone(), u.clone());
     let mut y = lean.scratch();
     cpu::vertex_blocks(&ops, &ca, &mut ua);
-    lean::vertex_blocks(&lean, &ca, &mut y, &mut ub);
+    dgatd::backend::cpu::lean_vertex_blocks(&lean, &ca, &mut y, &mut ub);
     // compare the increments, not the sums with the random start
     let inc = |x: &[T]| {
         x.iter()

@@ -18,11 +18,11 @@ use crate::common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::internal::{C64, Rng};
 use dgatd::mesh::Topology;
 use dgatd::problem::Media;
-use dgatd::problem::dispersion::Pole;
-use dgatd::util::{C64, Rng};
+use dgatd::problem::Pole;
 use nalgebra::DMatrix;
 use std::f64::consts::TAU;
 use std::sync::Arc;
@@ -155,7 +155,7 @@ fn lossless_drude_fill_follows_the_discrete_relation() {
         let theta = z.arg();
         let w_hat = 2.0 / dt * (theta / 2.0).sin();
         let wp = TAU * f_p / C0;
-        let want = dgatd::problem::dispersion::drude_discrete_omega_hat(lam, eps_inf, wp, dt);
+        let want = dgatd::problem::drude_discrete_omega_hat(lam, eps_inf, wp, dt);
         let rel = (w_hat - want).abs() / want;
         let res = residual(eps_inf, &[pole], lam, dt, z);
         eprintln!(
@@ -359,7 +359,7 @@ fn dispersion_leaves_the_time_step_to_eps_inf() {
 #[test]
 fn opencl_dispersion_matches_the_cpu() {
     use dgatd::backend::opencl::ClStepper;
-    use dgatd::dga::excitation::{Probe, Source};
+    use dgatd::dga::{Probe, Source};
     use dgatd::problem::Waveform;
     let Some(dev) = cl_device() else { return };
     fn go<T: dgatd::Real>(dev: &Arc<dgatd::backend::opencl::ClDevice>, dual: DualForm, tol: f64) {
@@ -516,7 +516,7 @@ fn drude_filled_cylinder_from_a_config_file() {
 /// material, and a dispersive material is refused where it is not supported (DG).
 #[test]
 fn pole_tables_parse_and_bad_values_are_refused() {
-    use dgatd::solver::config::{Config, Origin};
+    use dgatd::solver::{Config, Origin};
     let parse = |text: &str| {
         Config::parse(&Origin {
             path: "test.toml".into(),
@@ -596,7 +596,7 @@ fn dispersive_run_resumes_bit_for_bit() {
         .unwrap();
     assert!(!o.status.success());
     assert!(cut.join("checkpoint.bin").exists());
-    let ck = dgatd::solver::checkpoint::Checkpoint::read(&cut).unwrap();
+    let ck = dgatd::solver::Checkpoint::read(&cut).unwrap();
     assert!(
         ck.done == 2000 && !ck.aux.is_empty(),
         "{} {}",
@@ -691,7 +691,7 @@ fn slabs(seed: u64) -> (dgatd::Mesh, Topology, Media, [f64; 3]) {
 /// half-edge the source writes is fused, and both paths have work.
 #[test]
 fn fused_layout_partitions_the_dispersive_rows() {
-    use dgatd::dga::excitation::Source;
+    use dgatd::dga::Source;
     let (m, t, media, sp) = slabs(301);
     let d = Dga::assemble(&m, &t, &media).unwrap();
     let (dt, _) = dgatd::solver::time_step(&d, 0.95).unwrap();
@@ -762,7 +762,7 @@ fn fused_layout_partitions_the_dispersive_rows() {
 #[test]
 fn fused_dispersion_matches_the_split_kernels_and_the_cpu() {
     use dgatd::backend::opencl::{ClStepper, DispVariant, Variants};
-    use dgatd::dga::excitation::{Probe, Source};
+    use dgatd::dga::{Probe, Source};
     use dgatd::problem::Waveform;
     let Some(dev) = cl_device() else { return };
     fn go<T: dgatd::Real>(dev: &Arc<dgatd::backend::opencl::ClDevice>, tol: f64) {

@@ -6,16 +6,15 @@
 use crate::common::*;
 use dgatd::complex::TetGeom;
 use dgatd::dga::{Dga, curl_block};
-use dgatd::util::{Rng, dot, sub};
+use dgatd::internal::{Rng, dot, sub};
 
 #[test]
 fn dual_curl_is_the_transpose_of_the_curl() {
-    use dgatd::dga::sparse;
     for m in [jittered_box([3, 3, 2], 1, 0.3), cylinder("tiny_v41.msh")] {
         let (m, t, d, _) = setup(m, None);
         // C from the incidence rule, C̃ from the geometric rule, both by triplet assembly
-        let c = sparse::curl(&m, &t);
-        let ct = sparse::dual_curl(&d);
+        let c = dgatd::dga::curl_matrix(&m, &t);
+        let ct = dgatd::dga::dual_curl_matrix(&d);
         let ctt = ct.transpose_view().to_csr();
         assert!(c.nnz() > 100);
         assert_eq!(c.nnz(), ctt.nnz(), "different number of nonzeros");
@@ -29,11 +28,10 @@ fn dual_curl_is_the_transpose_of_the_curl() {
 /// `Δt Meps⁻¹ C̃`, and the kernels' K equals the sprs product `Meps⁻¹ C̃ Mmu⁻¹ C`.
 #[test]
 fn hand_assembly_and_kernels_equal_the_sparse_products() {
-    use dgatd::dga::{operators, sparse};
     let (_m, _t, d, _) = setup(jittered_box([3, 4, 3], 12, 0.3), Some(4));
     let dt = 0.37;
-    let hand = operators::build_csr(&d, dt);
-    let prod = sparse::dual_matrix(&d, dt);
+    let hand = dgatd::dga::build_csr(&d, dt);
+    let prod = dgatd::dga::dual_matrix(&d, dt);
     let scale = prod.data().iter().fold(0.0f64, |a, x| a.max(x.abs()));
     let mut worst = 0.0f64;
     for (v, (r, c)) in prod.iter() {
@@ -46,7 +44,7 @@ fn hand_assembly_and_kernels_equal_the_sparse_products() {
         worst < 1e-13 * scale,
         "CSR dual differs by {worst:e} (scale {scale:e})"
     );
-    let k = sparse::stiffness(&d);
+    let k = dgatd::dga::stiffness_matrix(&d);
     let (free, kd) = dense_k(&d);
     let mut worst = 0.0f64;
     let kmax = kd.amax();
@@ -74,7 +72,7 @@ fn curl_of_each_tet_annihilates_gradients_and_faces_sum_to_zero() {
         for k in 0..4 {
             let mut s = 0.0;
             for l in 0..6 {
-                let [i, j] = dgatd::mesh::topology::LOCAL_EDGES[l];
+                let [i, j] = dgatd::mesh::LOCAL_EDGES[l];
                 let (a, b) = if v[i] < v[j] { (i, j) } else { (j, i) };
                 s += c[k][l] * (phi[b] - phi[a]);
             }
@@ -98,7 +96,8 @@ fn mu_mass_is_consistent_for_uniform_fields() {
         for k in 0..4 {
             let lhs: f64 = (0..4).map(|j| d.mmu[n][k * 4 + j] * f[j]).sum();
             let rhs = mat.mu[n] * dot(h0, g.face_area(k));
-            let scale = mat.mu[n] * dgatd::util::norm(h0) * dgatd::util::norm(g.face_area(k));
+            let scale =
+                mat.mu[n] * dgatd::internal::norm(h0) * dgatd::internal::norm(g.face_area(k));
             worst = worst.max((lhs - rhs).abs() / scale);
         }
     }
@@ -144,7 +143,7 @@ fn eps_mass_is_consistent_for_uniform_fields() {
         let mut n_interior = 0;
         for e in 0..t.n_edges() {
             let rhs = dot(e0, s[e]);
-            let sc = dgatd::util::norm(s[e]) * dgatd::util::norm(e0);
+            let sc = dgatd::internal::norm(s[e]) * dgatd::internal::norm(e0);
             if !t.boundary_edge[e] && seed.is_none() {
                 n_interior += 1;
                 for h in [2 * e, 2 * e + 1] {

@@ -8,15 +8,15 @@ use dgatd::C0;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{CpuStepper, dissipation};
 use dgatd::dga::Dga;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
+use dgatd::internal::Rng;
 use dgatd::mesh::Topology;
 use dgatd::problem::{EPS0, ETA0, Material, Media, Waveform};
 use dgatd::solver;
-use dgatd::solver::config::{Config, Origin};
-use dgatd::solver::plan::Plan;
-use dgatd::spectrum::{harminv, leapfrog_correction};
-use dgatd::util::Rng;
+use dgatd::solver::Plan;
+use dgatd::solver::{Config, Origin};
+use dgatd::spectrum::leapfrog_correction;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -213,7 +213,7 @@ fn lossy_run_is_stable_at_the_lossless_limit() {
     let t = Topology::build(&m).unwrap();
     let lossy = lossy_media(m.n_tets(), 44, 0.05);
     let d = Arc::new(Dga::assemble(&m, &t, &lossy).unwrap());
-    let rho = solver::timestep::spectral_radius(&d, 400, 1);
+    let rho = solver::spectral_radius(&d, 400, 1);
     let limit = 2.0 / rho.sqrt();
     let energy_after = |dt: f64, lossy_ops: bool, n: usize| {
         let ops = Arc::new(if lossy_ops {
@@ -296,19 +296,19 @@ fn homogeneous_fill_has_q_omega_eps_over_sigma() {
     let start = (w.end() / dt).ceil() as usize;
     let fk: Vec<f64> = ev.iter().map(|l| l.sqrt() / (2.0 * PI) * C0).collect();
     let fmax = 1.02 * fk[8];
-    let per: Vec<Vec<harminv::HMode>> = (0..2)
+    let per: Vec<Vec<dgatd::spectrum::HMode>> = (0..2)
         .flat_map(|p| (0..3).map(move |c| (p, c)))
         .map(|(p, c)| {
-            harminv::harminv(
+            dgatd::spectrum::harminv(
                 &rec.series(p, c)[start..],
                 dt_s,
-                &harminv::Params::band(0.5 * fk[0], fmax),
+                &dgatd::spectrum::HarminvParams::band(0.5 * fk[0], fmax),
             )
         })
         .collect();
     // (a looser merge than for lossless records: a damped mode is sometimes fitted by
     // two nearby poles in one signal)
-    let modes = harminv::cluster(&per, 1e-4, 10.0, (steps - start) as f64 * dt_s);
+    let modes = dgatd::spectrum::cluster_harminv(&per, 1e-4, 10.0, (steps - start) as f64 * dt_s);
     let (mut matched, mut exact) = (0, 0);
     // A line is a resonance of the record when at least two of the six signals carry it,
     // at no less than 1e-2 of the strongest line's amplitude. After a round-off-level
@@ -448,7 +448,7 @@ fn opencl_lossy_runs_match_the_cpu() {
 /// σ/(2ε₀) and have Q = ω ε₀ / σ; the terminal table shows Q.
 #[test]
 fn conducting_fill_through_the_configuration() {
-    use dgatd::solver::config::{BackendKind, Extract};
+    use dgatd::solver::{BackendKind, Extract};
     let sigma = 6.38e-6; // Q ≈ 1000 at TM010
     let mut cfg = Config {
         mesh: Some("bundled:coarse".into()),
@@ -464,7 +464,7 @@ fn conducting_fill_through_the_configuration() {
             ..Material::new(1.0, 1.0)
         },
     );
-    let r = dgatd::solver::resonator::run(&cfg, &mut |_, _| {}).unwrap();
+    let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
     let alpha = sigma / (2.0 * EPS0);
     let mut n = 0;
     // the seed paper's four resonances (below 270 MHz) are well separated; above, close

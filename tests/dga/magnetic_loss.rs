@@ -14,13 +14,13 @@ use crate::common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{CpuStepper, dissipation};
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::internal::Rng;
 use dgatd::mesh::Topology;
 use dgatd::problem::{Material, Media};
 use dgatd::solver;
-use dgatd::solver::config::{BackendKind, Config, Extract};
-use dgatd::solver::resonator;
-use dgatd::util::Rng;
+
+use dgatd::solver::{BackendKind, Config, Extract};
 use std::sync::Arc;
 
 /// Random ε, μ; σ* (library units, 1/m) on a random half of the tets; σ too if `electric`.
@@ -149,7 +149,7 @@ fn homogeneous_sigma_m_gives_q_omega_mu_over_sigma_m() {
             ..Config::default()
         };
         cfg.materials.insert("vacuum".into(), mat);
-        resonator::run(&cfg, &mut |_, _| {}).unwrap()
+        dgatd::run(&cfg, &mut |_, _| {}).unwrap()
     };
     let r = run(Material {
         sigma_m,
@@ -178,7 +178,7 @@ fn homogeneous_sigma_m_gives_q_omega_mu_over_sigma_m() {
         sigma: sigma_m * dgatd::problem::EPS0 / mu0,
         ..Material::new(1.0, 1.0)
     });
-    let strongest = |r: &resonator::ResonatorResult| {
+    let strongest = |r: &dgatd::solver::ResonatorResult| {
         r.peaks()
             .iter()
             .max_by(|a, b| a.amplitude.total_cmp(&b.amplitude))

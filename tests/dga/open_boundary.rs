@@ -18,8 +18,8 @@ use crate::common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::mesh::generate::box_mesh;
+use dgatd::dga::{DualForm, Operators};
+use dgatd::mesh::box_mesh;
 use dgatd::problem::{BoundaryKind, Media, Waveform};
 use dgatd::solver;
 use std::sync::Arc;
@@ -268,7 +268,7 @@ fn dielectric_sphere_resonances_match_mie_theory() {
 
 /// The resonator pipeline on the configuration `text` (named `path` in errors).
 fn run_toml(path: &str, text: String) -> dgatd::ResonatorResult {
-    let cfg = dgatd::Config::parse(&dgatd::solver::config::Origin {
+    let cfg = dgatd::Config::parse(&dgatd::solver::Origin {
         path: path.into(),
         text,
     })
@@ -287,7 +287,7 @@ fn sphere_against_mie(
     fmax: f64,
     tol: [(f64, f64); 2],
 ) -> dgatd::ResonatorResult {
-    use dgatd::spectrum::mie::{MiePol, nearest_line, resonance};
+    use dgatd::spectrum::{MiePol, mie_resonance as resonance, nearest_line};
     let text = format!(
         "ball = \"3:sphere=0.1,air=0.45\"\ntime = {time_s:e}\nsource = [0.043, 0.011, 0.017]\n\
          source_dir = [0.0, 1.0, 0.0]\n\
@@ -329,8 +329,9 @@ fn sphere_against_mie(
 /// to 2% of their decay rate.
 #[test]
 fn the_broad_electric_dipole_line_of_a_low_index_sphere_is_extracted() {
-    use dgatd::spectrum::extract::{Settings, extract};
-    use dgatd::spectrum::mie::{MiePol, nearest_line, resonance};
+    use dgatd::spectrum::{
+        ExtractSettings as Settings, MiePol, extract, mie_resonance as resonance, nearest_line,
+    };
     // Measured here: TM −6.2%, Q −2.1%; TE +1.0%, Q −8.8%. At 4 and 5 shells (a source and
     // a probe near the centre): TM −3.9%, −3.0% with Q +0.5%, +1.9%; TE +0.4%, +0.1% with
     // Q −6.7%, −5.8%. Tolerances of about 1.3 times the 3-shell errors: the coarse mesh
@@ -360,7 +361,7 @@ fn the_broad_electric_dipole_line_of_a_low_index_sphere_is_extracted() {
 /// must show them, or the test would prove nothing.
 #[test]
 fn a_centred_ball_source_leaves_the_magnetic_modes_out() {
-    use dgatd::spectrum::mie::{MiePol, resonance};
+    use dgatd::spectrum::{MiePol, mie_resonance as resonance};
     let te = [
         resonance(MiePol::Te, 1, 1, 10.0, 0.1).unwrap(),
         resonance(MiePol::Te, 2, 1, 10.0, 0.1).unwrap(),
@@ -412,7 +413,7 @@ fn a_centred_ball_source_leaves_the_magnetic_modes_out() {
 /// to 1.5 m takes 10 ns), both records give the open sphere's TM₁₁, Q ≈ 4, and the same pole.
 #[test]
 fn a_record_that_ends_before_the_echo_does_not_see_the_boundary() {
-    use dgatd::spectrum::mie::{MiePol, resonance};
+    use dgatd::spectrum::{MiePol, mie_resonance as resonance};
     let tm = resonance(MiePol::Tm, 1, 1, 10.0, 0.1).unwrap();
     let run = |ball: &str, tail: &str| {
         let text = format!(
@@ -496,7 +497,7 @@ fn skewed_box(n: [usize; 3], seed: u64) -> dgatd::mesh::Mesh {
     let named = box_mesh(n, l);
     m.surfaces = named.surfaces.clone();
     m.physical_names = named.physical_names.clone();
-    let mut rng = dgatd::util::Rng::new(seed + 1);
+    let mut rng = dgatd::internal::Rng::new(seed + 1);
     for p in m.nodes.iter_mut() {
         let on: Vec<bool> = (0..3).map(|c| p[c] < 1e-9 || p[c] > l[c] - 1e-9).collect();
         if on.iter().any(|&b| b) {
@@ -514,7 +515,7 @@ fn skewed_box(n: [usize; 3], seed: u64) -> dgatd::mesh::Mesh {
 /// Random ε, μ; every wall absorbing, or a graded layer (x > 0.55 m) inside PEC walls.
 fn absorbing_case(m: &dgatd::mesh::Mesh, layer: bool, seed: u64) -> Arc<Dga> {
     let n = m.n_tets();
-    let mut rng = dgatd::util::Rng::new(seed);
+    let mut rng = dgatd::internal::Rng::new(seed);
     let mut media = Media::lossless(
         (0..n).map(|_| 1.0 + 2.0 * rng.uniform()).collect(),
         (0..n).map(|_| 1.0 + rng.uniform()).collect(),
@@ -526,7 +527,7 @@ fn absorbing_case(m: &dgatd::mesh::Mesh, layer: bool, seed: u64) -> Arc<Dga> {
         walls_of(&[])
     } else {
         walls_of(
-            &dgatd::mesh::generate::BOX_WALLS
+            &dgatd::mesh::BOX_WALLS
                 .iter()
                 .map(|&w| (w, BoundaryKind::Abc))
                 .collect::<Vec<_>>(),

@@ -4,8 +4,8 @@
 use crate::common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{self, CpuStepper};
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
 use dgatd::problem::Waveform;
 use dgatd::solver;
 use std::sync::Arc;

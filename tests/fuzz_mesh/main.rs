@@ -1,5 +1,5 @@
 //! Property test of the mesh readers over mutated valid files: on any bytes,
-//! `dgatd::mesh::gmsh::parse` returns `Ok` or a typed error, never panics, finishes within a
+//! `dgatd::mesh::parse_gmsh` returns `Ok` or a typed error, never panics, finishes within a
 //! time bound and never allocates more than a bound proportional to the input.
 //!
 //! Seeds: the tiny mesh in all three encodings (MSH 4.1 ASCII and binary, MSH 2.2 ASCII) and
@@ -182,7 +182,7 @@ fn parse_measured(bytes: &[u8]) -> (usize, Duration, bool) {
     PEAK.store(base, Ordering::Relaxed);
     let t = Instant::now();
     let ok = std::panic::catch_unwind(|| {
-        let r = dgatd::mesh::gmsh::parse(bytes, "fuzz.msh");
+        let r = dgatd::mesh::parse_gmsh(bytes, "fuzz.msh");
         if let Err(e) = &r {
             // every error must render to a non-empty message naming the file
             let msg = e.to_string();
@@ -290,7 +290,7 @@ fn huge_counts_are_refused_without_allocating() {
             "{peak} bytes for {:?}",
             String::from_utf8_lossy(c)
         );
-        let e = dgatd::mesh::gmsh::parse(c, "h.msh").expect_err("must be refused");
+        let e = dgatd::mesh::parse_gmsh(c, "h.msh").expect_err("must be refused");
         eprintln!("{:?} -> {e}", String::from_utf8_lossy(c));
     }
 }

@@ -47,16 +47,16 @@ use dgatd::backend::opencl::{
     Arg, BlockVariant, CircVariant, ClDevice, ClStepper, CsrVariant, DispVariant, LOCAL, Lane,
     PrimalVariant, ULayout, Variants, launch, select_device,
 };
-use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
-use dgatd::dg::opencl::{DgClStepper, DgUpdate};
+use dgatd::dg::{DgClStepper, DgUpdate};
+use dgatd::dg::{DgCpuStepper, DgProbe, DgSource};
 use dgatd::dg::{DgOperator, Flux};
 use dgatd::dga::Dga;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::mesh::{Mesh, Topology, generate::box_mesh};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
+use dgatd::internal::Rng;
+use dgatd::mesh::{Mesh, Topology, box_mesh};
 use dgatd::problem::{Media, Waveform};
 use dgatd::solver;
-use dgatd::util::Rng;
 use dgatd::{Real, Result};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -72,7 +72,7 @@ const SOURCES: [(&str, &str); 6] = [
         dgatd::backend::opencl::PROBE_PROGRAM,
         dgatd::backend::opencl::PROBE_SOURCE,
     ),
-    (dgatd::dg::opencl::PROGRAM, dgatd::dg::opencl::SOURCE),
+    (dgatd::dg::CL_PROGRAM, dgatd::dg::CL_SOURCE),
     ("cl/fill.cl", include_str!("../../cl/fill.cl")),
     ("cl/assemble.cl", include_str!("../../cl/assemble.cl")),
     ("cl/pack.cl", include_str!("../../cl/pack.cl")),
@@ -273,8 +273,7 @@ fn assembly(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
         (0..m.n_tets()).map(|_| 1.0 + 2.0 * r.uniform()).collect(),
     );
     let host = Dga::assemble_with(&m, &t, &mat, &t.boundary_edge, false)?;
-    let (got, _) =
-        dgatd::backend::device_assembly::assemble_with(dev, &m, &t, &mat, &t.boundary_edge, false)?;
+    let (got, _) = dgatd::backend::assemble_with(dev, &m, &t, &mat, &t.boundary_edge, false)?;
     s.covered(&ASSEMBLY_KERNELS[..2]);
     resident::<f64>(dev, s, &m, &t, &mat, &host, 1e-11)?;
     resident::<f32>(dev, s, &m, &t, &mat, &host, 1e-6)?;
@@ -293,11 +292,11 @@ fn assembly(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
         ),
     ];
     // the CSR form's values from the device's inverse blocks (`csr_values`)
-    let k = dgatd::backend::device_assembly::AssemblyKernels::build(dev)?;
+    let k = dgatd::backend::AssemblyKernels::build(dev)?;
     let free: Vec<bool> = t.boundary_edge.iter().map(|&b| !b).collect();
-    let (csr, _) = dgatd::backend::device_assembly::csr(dev, &k, &m, &t, &mat, &free, 0.05)?;
+    let (csr, _) = dgatd::backend::assemble_csr(dev, &k, &m, &t, &mat, &free, 0.05)?;
     s.covered(&ASSEMBLY_KERNELS[4..]);
-    let want = dgatd::dga::operators::build_csr(&host, 0.05);
+    let want = dgatd::dga::build_csr(&host, 0.05);
     let csr_pair: (&str, &[f64], &[f64]) = (
         "CSR values",
         if csr.indices() == want.indices() && csr.indptr() == want.indptr() {
@@ -338,16 +337,16 @@ fn resident<T: Real>(
     host: &Dga,
     tol: f64,
 ) -> Result<()> {
-    use dgatd::backend::device_assembly as da;
     let free: Vec<bool> = host.free_edge.clone();
-    let k = da::AssemblyKernels::build(dev)?;
-    let pk = da::PackKernels::build::<T>(dev)?;
-    let (ops, _) = da::resident_with_masses::<T>(dev, &k, &pk, m, t, mat, &free, true)?;
+    let k = dgatd::backend::AssemblyKernels::build(dev)?;
+    let pk = dgatd::backend::PackKernels::build::<T>(dev)?;
+    let (ops, _) =
+        dgatd::backend::assemble_resident_with_masses::<T>(dev, &k, &pk, m, t, mat, &free, true)?;
     s.covered(&ASSEMBLY_KERNELS);
     // the CSR matrix built on the device (row lengths, scan, columns, values) against the
     // host's: the same structure (columns as F slots), values to the assembly's round-off
     let (nt, tp) = (m.n_tets(), dgatd::backend::opencl::tet_stride(m.n_tets()));
-    let want = dgatd::dga::operators::build_csr(host, 1.0);
+    let want = dgatd::dga::build_csr(host, 1.0);
     let e = match &ops.csr {
         Some((ip, ix, dv, nnz)) if *nnz == want.nnz() => {
             let ip = dev.read(ip, want.rows() + 1, "CSR row pointers")?;
@@ -1140,7 +1139,7 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
     mat.poles = vec![
         (
             "drude".into(),
-            vec![dgatd::problem::dispersion::Pole::Drude {
+            vec![dgatd::problem::Pole::Drude {
                 f_p: 3e8,
                 gamma: 1e7,
             }],
@@ -1148,12 +1147,12 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         (
             "lorentz".into(),
             vec![
-                dgatd::problem::dispersion::Pole::Lorentz {
+                dgatd::problem::Pole::Lorentz {
                     delta_eps: 1.5,
                     f_0: 2e8,
                     delta: 1e6,
                 },
-                dgatd::problem::dispersion::Pole::Debye {
+                dgatd::problem::Pole::Debye {
                     delta_eps: 0.5,
                     tau: 1e-10,
                 },
@@ -1203,6 +1202,10 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         let dual = match form {
             DualForm::Factored => "circulation + vertex_block_v",
             DualForm::Csr => "csr_vector",
+            other => {
+                let why = "the smoke run has no kernel list for it";
+                return Err(dgatd::Error::config("dual form", format!("{other:?}"), why));
+            }
         };
         s.covered(&[
             "loss_rows",
@@ -1242,7 +1245,7 @@ fn lossy<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
 /// from a random state against `CpuStepper`; the fused layout must have both fused
 /// vertices and split entries, so every kernel of the fused step runs.
 fn fused_dispersion<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
-    use dgatd::problem::dispersion::Pole;
+    use dgatd::problem::Pole;
     let mesh = jittered_box([6, 3, 3], 61, 0.2);
     let topo = Topology::build(&mesh)?;
     let mut mat = random_materials(mesh.n_tets(), 62);
@@ -1338,7 +1341,7 @@ fn fused_dispersion<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Re
 /// phase factors added after each of 4 steps from a random state, against `CpuStepper`'s
 /// (U and F, both host layouts).
 fn transforms<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
-    use dgatd::util::C64;
+    use dgatd::C64;
     let mesh = jittered_box([2, 2, 2], 53, 0.25);
     let topo = Topology::build(&mesh)?;
     let d = Arc::new(Dga::assemble(
@@ -1402,8 +1405,10 @@ fn stream<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
         dgatd::backend::opencl::PROBE_PROGRAM,
         dgatd::backend::opencl::real_options::<T>(),
     )?;
-    let [copy, copy4, triad, triad4, fma_peak] =
-        dgatd::ocl::kernels(&program, ["copy", "copy4", "triad", "triad4", "fma_peak"])?;
+    let [copy, copy4, triad, triad4, fma_peak] = dgatd::backend::opencl::kernels(
+        &program,
+        ["copy", "copy4", "triad", "triad4", "fma_peak"],
+    )?;
     let n = 1000;
     let mut r = Rng::new(0x57ea);
     let mut rand = || (0..n).map(|_| T::of(r.sym())).collect::<Vec<T>>();
@@ -1520,7 +1525,7 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         let k = mesh.n_tets();
         let mat = random_materials(k, 45);
         let op = Arc::new(DgOperator::new(&mesh, order, flux, &mat.eps, &mat.mu)?);
-        let (dt, _) = dgatd::dg::cpu::time_step(&op, 0.9);
+        let (dt, _) = dgatd::dg::time_step(&op, 0.9);
         let src = DgSource {
             tet: 7.min(k - 1),
             dir: [0.3, -0.2, 0.9],
@@ -1568,7 +1573,7 @@ fn dg<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()> {
         }
         let what = format!("{} DG N={order} {}", T::NAME, flux.name());
         let rho_dev = g.spectral_radius(2, 0x5eed)?;
-        let rho_host = dgatd::dg::cpu::spectral_radius(&op, 2, 0x5eed);
+        let rho_host = dgatd::dg::spectral_radius(&op, 2, 0x5eed);
         s.check(
             format!("{what}: power iteration (2 iterations) rho {rho_dev:.6e}"),
             rel_err(&[rho_dev], &[rho_host]),

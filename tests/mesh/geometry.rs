@@ -3,15 +3,15 @@
 //! projected onto the fitted surface, nothing else moves, and the fitted shape (hence the
 //! analytic reference) is the same at every refinement level.
 
-use dgatd::mesh::generate::{CurvedWall, refine};
-use dgatd::mesh::shape::{Shape, detect};
-use dgatd::mesh::{Mesh, Topology, gmsh};
+use dgatd::mesh::{CurvedWall, refine};
+use dgatd::mesh::{Mesh, Topology};
+use dgatd::mesh::{Shape, detect_shape as detect};
 
 fn load(name: &str) -> Mesh {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("meshes")
         .join(name);
-    gmsh::parse(&std::fs::read(&p).unwrap(), name).unwrap()
+    dgatd::mesh::parse_gmsh(&std::fs::read(&p).unwrap(), name).unwrap()
 }
 
 fn radius(s: &Shape) -> f64 {
@@ -126,7 +126,7 @@ fn twice_refined_cylinders_keep_their_fitted_radius() {
 /// fit recovers the axis and the radius to the node accuracy.
 #[test]
 fn fits_recover_random_cylinders() {
-    let mut rng = dgatd::util::Rng::new(0xc71);
+    let mut rng = dgatd::internal::Rng::new(0xc71);
     for _ in 0..5 {
         let (r, h) = (0.2 + rng.uniform(), 0.1 + rng.uniform());
         let c = [rng.sym() * 3.0, rng.sym() * 3.0, rng.sym()];
@@ -146,7 +146,7 @@ fn fits_recover_random_cylinders() {
             let rr = r * (0.985 + 0.01 * rng.uniform());
             pts.push([c[0] + rr * t.cos(), c[1] + rr * t.sin(), c[2]]);
         }
-        let f = dgatd::mesh::shape::fit_round(&pts, 2).unwrap();
+        let f = dgatd::mesh::fit_round(&pts, 2).unwrap();
         assert!((f.radius - r).abs() < 1e-6 * r, "{} vs {r}", f.radius);
         assert!((f.center[0] - c[0]).abs() < 1e-6 && (f.center[1] - c[1]).abs() < 1e-6);
         assert!(

@@ -75,9 +75,9 @@ const WARNINGS: &[(&str, &[&str])] = &[
 #[test]
 fn accepted_with_a_warning() {
     for (name, expect) in WARNINGS {
-        let m = dgatd::mesh::gmsh::read(&path(name)).unwrap();
+        let m = dgatd::mesh::read_gmsh(&path(name)).unwrap();
         let t = dgatd::mesh::Topology::build(&m).unwrap();
-        let w = dgatd::mesh::check::check(&m, &t).unwrap().join("\n");
+        let w = dgatd::mesh::check(&m, &t).unwrap().join("\n");
         for e in *expect {
             assert!(w.contains(e), "{name}: expected {e:?} in {w:?}");
         }
@@ -92,10 +92,9 @@ fn accepted_with_a_warning() {
     }
     // the bundled meshes and a byte-order mark raise nothing
     for p in ["meshes/cylinder_coarse.msh", "tests/data/bom.msh"] {
-        let m =
-            dgatd::mesh::gmsh::read(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)).unwrap();
+        let m = dgatd::mesh::read_gmsh(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(p)).unwrap();
         let t = dgatd::mesh::Topology::build(&m).unwrap();
-        assert!(dgatd::mesh::check::check(&m, &t).unwrap().is_empty(), "{p}");
+        assert!(dgatd::mesh::check(&m, &t).unwrap().is_empty(), "{p}");
     }
 }
 
@@ -115,7 +114,7 @@ fn non_regular_files_are_refused_without_reading() {
         targets.push(fifo.clone());
     }
     for p in targets {
-        let e = dgatd::mesh::gmsh::read(&p).unwrap_err().to_string();
+        let e = dgatd::mesh::read_gmsh(&p).unwrap_err().to_string();
         assert!(e.contains("not a regular file"), "{e}");
         let out = Command::new(env!("CARGO_BIN_EXE_dgatd"))
             .arg("mesh-info")
@@ -135,10 +134,10 @@ fn path(name: &str) -> PathBuf {
 
 fn check_lib(name: &str, expect: &[&str]) -> dgatd::Error {
     let p = path(name);
-    let err = dgatd::mesh::gmsh::read(&p)
+    let err = dgatd::mesh::read_gmsh(&p)
         .and_then(|m| {
             let t = dgatd::mesh::Topology::build(&m)?;
-            dgatd::mesh::check::check(&m, &t).map(|_| ())
+            dgatd::mesh::check(&m, &t).map(|_| ())
         })
         .expect_err(&format!("{name} must be refused"));
     let msg = err.to_string();

@@ -8,9 +8,9 @@
 
 use crate::common::{jittered_box, k_eigenvalues};
 use dgatd::dga::Dga;
+use dgatd::internal::Rng;
 use dgatd::mesh::Topology;
 use dgatd::problem::Media;
-use dgatd::util::Rng;
 
 #[test]
 fn renumbered_meshes_have_the_same_operator() {
@@ -34,13 +34,13 @@ fn renumbered_meshes_have_the_same_operator() {
         let orders = [
             (
                 "morton",
-                dgatd::mesh::order::morton(&dgatd::mesh::order::centroids(&m)),
-                dgatd::mesh::order::morton(&m.nodes),
+                dgatd::mesh::morton(&dgatd::mesh::centroids(&m)),
+                dgatd::mesh::morton(&m.nodes),
             ),
             (
                 "shuffled",
-                dgatd::mesh::order::shuffled(m.n_tets(), 5 + case),
-                dgatd::mesh::order::shuffled(m.nodes.len(), 6 + case),
+                dgatd::mesh::shuffled(m.n_tets(), 5 + case),
+                dgatd::mesh::shuffled(m.nodes.len(), 6 + case),
             ),
         ];
         for (what, to, no) in orders {

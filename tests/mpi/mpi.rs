@@ -7,13 +7,13 @@
 #![cfg(feature = "mpi")]
 
 use crate::common::{cylinder, jittered_box, setup};
+use dgatd::V3;
 use dgatd::backend::cpu::{CpuKernels, CpuStepper};
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
 use dgatd::mesh::Mesh;
 use dgatd::problem::Waveform;
 use dgatd::solver;
-use dgatd::util::V3;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;

@@ -16,7 +16,7 @@
 //! Run: `cargo test --release --features mpi --test mpi mpi_cli::`.
 #![cfg(feature = "mpi")]
 
-use dgatd::util::Rng;
+use dgatd::internal::Rng;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -7,7 +7,7 @@
 //! runs here, so it checks the counts, not the abort).
 
 use crate::common::*;
-use dgatd::ocl::{Arg, ClDevice, Lane, kernels, launch_on};
+use dgatd::backend::opencl::{Arg, ClDevice, Lane, kernels, launch_on};
 
 const SOURCE: &str = "__kernel void bump(__global uint *x, const uint n) {
     const size_t i = get_global_id(0);
@@ -25,7 +25,7 @@ fn hammer(dev: &ClDevice, seed: u64, rounds: usize) -> (Vec<u32>, Vec<u32>, Vec<
         dev.upload(&vec![0u32; len], "a").unwrap(),
         dev.upload(&vec![0u32; len], "b").unwrap(),
     );
-    let mut rng = dgatd::util::Rng::new(seed);
+    let mut rng = dgatd::internal::Rng::new(seed);
     let (mut ea, mut eb) = (vec![0u32; len], vec![0u32; len]);
     for _ in 0..rounds {
         for (buf, expect, lane) in [(&a, &mut ea, Lane::Main), (&b, &mut eb, Lane::Side)] {

@@ -12,11 +12,11 @@
 
 use crate::common;
 use crate::common::{cl_device, cylinder, jittered_box};
-use dgatd::backend::device_assembly;
+
 use dgatd::dga::{Dga, VertexBlocks};
+use dgatd::internal::Rng;
 use dgatd::mesh::{Mesh, Topology};
 use dgatd::problem::Media;
-use dgatd::util::Rng;
 
 /// Largest entry-wise difference relative to the largest entry, per chunk, over all chunks.
 fn worst_rel(a: &[f64], b: &[f64], chunks: impl Iterator<Item = (usize, usize)>) -> f64 {
@@ -82,7 +82,7 @@ fn compare(label: &str, m: &Mesh, mat: &Media, lean: bool) {
     let t = Topology::build(m).unwrap();
     let host = Dga::assemble_with(m, &t, mat, &t.boundary_edge, lean).unwrap();
     let (got, times) =
-        device_assembly::assemble_with(&dev, m, &t, mat, &t.boundary_edge, lean).unwrap();
+        dgatd::backend::assemble_with(&dev, m, &t, mat, &t.boundary_edge, lean).unwrap();
     let tets = |k: usize| (0..m.n_tets()).map(move |n| (k * n, k * n + k));
     let e_mmu_inv = worst_rel(
         got.mmu_inv.as_flattened(),
@@ -136,7 +136,7 @@ fn device_masses_equal_the_host_masses_on_the_coarse_cylinder() {
 }
 
 /// The CSR form's matrix `Δt Meps⁻¹ C̃` with its values computed on the device
-/// (`device_assembly::csr`: the duplicate COO terms of each row summed by `csr_values`)
+/// (`dgatd::backend::assemble_csr`: the duplicate COO terms of each row summed by `csr_values`)
 /// against the host's `build_csr`: the same structure exactly, and the values within the
 /// round-off of the inverse blocks. Each value sums `±Meps⁻¹` entries of one block row, so its
 /// error is bounded by the row's entries' (1e-11 of the block's largest, above) times the
@@ -145,7 +145,7 @@ fn device_masses_equal_the_host_masses_on_the_coarse_cylinder() {
 #[test]
 fn device_csr_values_equal_the_host_csr() {
     let Some(dev) = cl_device() else { return };
-    let k = device_assembly::AssemblyKernels::build(&dev).unwrap();
+    let k = dgatd::backend::AssemblyKernels::build(&dev).unwrap();
     let mut r = Rng::new(0xc5a_11ce);
     let mut cases: Vec<(String, Mesh, Media)> = (0..2)
         .map(|case| random_case(&mut r, 2000 + case, 91 + case))
@@ -157,9 +157,9 @@ fn device_csr_values_equal_the_host_csr() {
         let t = Topology::build(&m).unwrap();
         let host = Dga::assemble_with(&m, &t, &mat, &t.boundary_edge, true).unwrap();
         let dt = 0.37 * r.uniform() + 0.01;
-        let want = dgatd::dga::operators::build_csr(&host, dt);
+        let want = dgatd::dga::build_csr(&host, dt);
         let free: Vec<bool> = t.boundary_edge.iter().map(|&b| !b).collect();
-        let (got, times) = device_assembly::csr(&dev, &k, &m, &t, &mat, &free, dt).unwrap();
+        let (got, times) = dgatd::backend::assemble_csr(&dev, &k, &m, &t, &mat, &free, dt).unwrap();
         assert_eq!(got.shape(), want.shape(), "{label}");
         assert_eq!(
             got.indptr().raw_storage(),
@@ -196,7 +196,7 @@ fn a_degenerate_tet_is_an_error_naming_it() {
     let t = Topology::build(&m).unwrap();
     let mat = Media::vacuum(m.n_tets());
     let host = Dga::assemble_with(&m, &t, &mat, &t.boundary_edge, true);
-    let dev_r = device_assembly::assemble_with(&dev, &m, &t, &mat, &t.boundary_edge, true);
+    let dev_r = dgatd::backend::assemble_with(&dev, &m, &t, &mat, &t.boundary_edge, true);
     let (Err(h), Err(d)) = (host, dev_r) else {
         panic!("a flat tet must be refused by both assemblies");
     };
@@ -206,7 +206,7 @@ fn a_degenerate_tet_is_an_error_naming_it() {
 }
 
 /// Operators assembled on the device and packed there for the stepper
-/// (`device_assembly::resident`, `cl/pack.cl`), never downloaded:
+/// (`dgatd::backend::assemble_resident`, `cl/pack.cl`), never downloaded:
 /// - the packed values equal, bit for bit, the host's packing (`VertexBlocks::pack`, the
 ///   primal's column-major triangle) of the same device assembly downloaded (`masses`): the
 ///   packing kernels move and round values, nothing else;
@@ -218,8 +218,8 @@ fn a_degenerate_tet_is_an_error_naming_it() {
 /// - a layout other than the resident one, and conducting media, are refused by name.
 fn resident_matches_host<T: dgatd::Real>(label: &str, m: &Mesh, mat: &Media, seed: u64) {
     use dgatd::backend::opencl::{BlockVariant, ClStepper, PrimalVariant, Variants};
-    use dgatd::dga::excitation::{Probe, Source};
-    use dgatd::dga::operators::DualForm;
+    use dgatd::dga::DualForm;
+    use dgatd::dga::{Probe, Source};
     use dgatd::problem::Waveform;
     use std::sync::Arc;
     let Some(dev) = cl_device() else { return };
@@ -232,11 +232,12 @@ fn resident_matches_host<T: dgatd::Real>(label: &str, m: &Mesh, mat: &Media, see
     }
     let t = Topology::build(m).unwrap();
     let free: Vec<bool> = t.boundary_edge.iter().map(|&b| !b).collect();
-    let k = device_assembly::AssemblyKernels::build(&dev).unwrap();
-    let pk = device_assembly::PackKernels::build::<T>(&dev).unwrap();
-    let (ops, _) = device_assembly::resident::<T>(&dev, &k, &pk, m, &t, mat, &free).unwrap();
+    let k = dgatd::backend::AssemblyKernels::build(&dev).unwrap();
+    let pk = dgatd::backend::PackKernels::build::<T>(&dev).unwrap();
+    let (ops, _) =
+        dgatd::backend::assemble_resident::<T>(&dev, &k, &pk, m, &t, mat, &free).unwrap();
     // the packing, against the host's of the downloaded assembly: bit for bit
-    let (dl, _) = device_assembly::masses(&dev, &k, m, &t, mat, &free, true).unwrap();
+    let (dl, _) = dgatd::backend::assemble_masses(&dev, &k, m, &t, mat, &free, true).unwrap();
     // columns of the stepper's tet stride, zero at the padding tets
     let (nt, tp) = (m.n_tets(), dgatd::backend::opencl::tet_stride(m.n_tets()));
     assert!(tp >= nt && tp.is_multiple_of(64) && tp < nt + 64);
@@ -341,9 +342,10 @@ fn resident_operators_refuse_conducting_media() {
     mat.sigma = (0..m.n_tets())
         .map(|n| if n % 3 == 0 { 0.01 } else { 0.0 })
         .collect();
-    let k = device_assembly::AssemblyKernels::build(&dev).unwrap();
-    let pk = device_assembly::PackKernels::build::<f64>(&dev).unwrap();
-    let (ops, _) = device_assembly::resident::<f64>(&dev, &k, &pk, &m, &t, &mat, &free).unwrap();
+    let k = dgatd::backend::AssemblyKernels::build(&dev).unwrap();
+    let pk = dgatd::backend::PackKernels::build::<f64>(&dev).unwrap();
+    let (ops, _) =
+        dgatd::backend::assemble_resident::<f64>(&dev, &k, &pk, &m, &t, &mat, &free).unwrap();
     let d = Arc::new(Dga::from_masses(&m, &t, &mat, free, None, ops.layout_only()).unwrap());
     assert!(d.msig.is_some());
     let err = match ClStepper::<f64>::with_resident(dev, d, ops, None, &[]) {
@@ -354,7 +356,7 @@ fn resident_operators_refuse_conducting_media() {
 }
 
 /// The CSR form's matrix built wholly on the device in the stepper's layout
-/// (`device_assembly::resident_csr`, `cl/pack.cl`: row lengths, scan, columns, values):
+/// (`dgatd::backend::assemble_resident_csr`, `cl/pack.cl`: row lengths, scan, columns, values):
 /// - the structure equals the host's `build_csr` exactly (row pointers; columns as the
 ///   stepper's F slots `k·T + n` for the host's `4n + k`);
 /// - the values equal, bit for bit, the host's `build_csr` of the same device assembly
@@ -377,8 +379,8 @@ fn resident_csr_matches_host<T: dgatd::Real>(
 ) {
     use dgatd::backend::Stepper;
     use dgatd::backend::opencl::ClStepper;
-    use dgatd::dga::excitation::Probe;
-    use dgatd::dga::operators::{DualForm, build_csr};
+    use dgatd::dga::Probe;
+    use dgatd::dga::{DualForm, build_csr};
     use dgatd::problem::Waveform;
     use std::sync::Arc;
     let Some(dev) = cl_device() else { return };
@@ -391,9 +393,10 @@ fn resident_csr_matches_host<T: dgatd::Real>(
     }
     let t = Topology::build(m).unwrap();
     let fixed: Vec<bool> = free.iter().map(|&f| !f).collect();
-    let k = device_assembly::AssemblyKernels::build(&dev).unwrap();
-    let pk = device_assembly::PackKernels::build::<T>(&dev).unwrap();
-    let (ops, times) = device_assembly::resident_csr::<T>(&dev, &k, &pk, m, &t, mat, free).unwrap();
+    let k = dgatd::backend::AssemblyKernels::build(&dev).unwrap();
+    let pk = dgatd::backend::PackKernels::build::<T>(&dev).unwrap();
+    let (ops, times) =
+        dgatd::backend::assemble_resident_csr::<T>(&dev, &k, &pk, m, &t, mat, free).unwrap();
     let (ip, ix, dv, nnz) = ops
         .csr
         .as_ref()
@@ -418,7 +421,7 @@ fn resident_csr_matches_host<T: dgatd::Real>(
     let wix: Vec<u32> = want.indices().iter().map(|&c| slot(c)).collect();
     assert_eq!(got_ix, wix, "{label}: columns");
     // bit for bit against the host's sums of the device's own inverse blocks
-    let (dl, _) = device_assembly::masses(&dev, &k, m, &t, mat, free, true).unwrap();
+    let (dl, _) = dgatd::backend::assemble_masses(&dev, &k, m, &t, mat, free, true).unwrap();
     let same = Dga::from_masses(m, &t, mat, free.to_vec(), None, dl).unwrap();
     let exact: Vec<T> = build_csr(&same, 1.0)
         .data()
@@ -524,8 +527,7 @@ fn the_csr_matrix_built_on_the_device_is_the_hosts() {
 /// to 1e-10, and the energy checks to 1e-9 of the largest energy.
 #[test]
 fn resonator_on_device_assembled_operators_equals_the_host_assembly() {
-    use dgatd::solver::config::{Assembly, BackendKind, Config};
-    use dgatd::solver::resonator;
+    use dgatd::solver::{Assembly, BackendKind, Config};
     let Some(_) = cl_device() else { return };
     let mut r = Rng::new(0xa55e);
     let n: Vec<usize> = (0..3).map(|_| 3 + (r.uniform() * 4.0) as usize).collect();
@@ -542,8 +544,8 @@ fn resonator_on_device_assembled_operators_equals_the_host_assembly() {
     ];
     for (mesh, box_mesh) in meshes {
         for (precision, tol) in [
-            (dgatd::real::Precision::F64, 1e-10),
-            (dgatd::real::Precision::F32, 1e-4),
+            (dgatd::Precision::F64, 1e-10),
+            (dgatd::Precision::F32, 1e-4),
         ] {
             let run = |assembly| {
                 let cfg = Config {
@@ -557,7 +559,7 @@ fn resonator_on_device_assembled_operators_equals_the_host_assembly() {
                     energy_checks: 8,
                     ..Default::default()
                 };
-                resonator::run(&cfg, &mut |_, _| {}).unwrap()
+                dgatd::run(&cfg, &mut |_, _| {}).unwrap()
             };
             let (h, d) = (run(Assembly::Host), run(Assembly::Device));
             let label = format!("{mesh}{} {precision:?}", box_mesh.as_deref().unwrap_or(""));
@@ -598,8 +600,8 @@ fn resonator_on_device_assembled_operators_equals_the_host_assembly() {
 #[test]
 fn device_assembly_is_refused_where_the_run_needs_the_host() {
     use dgatd::problem::Material;
-    use dgatd::solver::config::{Assembly, BackendKind, Config};
-    use dgatd::solver::resonator;
+
+    use dgatd::solver::{Assembly, BackendKind, Config};
     let Some(_) = cl_device() else { return };
     let lossy = Config {
         mesh: Some("bundled:coarse".into()),
@@ -618,7 +620,7 @@ fn device_assembly_is_refused_where_the_run_needs_the_host() {
         .into(),
         ..Default::default()
     };
-    let err = |c: &Config| match resonator::run(c, &mut |_, _| {}) {
+    let err = |c: &Config| match dgatd::run(c, &mut |_, _| {}) {
         Ok(_) => panic!("the run went ahead"),
         Err(e) => e.to_string(),
     };
@@ -635,5 +637,5 @@ fn device_assembly_is_refused_where_the_run_needs_the_host() {
         assembly: Assembly::Auto,
         ..lossy
     };
-    assert!(resonator::run(&auto, &mut |_, _| {}).is_ok());
+    assert!(dgatd::run(&auto, &mut |_, _| {}).is_ok());
 }

@@ -17,7 +17,7 @@ use crate::common::{cl_device, jittered_box, k_eigenvalues, random_state, rel_er
 use dgatd::backend::Stepper;
 use dgatd::backend::opencl::ClStepper;
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
 use nalgebra::DMatrix;
 use std::sync::Arc;
 

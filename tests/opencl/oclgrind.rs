@@ -201,14 +201,14 @@ fn builds_use_an_explicit_cl_std_and_keep_their_logs() {
     );
     println!("build log on {}: {:?}", dev.info.name, b.log);
     // The stepper's own build is recorded with its precision options.
-    let mesh = dgatd::mesh::generate::box_mesh([1, 1, 1], [1.0, 1.0, 1.0]);
+    let mesh = dgatd::mesh::box_mesh([1, 1, 1], [1.0, 1.0, 1.0]);
     let topo = dgatd::mesh::Topology::build(&mesh).unwrap();
     let d = dgatd::dga::Dga::assemble(&mesh, &topo, &dgatd::problem::Media::vacuum(mesh.n_tets()))
         .unwrap();
     dgatd::backend::opencl::ClStepper::<f32>::new(
         dev.clone(),
         std::sync::Arc::new(d),
-        dgatd::dga::operators::DualForm::Factored,
+        dgatd::dga::DualForm::Factored,
         None,
         &[],
     )
@@ -234,7 +234,7 @@ fn new_buffers_are_zero() {
         if (n * 8) as u64 > dev.info.max_alloc {
             continue;
         }
-        let mut r = dgatd::util::Rng::new(n as u64);
+        let mut r = dgatd::internal::Rng::new(n as u64);
         let junk: Vec<f64> = (0..n).map(|_| 1.0 + r.uniform()).collect();
         drop(dev.upload(&junk, "junk").unwrap());
         let b = dev.alloc::<f64>(n, "fresh").unwrap();

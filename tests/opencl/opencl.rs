@@ -15,9 +15,9 @@ use dgatd::backend::opencl::{
     BlockVariant, CircVariant, ClDevice, ClStepper, CsrVariant, PrimalVariant, ULayout, Variants,
     list_devices,
 };
-use dgatd::dg::opencl::DgUpdate;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dg::DgUpdate;
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
 use dgatd::problem::Waveform;
 use dgatd::solver;
 use std::sync::Arc;
@@ -241,7 +241,7 @@ fn slot_major_u_steps_like_the_default_layout() {
 /// with `4 t` values, equal to the CPU's one step at a time (1e-12 / 1e-5, this file's
 /// single-kernel bounds).
 fn padding_stays_zero<T: dgatd::Real>(dev: &Arc<ClDevice>) {
-    let mut r = dgatd::util::Rng::new(0x9ad);
+    let mut r = dgatd::internal::Rng::new(0x9ad);
     let mut pick = |lo: u64, k: u64| (lo + r.next_u64() % k) as usize;
     let n = loop {
         let n = [pick(3, 4), pick(3, 4), pick(2, 3)];
@@ -333,7 +333,7 @@ fn padding_stays_zero<T: dgatd::Real>(dev: &Arc<ClDevice>) {
 /// on half the tets (half-edge U), whose primal update carries the loss factors. The state is
 /// left as it was.
 fn device_energy_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
-    let mut r = dgatd::util::Rng::new(0xe7e);
+    let mut r = dgatd::internal::Rng::new(0xe7e);
     let mut pick = |lo: u64, k: u64| (lo + r.next_u64() % k) as usize;
     let n = [pick(3, 3), pick(3, 3), pick(2, 3)];
     let (m, t, d, mut mat) = setup(jittered_box(n, 77, 0.25), Some(23));
@@ -361,7 +361,7 @@ fn energy_case<T: dgatd::Real>(
     m: &dgatd::Mesh,
     t: &dgatd::mesh::Topology,
     d: Arc<dgatd::dga::Dga>,
-    r: &mut dgatd::util::Rng,
+    r: &mut dgatd::internal::Rng,
 ) {
     let mag = d.mag.is_some();
     let (m, t) = (m, t);
@@ -430,8 +430,8 @@ fn padding_tets_stay_zero_and_out_of_the_state() {
 /// returns the stepper to the half-edge layout with the state intact: another dual
 /// variant, and a state with a nonzero value on a PEC half-edge; the CSR dual is refused.
 fn slot_major_layout_agrees<T: dgatd::Real>(dev: &Arc<ClDevice>) {
+    use dgatd::C64;
     use dgatd::backend::opencl::ULayout;
-    use dgatd::util::C64;
     let cases = [
         (
             jittered_box([5, 3, 4], 47, 0.25),
@@ -775,18 +775,18 @@ fn too_small_devices_are_refused_with_figures() {
 #[test]
 fn dg_runs_match_the_cpu() {
     use dgatd::backend::Stepper;
-    use dgatd::dg::cpu::{DgCpuStepper, DgProbe, DgSource};
-    use dgatd::dg::opencl::DgClStepper;
+    use dgatd::dg::DgClStepper;
+    use dgatd::dg::{DgCpuStepper, DgProbe, DgSource};
     use dgatd::dg::{DgOperator, Flux};
     let Some(dev) = cl_device() else { return };
     let m = jittered_box([2, 2, 2], 11, 0.2);
     let k = m.n_tets();
-    let mut rng = dgatd::util::Rng::new(5);
+    let mut rng = dgatd::internal::Rng::new(5);
     let eps: Vec<f64> = (0..k).map(|_| 1.0 + rng.uniform()).collect();
     let mu: Vec<f64> = (0..k).map(|_| 1.0 + 0.5 * rng.uniform()).collect();
     for (order, flux) in [(1, Flux::Upwind), (3, Flux::Central), (3, Flux::Upwind)] {
         let op = Arc::new(DgOperator::new(&m, order, flux, &eps, &mu).unwrap());
-        let (dt, _) = dgatd::dg::cpu::time_step(&op, 0.9);
+        let (dt, _) = dgatd::dg::time_step(&op, 0.9);
         let src = DgSource {
             tet: 5,
             dir: [0.3, -0.2, 0.9],
@@ -847,11 +847,11 @@ fn dg_runs_match_the_cpu() {
 #[test]
 fn dg_blocked_update_matches_the_node_update() {
     use dgatd::backend::Stepper;
-    use dgatd::dg::cpu::DgSource;
-    use dgatd::dg::opencl::DgClStepper;
+    use dgatd::dg::DgClStepper;
+    use dgatd::dg::DgSource;
     use dgatd::dg::{DgOperator, Flux};
     let Some(dev) = cl_device() else { return };
-    let mut rng = dgatd::util::Rng::new(77);
+    let mut rng = dgatd::internal::Rng::new(77);
     let n = [3, 3, 1 + 2 * (rng.uniform() < 0.5) as usize];
     let full = jittered_box(n, 19, 0.25);
     // every form but the node kernel, the reference
@@ -940,9 +940,9 @@ fn dg_blocked_update_matches_the_node_update() {
 #[test]
 fn dg_device_spectral_radius_matches_the_cpu() {
     use dgatd::backend::Stepper;
-    use dgatd::dg::cpu::{RHO_ITERS, RHO_SEED, spectral_radius};
-    use dgatd::dg::opencl::DgClStepper;
+    use dgatd::dg::DgClStepper;
     use dgatd::dg::{DgOperator, Flux};
+    use dgatd::dg::{RHO_ITERS, RHO_SEED, spectral_radius};
     let Some(dev) = cl_device() else { return };
     if !dev.info.fp64 {
         eprintln!("SKIPPED: no fp64");
@@ -950,7 +950,7 @@ fn dg_device_spectral_radius_matches_the_cpu() {
     }
     let m = jittered_box([2, 2, 2], 3, 0.2);
     let k = m.n_tets();
-    let mut rng = dgatd::util::Rng::new(8);
+    let mut rng = dgatd::internal::Rng::new(8);
     let eps: Vec<f64> = (0..k).map(|_| 1.0 + rng.uniform()).collect();
     let op = Arc::new(DgOperator::new(&m, 2, Flux::Upwind, &eps, &vec![1.0; k]).unwrap());
     let host = spectral_radius(&op, RHO_ITERS, RHO_SEED);

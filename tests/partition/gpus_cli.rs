@@ -14,7 +14,7 @@
 //! Skips loudly without an OpenCL device unless `DGATD_REQUIRE_OPENCL=1`.
 #![cfg(feature = "partition")]
 
-use dgatd::util::Rng;
+use dgatd::internal::Rng;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -7,19 +7,19 @@
 #![allow(clippy::needless_range_loop)]
 
 use crate::common::{cylinder, jittered_box, setup};
+use dgatd::V3;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{CpuKernels, CpuStepper};
 use dgatd::dga::Dga;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
 use dgatd::mesh::{Mesh, Topology};
-use dgatd::partition::part::PartBuilder;
+use dgatd::partition::PartBuilder;
 use dgatd::partition::{
-    Comm, HaloLists, LocalComm, Part, PartStepper, Partition, Scheme, Stats, distribute, stepper,
+    Comm, HaloLists, LocalComm, Part, PartStepper, Partition, Scheme, Stats, distribute,
 };
 use dgatd::problem::{Media, Waveform};
 use dgatd::solver::{self, Record};
-use dgatd::util::V3;
 use std::sync::Arc;
 
 fn parts_of(mesh: &Mesh, topo: &Topology, mat: &Media, np: usize) -> (Partition, Vec<Part>) {
@@ -284,7 +284,7 @@ fn run_parts(c: &Case, parts: &[Part], dt: f64, steps: usize) -> Vec<RankOut> {
     LocalComm::run(np, |comm| {
         let part = Arc::new(parts[comm.rank()].clone());
         let dga = Arc::new(part.assemble().unwrap());
-        let rho = stepper::spectral_radius(&comm, &part, &dga, 60, 0x5eed).unwrap();
+        let rho = dgatd::partition::spectral_radius(&comm, &part, &dga, 60, 0x5eed).unwrap();
         let mut s =
             PartStepper::<f64, _>::new(comm, part, dga, dt, Some((&src, wave)), &probes).unwrap();
         let rec = solver::run(
@@ -480,7 +480,7 @@ fn gathered_state_resumes_bit_for_bit_with_the_same_ranks() {
     let out = LocalComm::run(3, |comm| {
         let part = Arc::new(parts[comm.rank()].clone());
         let dga = Arc::new(part.assemble().unwrap());
-        let (dt, _) = stepper::time_step(&comm, &part, &dga, 0.9).unwrap();
+        let (dt, _) = dgatd::partition::time_step(&comm, &part, &dga, 0.9).unwrap();
         let make = |c: LocalComm| {
             PartStepper::<f64, _>::new(
                 c,
@@ -533,8 +533,8 @@ fn partitioned_run_with_pmc_walls_equals_single_process_run() {
 #[test]
 fn a_source_ball_is_refused_on_several_ranks() {
     use dgatd::Plan;
-    use dgatd::solver::partitioned::run_partitioned;
-    use dgatd::solver::resonator::RunOptions;
+    use dgatd::solver::RunOptions;
+    use dgatd::solver::run_partitioned;
     let cfg = dgatd::Config {
         box_mesh: Some("2,2,2".parse().unwrap()),
         source_radius: 0.3,

@@ -14,20 +14,18 @@
 #![cfg(feature = "partition")]
 
 use crate::common::{cylinder, jittered_box, rel_err, setup};
+use dgatd::V3;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{CpuKernels, CpuStepper};
 use dgatd::backend::opencl::{ClDevice, ClStepper, DeviceInfo, select_device};
 use dgatd::dga::Dga;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
 use dgatd::mesh::{Mesh, Topology};
-use dgatd::partition::part::PartBuilder;
-use dgatd::partition::{
-    ClPartStepper, Comm, HaloLists, LocalComm, Part, PartStepper, Partition, stepper,
-};
+use dgatd::partition::PartBuilder;
+use dgatd::partition::{ClPartStepper, Comm, HaloLists, LocalComm, Part, PartStepper, Partition};
 use dgatd::problem::{Media, Waveform};
 use dgatd::solver::{self, Record};
-use dgatd::util::V3;
 use dgatd::{Precision, Real};
 use std::sync::Arc;
 
@@ -404,7 +402,7 @@ fn a_device_rank_with_no_tetrahedra_takes_part() {
     let rho_cpu = LocalComm::run(3, |comm| {
         let part = Arc::new(parts[comm.rank()].clone());
         let dga = part.assemble().unwrap();
-        stepper::spectral_radius(&comm, &part, &dga, 60, 0x5eed).unwrap()
+        dgatd::partition::spectral_radius(&comm, &part, &dga, 60, 0x5eed).unwrap()
     });
     let rho = solver::spectral_radius(&c.dga, 60, 0x5eed);
     assert!(((rho_cpu[0] - rho) / rho).abs() < 1e-10);

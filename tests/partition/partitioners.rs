@@ -8,7 +8,7 @@
 //! that test says so and passes, unless `DGATD_REQUIRE_GMSH=1`.
 #![cfg(feature = "partition")]
 
-use dgatd::mesh::{Mesh, Topology, generate::box_mesh};
+use dgatd::mesh::{Mesh, Topology, box_mesh};
 use dgatd::partition::{HaloLists, LocalComm, Partition, Scheme, Stats};
 use std::collections::VecDeque;
 
@@ -38,7 +38,7 @@ fn components(topo: &Topology, p: &Partition) -> Vec<usize> {
     let t = p.tet_part.len();
     let mut nbr = vec![Vec::new(); t];
     for ft in &topo.face_tets {
-        if ft[1] != dgatd::mesh::topology::NONE {
+        if ft[1] != dgatd::mesh::NONE {
             nbr[ft[0] as usize].push(ft[1]);
             nbr[ft[1] as usize].push(ft[0]);
         }
@@ -156,7 +156,7 @@ gmsh.finalize()
         eprintln!("SKIPPED: no Gmsh Python module (/usr/bin/python3 -c 'import gmsh'): {why}");
         return None;
     }
-    let m = dgatd::mesh::gmsh::read(&out).expect("Gmsh's mesh reads");
+    let m = dgatd::mesh::read_gmsh(&out).expect("Gmsh's mesh reads");
     let _ = std::fs::remove_file(&out);
     Some(m)
 }
@@ -204,13 +204,13 @@ fn rcb_halo_on_an_unstructured_mesh_is_within_a_factor_of_metis() {
 /// run's to round-off (and `partitioner` round-trips through `run.toml`'s configuration).
 #[test]
 fn a_partitioned_run_with_rcb_equals_the_one_process_run() {
-    use dgatd::solver::config::Partitioner;
-    use dgatd::solver::partitioned::run_partitioned;
-    use dgatd::solver::resonator::RunOptions;
+    use dgatd::solver::Partitioner;
+    use dgatd::solver::RunOptions;
+    use dgatd::solver::run_partitioned;
     let base = dgatd::Config {
         box_mesh: Some("6,5,4:1,0.8,0.6".parse().unwrap()),
         steps: Some(300),
-        backend: dgatd::solver::config::BackendKind::Cpu,
+        backend: dgatd::solver::BackendKind::Cpu,
         source: Some([0.37, 0.41, 0.29]),
         probe: vec![[0.71, 0.23, 0.44], [0.18, 0.66, 0.27]],
         ..dgatd::Config::default()

@@ -4,7 +4,7 @@
 //! a clean error or run; it must never panic, and every case must end within a liveness
 //! limit (a hang is a failure too).
 
-use dgatd::solver::config::{Config, Origin};
+use dgatd::solver::{Config, Origin};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
 use std::time::Duration;
@@ -96,7 +96,7 @@ fn run_case(text: String, limit: Duration) -> Option<Result<bool, String>> {
             };
             match Config::parse(&origin) {
                 Err(_) => false,
-                Ok(cfg) => dgatd::solver::resonator::run(&cfg, &mut |_, _| {}).is_ok(),
+                Ok(cfg) => dgatd::run(&cfg, &mut |_, _| {}).is_ok(),
             }
         })
         .map_err(|e| {

@@ -7,12 +7,11 @@ use crate::common::*;
 use dgatd::Error;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
-use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::solver::checkpoint::Checkpoint;
-use dgatd::solver::config::{BackendKind, Config};
-use dgatd::solver::plan::Plan;
-use dgatd::solver::resonator::{self, RunOptions};
-use dgatd::solver::{self, RunControl};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::solver::Checkpoint;
+use dgatd::solver::Plan;
+use dgatd::solver::{self, RunControl, RunOptions};
+use dgatd::solver::{BackendKind, Config};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -54,14 +53,14 @@ fn bits(v: &[f64]) -> Vec<u64> {
 #[test]
 fn device_failure_keeps_the_data_and_resume_is_bit_identical() {
     let steps = 3000;
-    let full = resonator::run(&cfg(steps), &mut |_, _| {}).unwrap();
+    let full = dgatd::run(&cfg(steps), &mut |_, _| {}).unwrap();
     let dir = tmp("fault");
     let mut opts = RunOptions {
         out: Some(dir.clone()),
         fault_at_step: Some(1700),
         ..Default::default()
     };
-    let err = match resonator::run_with(&plan(&cfg(steps), 500), &mut opts, &mut |_, _| {}) {
+    let err = match solver::run_with(&plan(&cfg(steps), 500), &mut opts, &mut |_, _| {}) {
         Err(e) => e,
         Ok(_) => panic!("the injected fault did not stop the run"),
     };
@@ -93,11 +92,11 @@ fn device_failure_keeps_the_data_and_resume_is_bit_identical() {
         resume: Some(ck),
         ..Default::default()
     };
-    let resumed = resonator::run_with(&plan(&cfg(steps), 0), &mut opts, &mut |_, _| {}).unwrap();
+    let resumed = solver::run_with(&plan(&cfg(steps), 0), &mut opts, &mut |_, _| {}).unwrap();
     assert_eq!(resumed.record.steps, steps);
     assert_eq!(bits(&resumed.record.samples), bits(&full.record.samples));
     assert_eq!(resumed.record.energy, full.record.energy);
-    let f = |r: &resonator::ResonatorResult| r.peaks().iter().map(|p| p.f_hz).collect::<Vec<_>>();
+    let f = |r: &solver::ResonatorResult| r.peaks().iter().map(|p| p.f_hz).collect::<Vec<_>>();
     assert!(!full.peaks().is_empty());
     assert_eq!(bits(&f(&resumed)), bits(&f(&full)));
     std::fs::remove_dir_all(&dir).ok();
@@ -113,7 +112,7 @@ fn foreign_or_corrupt_checkpoints_are_refused() {
         fault_at_step: Some(150),
         ..Default::default()
     };
-    assert!(resonator::run_with(&plan(&cfg(400), 100), &mut opts, &mut |_, _| {}).is_err());
+    assert!(solver::run_with(&plan(&cfg(400), 100), &mut opts, &mut |_, _| {}).is_err());
     let ck = Checkpoint::read(&dir).unwrap();
     assert_eq!(ck.done, 100);
     let other = Config {
@@ -125,7 +124,7 @@ fn foreign_or_corrupt_checkpoints_are_refused() {
         resume: Some(ck),
         ..Default::default()
     };
-    let e = resonator::run_with(&plan(&other, 0), &mut opts, &mut |_, _| {})
+    let e = solver::run_with(&plan(&other, 0), &mut opts, &mut |_, _| {})
         .err()
         .expect("a foreign checkpoint must be refused")
         .to_string();
@@ -152,9 +151,8 @@ fn blow_up_stops_with_the_step_and_keeps_the_samples() {
     let (dt, _) = solver::time_step(&d, 1.0).unwrap();
     let dt = 1.3 * dt; // beyond the limit
     let w = dgatd::problem::Waveform::gaussian_derivative(150e6);
-    let src =
-        dgatd::dga::excitation::Source::new(&m, &t, &d, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
-    let probes = vec![dgatd::dga::excitation::Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap()];
+    let src = dgatd::dga::Source::new(&m, &t, &d, [0.6, 0.3, 0.24], [0.0, 0.0, 1.0]).unwrap();
+    let probes = vec![dgatd::dga::Probe::new(&m, &t, [-0.3, 0.5, 0.2]).unwrap()];
     let ops = Arc::new(Operators::<f64>::new(&d, dt, false));
     let mut s =
         CpuStepper::new(d.clone(), ops, DualForm::Factored, Some((&src, w)), probes).unwrap();
@@ -401,14 +399,14 @@ fn device_pipeline_resumes_bit_identical() {
         precision: dgatd::Precision::F32,
         ..cfg(1200)
     };
-    let full = resonator::run(&c, &mut |_, _| {}).unwrap();
+    let full = dgatd::run(&c, &mut |_, _| {}).unwrap();
     let dir = tmp("device");
     let mut opts = RunOptions {
         out: Some(dir.clone()),
         fault_at_step: Some(700),
         ..Default::default()
     };
-    assert!(resonator::run_with(&plan(&c, 300), &mut opts, &mut |_, _| {}).is_err());
+    assert!(solver::run_with(&plan(&c, 300), &mut opts, &mut |_, _| {}).is_err());
     let ck = Checkpoint::read(&dir).unwrap();
     assert_eq!(ck.done, 600);
     let mut opts = RunOptions {
@@ -416,7 +414,7 @@ fn device_pipeline_resumes_bit_identical() {
         resume: Some(ck),
         ..Default::default()
     };
-    let resumed = resonator::run_with(&plan(&c, 0), &mut opts, &mut |_, _| {}).unwrap();
+    let resumed = solver::run_with(&plan(&c, 0), &mut opts, &mut |_, _| {}).unwrap();
     assert!(full.record.samples.iter().any(|&x| x != 0.0));
     assert_eq!(bits(&resumed.record.samples), bits(&full.record.samples));
     std::fs::remove_dir_all(&dir).ok();

@@ -2,10 +2,10 @@
 //! key covers elements or is refused naming it, and meshes of any scale are judged by
 //! their shape, not by the size of their numbers.
 
-use dgatd::mesh::generate::box_mesh;
+use dgatd::mesh::box_mesh;
 use dgatd::mesh::{Mesh, PhysicalName, Topology};
-use dgatd::problem::coverage::{group_summary, materials, walls};
 use dgatd::problem::{Boundary, BoundaryKind, Material};
+use dgatd::problem::{group_summary, material_coverage as materials, wall_coverage as walls};
 use std::collections::BTreeMap;
 
 fn boundary(key: &str, kind: BoundaryKind) -> BTreeMap<String, Boundary> {
@@ -216,8 +216,8 @@ fn a_tiny_mesh_is_not_called_folded() {
         let tiny = Mesh::from_raw("tiny.msh", nodes, raw, vec![], vec![]).unwrap();
         assert_eq!(tiny.reoriented, tiny.n_tets(), "scale {s}");
         let t = Topology::build(&tiny).unwrap();
-        dgatd::mesh::check::check(&tiny, &t).unwrap_or_else(|e| panic!("scale {s}: {e}"));
-        let e = dgatd::solver::limits::check_mesh_scale(&tiny)
+        dgatd::mesh::check(&tiny, &t).unwrap_or_else(|e| panic!("scale {s}: {e}"));
+        let e = dgatd::solver::check_mesh_scale(&tiny)
             .unwrap_err()
             .to_string();
         assert!(

@@ -3,8 +3,7 @@
 //! physics they must give (a homogeneous fill scales the discrete spectrum exactly; PMC
 //! walls give the analytic PMC-box modes at second order).
 
-use dgatd::solver::config::{BackendKind, Config};
-use dgatd::solver::resonator;
+use dgatd::solver::{BackendKind, Config};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -177,7 +176,7 @@ fn configuration_errors_name_file_line_and_key() {
     std::fs::remove_dir_all(&d).ok();
 }
 
-fn corrected(r: &resonator::ResonatorResult) -> Vec<f64> {
+fn corrected(r: &dgatd::solver::ResonatorResult) -> Vec<f64> {
     let mut v: Vec<f64> = r.peaks().iter().map(|p| r.corrected(p)).collect();
     v.sort_by(f64::total_cmp);
     v
@@ -190,13 +189,13 @@ fn corrected(r: &resonator::ResonatorResult) -> Vec<f64> {
 #[test]
 fn a_homogeneous_fill_halves_every_frequency() {
     let base = coarse_cpu_3000();
-    let vac = resonator::run(&base, &mut |_, _| {}).unwrap();
+    let vac = dgatd::run(&base, &mut |_, _| {}).unwrap();
     let mut filled = base.clone();
     filled.f_peak = Some(0.75e8);
     filled
         .materials
         .insert("vacuum".into(), dgatd::problem::Material::new(4.0, 1.0));
-    let fil = resonator::run(&filled, &mut |_, _| {}).unwrap();
+    let fil = dgatd::run(&filled, &mut |_, _| {}).unwrap();
     assert_eq!(fil.dt_s, 2.0 * vac.dt_s, "the time step doubles exactly");
     assert_lines_scale(&corrected(&vac), &corrected(&fil), 2.0);
 }
@@ -306,7 +305,7 @@ fn pmc_walls_give_the_pmc_box_modes_at_second_order() {
                 dgatd::problem::Boundary::of(dgatd::problem::BoundaryKind::Pmc),
             );
         }
-        let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();
+        let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
         let got = corrected(&r);
         let mut worst = 0.0f64;
         for &f0 in lowest {
@@ -341,13 +340,13 @@ fn pmc_walls_give_the_pmc_box_modes_at_second_order() {
 #[test]
 fn a_morton_ordered_mesh_gives_the_same_resonances() {
     let base = coarse_cpu_3000();
-    let file = resonator::run(&base, &mut |_, _| {}).unwrap();
+    let file = dgatd::run(&base, &mut |_, _| {}).unwrap();
     let mut morton = base.clone();
-    morton.mesh_order = dgatd::mesh::order::MeshOrder::Morton;
+    morton.mesh_order = dgatd::mesh::MeshOrder::Morton;
     morton.dt = Some(file.dt_s);
     let text = toml::to_string(&morton).unwrap();
     assert!(text.contains("mesh_order = \"morton\""), "{text}");
     assert!(!toml::to_string(&base).unwrap().contains("mesh_order"));
-    let mo = resonator::run(&morton, &mut |_, _| {}).unwrap();
+    let mo = dgatd::run(&morton, &mut |_, _| {}).unwrap();
     assert_lines_scale(&corrected(&file), &corrected(&mo), 1.0);
 }

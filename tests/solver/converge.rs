@@ -6,10 +6,10 @@
 //! TM020 −4.6e-3 → +2.1e-4; asserted: 4× closer), and the command writes
 //! `convergence.csv` and the new `modes.csv` columns.
 
-use dgatd::solver::config::{BackendKind, Config};
-use dgatd::solver::converge::ladder;
-use dgatd::solver::plan::Plan;
-use dgatd::solver::resonator::RunOptions;
+use dgatd::solver::Plan;
+use dgatd::solver::RunOptions;
+use dgatd::solver::ladder;
+use dgatd::solver::{BackendKind, Config};
 use std::process::Command;
 
 #[test]

@@ -11,15 +11,15 @@
 //!   (the spatial operator is the vacuum one scaled, so the errors agree to 1e-6).
 
 use dgatd::C0;
+use dgatd::internal::Rng;
 use dgatd::problem::Material;
-use dgatd::solver::config::{BackendKind, Config};
-use dgatd::solver::defaults::{BAND_PEAKS, RECORD_PERIODS};
-use dgatd::solver::resonator::{self, ResonatorResult};
-use dgatd::util::Rng;
+use dgatd::solver::ResonatorResult;
+use dgatd::solver::{BAND_PEAKS, RECORD_PERIODS};
+use dgatd::solver::{BackendKind, Config};
 
 fn run(cfg: Config) -> ResonatorResult {
     let what = format!("{:?} {:?}", cfg.mesh, cfg.box_mesh);
-    resonator::run(&cfg, &mut |_, _| {}).unwrap_or_else(|e| panic!("{what}: {e}"))
+    dgatd::run(&cfg, &mut |_, _| {}).unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
 fn cpu() -> Config {

@@ -13,7 +13,7 @@
 //! it than the raw frequency.
 
 use crate::common::*;
-use dgatd::util::{C64, Rng};
+use dgatd::internal::{C64, Rng};
 use std::f64::consts::TAU;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dgatd");

@@ -2,8 +2,8 @@
 //! the four resonances of the seed paper, and second-order spatial convergence.
 #![allow(clippy::needless_range_loop)]
 
-use dgatd::solver::config::{BackendKind, Config};
-use dgatd::solver::resonator::{self, ResonatorResult};
+use dgatd::solver::ResonatorResult;
+use dgatd::solver::{BackendKind, Config};
 
 fn run(mesh: &str, time_s: f64) -> ResonatorResult {
     let cfg = Config {
@@ -12,7 +12,7 @@ fn run(mesh: &str, time_s: f64) -> ResonatorResult {
         backend: BackendKind::Cpu,
         ..Default::default()
     };
-    resonator::run(&cfg, &mut |_, _| {}).unwrap()
+    dgatd::run(&cfg, &mut |_, _| {}).unwrap()
 }
 
 fn error_of(r: &ResonatorResult, mode: &str) -> f64 {

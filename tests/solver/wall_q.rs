@@ -13,9 +13,9 @@
 
 use dgatd::Precision;
 use dgatd::problem::{Boundary, BoundaryKind};
-use dgatd::solver::config::{BackendKind, Config};
-use dgatd::solver::resonator::{self, ResonatorResult};
-use dgatd::spectrum::analytic::cylinder_wall_q;
+use dgatd::solver::ResonatorResult;
+use dgatd::solver::{BackendKind, Config};
+use dgatd::spectrum::cylinder_wall_q;
 
 const COPPER: f64 = 5.8e7;
 
@@ -30,7 +30,7 @@ fn run(mesh: &str, backend: BackendKind, precision: Precision) -> ResonatorResul
     // the bundled meshes name their whole wall "pec"
     cfg.boundaries
         .insert("pec".into(), Boundary::conductor(COPPER, 1.0));
-    resonator::run(&cfg, &mut |_, _| {}).unwrap()
+    dgatd::run(&cfg, &mut |_, _| {}).unwrap()
 }
 
 /// `(mode, Q_wall, analytic)` of the labelled modes with a wall Q.
@@ -134,7 +134,7 @@ fn device_transforms_give_the_cpu_wall_q() {
 }
 
 fn err(cfg: &Config) -> String {
-    match resonator::run(cfg, &mut |_, _| {}) {
+    match dgatd::run(cfg, &mut |_, _| {}) {
         Ok(_) => panic!("the run was accepted"),
         Err(e) => e.to_string(),
     }

@@ -3,15 +3,15 @@
 //! the coarse cylinder a short run separates all four resonances of the seed paper.
 
 use crate::common::*;
+use dgatd::C64;
 use dgatd::backend::cpu::CpuStepper;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
 use dgatd::problem::Waveform;
 use dgatd::solver;
-use dgatd::solver::config::{BackendKind, Config, Extract};
-use dgatd::solver::resonator;
-use dgatd::spectrum::{harminv, leapfrog_correction};
-use dgatd::util::C64;
+
+use dgatd::solver::{BackendKind, Config, Extract};
+use dgatd::spectrum::leapfrog_correction;
 use dgatd::{C0, backend::Stepper};
 use std::sync::Arc;
 use std::sync::OnceLock;
@@ -42,17 +42,17 @@ fn corrected_frequencies_equal_the_eigenvalues_of_k() {
     let _ = s.energy();
     let start = (w.end() / dt).ceil() as usize;
     let fmax = 1.02 * fk[10];
-    let per: Vec<Vec<harminv::HMode>> = (0..2)
+    let per: Vec<Vec<dgatd::spectrum::HMode>> = (0..2)
         .flat_map(|p| (0..3).map(move |c| (p, c)))
         .map(|(p, c)| {
-            harminv::harminv(
+            dgatd::spectrum::harminv(
                 &rec.series(p, c)[start..],
                 dt_s,
-                &harminv::Params::band(0.5 * fk[0], fmax),
+                &dgatd::spectrum::HarminvParams::band(0.5 * fk[0], fmax),
             )
         })
         .collect();
-    let modes = harminv::cluster(&per, 1e-6, 1e4, (steps - start) as f64 * dt_s);
+    let modes = dgatd::spectrum::cluster_harminv(&per, 1e-6, 1e4, (steps - start) as f64 * dt_s);
     // Every resonance the time domain finds is an eigenvalue of K, to 1e-5 after the
     // leapfrog correction (observed: ~1e-13); and several are found. A line is found when
     // at least two of the six signals carry it: harminv also returns, in single signals,
@@ -80,8 +80,8 @@ fn corrected_frequencies_equal_the_eigenvalues_of_k() {
 }
 
 /// The 3000-step coarse-cylinder run two tests inspect, computed once.
-fn coarse_3000() -> &'static resonator::ResonatorResult {
-    static RUN: OnceLock<resonator::ResonatorResult> = OnceLock::new();
+fn coarse_3000() -> &'static dgatd::solver::ResonatorResult {
+    static RUN: OnceLock<dgatd::solver::ResonatorResult> = OnceLock::new();
     RUN.get_or_init(|| {
         let cfg = Config {
             mesh: Some("bundled:coarse".into()),
@@ -90,7 +90,7 @@ fn coarse_3000() -> &'static resonator::ResonatorResult {
             backend: BackendKind::Cpu,
             ..Default::default()
         };
-        resonator::run(&cfg, &mut |_, _| {}).unwrap()
+        dgatd::run(&cfg, &mut |_, _| {}).unwrap()
     })
 }
 
@@ -146,16 +146,16 @@ fn tm010_mode_shape_is_the_bessel_profile() {
         .unwrap(),
     );
     let dt = r.dt_s * C0;
-    let ops = Arc::new(dgatd::dga::operators::Operators::<f64>::new(&d, dt, false));
+    let ops = Arc::new(dgatd::dga::Operators::<f64>::new(&d, dt, false));
     let mut stepper = dgatd::backend::cpu::CpuStepper::new(
         d.clone(),
         ops,
-        dgatd::dga::operators::DualForm::Factored,
+        dgatd::dga::DualForm::Factored,
         Some((&r.source, r.waveform)),
         vec![],
     )
     .unwrap();
-    let shapes = dgatd::solver::modeshape::mode_shapes(
+    let shapes = dgatd::solver::mode_shapes(
         &mut stepper,
         &r.mesh,
         &topo,
@@ -167,7 +167,7 @@ fn tm010_mode_shape_is_the_bessel_profile() {
     )
     .unwrap();
     let cell = &shapes[0].cell;
-    let chi01 = dgatd::spectrum::analytic::bessel_zero(0, 1);
+    let chi01 = dgatd::spectrum::bessel_zero(0, 1);
     let (mut num, mut da, mut db, mut transverse, mut total) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for (n, e) in cell.iter().enumerate() {
         let x = r.mesh.tet_x(n);
@@ -175,7 +175,7 @@ fn tm010_mode_shape_is_the_bessel_profile() {
             .map(|c| 0.25 * (x[0][c] + x[1][c] + x[2][c] + x[3][c]))
             .collect();
         let rho = (b[0] * b[0] + b[1] * b[1]).sqrt();
-        let a = dgatd::spectrum::analytic::bessel_j(0, chi01 * rho);
+        let a = dgatd::spectrum::bessel_j(0, chi01 * rho);
         let ez = e[2].re;
         num += a * ez;
         da += a * a;
@@ -205,7 +205,7 @@ fn tm010_mode_shape_is_the_bessel_profile() {
             .map(|k| (hx[0][k] + hx[1][k] + hx[2][k] + hx[3][k]) * 0.25)
             .collect();
         let hphi = h[1] * c - h[0] * s;
-        let a = dgatd::spectrum::analytic::bessel_j(1, chi01 * rho);
+        let a = dgatd::spectrum::bessel_j(1, chi01 * rho);
         num += hphi * a;
         da += a * a;
         db += hphi.norm_sqr();
@@ -228,11 +228,11 @@ fn pec_sphere_resonances_match_spherical_bessel_zeros() {
         backend: BackendKind::Cpu,
         ..Default::default()
     };
-    let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();
+    let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
     assert!(
         matches!(
             r.analysis.cavity,
-            Some(dgatd::spectrum::analytic::Cavity::Sphere { .. })
+            Some(dgatd::spectrum::Cavity::Sphere { .. })
         ),
         "sphere not recognised"
     );

@@ -11,10 +11,10 @@
 //! - degenerate runs (`--cfl 1e-300 --steps 100`, `--box 2,2,2`) return (no hang, no
 //!   `invalid fmax`).
 
-use dgatd::solver::config::{BackendKind, Config};
-use dgatd::solver::resonator::{self, ResonatorResult};
-use dgatd::spectrum::extract::{self, Settings};
-use dgatd::util::Rng;
+use dgatd::internal::Rng;
+use dgatd::solver::ResonatorResult;
+use dgatd::solver::{BackendKind, Config};
+use dgatd::spectrum::{self, ExtractSettings as Settings};
 use std::sync::OnceLock;
 
 fn coarse(steps: u64, fmax: Option<f64>, min_q: Option<f64>) -> ResonatorResult {
@@ -26,7 +26,7 @@ fn coarse(steps: u64, fmax: Option<f64>, min_q: Option<f64>) -> ResonatorResult 
         min_q,
         ..Default::default()
     };
-    resonator::run(&cfg, &mut |_, _| {}).unwrap()
+    dgatd::run(&cfg, &mut |_, _| {}).unwrap()
 }
 
 fn long() -> &'static ResonatorResult {
@@ -169,8 +169,8 @@ fn a_perturbation_at_1e_14_gives_the_same_list() {
         .map(|x| x.iter().map(|v| v + 1e-14 * top * rng.sym()).collect())
         .collect();
     let s = Settings::band(0.05 * r.waveform.f_peak_hz(), r.fmax_hz);
-    let a = extract::resonances(&signals, r.dt_s, &s).unwrap();
-    let b = extract::resonances(&perturbed, r.dt_s, &s).unwrap();
+    let a = spectrum::resonances(&signals, r.dt_s, &s).unwrap();
+    let b = spectrum::resonances(&perturbed, r.dt_s, &s).unwrap();
     // The pipeline's list is the same extraction.
     assert_eq!(a.len(), r.peaks().len());
     assert_eq!(a.len(), b.len(), "{a:?}\n{b:?}");
@@ -224,7 +224,7 @@ fn degenerate_runs_return() {
         backend: BackendKind::Cpu,
         ..Default::default()
     };
-    let r = resonator::run(&cfg, &mut |_, _| {}).unwrap();
+    let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
     assert!(r.fmax_hz < 0.5 / r.dt_s);
     assert!(
         r.notices.iter().any(|n| n.contains("fmax")),
@@ -239,7 +239,7 @@ fn degenerate_runs_return() {
         ..Default::default()
     };
     // A typed error or a run without lines; either way it returns.
-    if let Ok(r) = resonator::run(&cfg, &mut |_, _| {}) {
+    if let Ok(r) = dgatd::run(&cfg, &mut |_, _| {}) {
         assert!(r.peaks().len() <= 3, "{}", report(&r));
     }
 }

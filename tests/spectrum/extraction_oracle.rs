@@ -16,13 +16,13 @@
 //! `DGATD_REQUIRE_HARMINV=1`.
 
 use crate::oracle::*;
-use dgatd::spectrum::extract::{self, Settings};
-use dgatd::util::Rng;
+use dgatd::internal::Rng;
+use dgatd::spectrum::{self, ExtractSettings as Settings};
 
-fn check_against_k(rig: &Rig, run: &RunOut, what: &str, tol_rel: f64) -> extract::Extraction {
+fn check_against_k(rig: &Rig, run: &RunOut, what: &str, tol_rel: f64) -> spectrum::Extraction {
     let truth = Truth::new(rig, run);
     let s = Settings::band(rig.fmin_hz, rig.fmax_hz);
-    let e = extract::extract(&run.signals, rig.dt_s, &s).unwrap();
+    let e = spectrum::extract(&run.signals, rig.dt_s, &s).unwrap();
     let refs = truth.references(rig);
     let sc = score(&e.peaks, &refs, s.amplitude_floor, tol_rel);
     eprintln!(
@@ -72,7 +72,7 @@ fn a_perturbation_at_1e_14_gives_the_same_list() {
     let rig = Rig::new(random_box(21), 21);
     let run = rig.run(rig.start + 3000, false);
     let s = Settings::band(rig.fmin_hz, rig.fmax_hz);
-    let a = extract::extract(&run.signals, rig.dt_s, &s).unwrap();
+    let a = spectrum::extract(&run.signals, rig.dt_s, &s).unwrap();
     let mut rng = Rng::new(99);
     let top = run
         .signals
@@ -84,7 +84,7 @@ fn a_perturbation_at_1e_14_gives_the_same_list() {
         .iter()
         .map(|x| x.iter().map(|v| v + 1e-14 * top * rng.sym()).collect())
         .collect();
-    let b = extract::extract(&perturbed, rig.dt_s, &s).unwrap();
+    let b = spectrum::extract(&perturbed, rig.dt_s, &s).unwrap();
     assert!(a.peaks.len() > 10);
     let fa: Vec<f64> = a.peaks.iter().map(|p| p.f_hz).collect();
     let fb: Vec<f64> = b.peaks.iter().map(|p| p.f_hz).collect();
@@ -106,7 +106,7 @@ fn agrees_with_the_harminv_program() {
     let rig = Rig::new(random_box(11), 5);
     let run = rig.run(rig.start + 5000, false);
     let s = Settings::band(rig.fmin_hz, rig.fmax_hz);
-    let e = extract::extract(&run.signals, rig.dt_s, &s).unwrap();
+    let e = spectrum::extract(&run.signals, rig.dt_s, &s).unwrap();
     let top = e.peaks.iter().map(|p| p.amplitude).fold(0.0, f64::max);
     let mut compared = 0;
     let mut worst = 0.0f64;
@@ -209,7 +209,7 @@ fn every_line_missed_by_a_short_record_is_flagged_unresolved() {
         for n in [1000usize, 2000, 5000] {
             let sig: Vec<Vec<f64>> = run.signals.iter().map(|x| x[..n].to_vec()).collect();
             let s = Settings::band(rig.fmin_hz, rig.fmax_hz);
-            let e = extract::extract(&sig, rig.dt_s, &s).unwrap();
+            let e = spectrum::extract(&sig, rig.dt_s, &s).unwrap();
             let sc = score(&e.peaks, &refs, s.amplitude_floor, 1e-8);
             let silent = missed_unflagged(&sc.missed, &e.unresolved);
             eprintln!(
@@ -265,12 +265,12 @@ fn a_multiplet_a_short_record_does_not_split_is_flagged_unresolved() {
         let refs = long_record_references(&rig, &run, &s);
         for n in [2000usize, 5000] {
             let sig: Vec<Vec<f64>> = run.signals.iter().map(|x| x[..n].to_vec()).collect();
-            s.max_amplitude_excess = extract::CANCELLING;
-            let e = extract::extract(&sig, rig.dt_s, &s).unwrap();
+            s.max_amplitude_excess = spectrum::CANCELLING;
+            let e = spectrum::extract(&sig, rig.dt_s, &s).unwrap();
             let sc = score(&e.peaks, &refs, s.amplitude_floor, 1e-6);
             let silent = missed_unflagged(&sc.missed, &e.unresolved);
             s.max_amplitude_excess = f64::INFINITY;
-            let e0 = extract::extract(&sig, rig.dt_s, &s).unwrap();
+            let e0 = spectrum::extract(&sig, rig.dt_s, &s).unwrap();
             let sc0 = score(&e0.peaks, &refs, s.amplitude_floor, 1e-6);
             let silent0 = missed_unflagged(&sc0.missed, &e0.unresolved);
             eprintln!(
@@ -321,7 +321,7 @@ fn a_short_record_of_a_larger_mesh_loses_no_line_silently_in_f64_or_f32() {
         for (run, tol, what) in [(&long, 1e-6, "f64"), (&single, 2e-6, "f32")] {
             for n in [1000usize, 2000, 5000] {
                 let sig: Vec<Vec<f64>> = run.signals.iter().map(|x| x[..n].to_vec()).collect();
-                let e = extract::extract(&sig, rig.dt_s, &s).unwrap();
+                let e = spectrum::extract(&sig, rig.dt_s, &s).unwrap();
                 let sc = score(&e.peaks, &refs, s.amplitude_floor, tol);
                 let silent = missed_unflagged(&sc.missed, &e.unresolved);
                 eprintln!(

@@ -25,8 +25,8 @@
 //! harminv unless `DGATD_REQUIRE_HARMINV=1` (both set in CI).
 
 use crate::oracle;
-use dgatd::spectrum::mie::{MiePol, nearest_line, resonance};
-use dgatd::util::Rng;
+use dgatd::internal::Rng;
+use dgatd::spectrum::{MiePol, mie_resonance as resonance, nearest_line};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -138,7 +138,7 @@ fn run(mesh: &Path, eps: f64, r: f64, pts: &[[f64; 3]], length: &str) -> dgatd::
         fmt(&pts[0]),
         probes.join(", ")
     );
-    let cfg = dgatd::Config::parse(&dgatd::solver::config::Origin {
+    let cfg = dgatd::Config::parse(&dgatd::solver::Origin {
         path: "sphere.toml".into(),
         text,
     })
@@ -184,7 +184,7 @@ fn harminv_near(res: &dgatd::ResonatorResult, f: f64, f_te1: f64) -> (f64, f64) 
 /// component; `(f, α)` by a grid search refined five times around the best point.
 /// Returns `(f, Q)`.
 fn brute_force(res: &dgatd::ResonatorResult, f0: f64, q0: f64) -> (f64, f64) {
-    use dgatd::util::C64;
+    use dgatd::C64;
     use nalgebra::{DMatrix, DVector};
     use std::f64::consts::PI;
     let sig = res.record.signals(res.analysis.start);
@@ -292,7 +292,7 @@ fn broad_multiplets_of_a_gmsh_sphere_are_reported_at_every_record_length() {
             // the TE1 multiplet is the first clear line at every length
             // the line nearest the Mie pole in f and Q (`mie::nearest_line`), within `tol` in f
             let lines = res.lines_with_q();
-            let near = |m: &dgatd::spectrum::mie::MieMode, tol: f64| {
+            let near = |m: &dgatd::spectrum::MieMode, tol: f64| {
                 let (f, _) = nearest_line(&lines, m)?;
                 ((f / m.f_hz - 1.0).abs() < tol)
                     .then(|| peaks.iter().find(|p| res.corrected(p) == f).cloned())

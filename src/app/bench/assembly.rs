@@ -14,7 +14,7 @@ pub(super) fn rel_to_largest<T: Real>(x: &[T], y: &[f64]) -> f64 {
 }
 
 /// `preprocess` rows of the masses and inverses assembled on `dev`
-/// ([`device_assembly::masses`]): variant `device` (layout on the host, uploads, kernels and
+/// ([`dgatd::backend::assemble_masses`]): variant `device` (layout on the host, uploads, kernels and
 /// downloads: what replaces [`host_masses`] in the pipeline) and `device_kernels` (the two
 /// kernels alone), over `min(reps, 3)` runs after one that builds the program. The first
 /// run's operators are checked against the host's `dga` (lean); a difference above 1e-10 of
@@ -45,7 +45,7 @@ pub(super) fn device_assembly_rows(
         ));
         return Ok(Vec::new());
     }
-    let k = device_assembly::AssemblyKernels::build(dev)?;
+    let k = dgatd::backend::AssemblyKernels::build(dev)?;
     timed_assembly(
         &["device", "device_kernels"],
         "device assembly",
@@ -54,7 +54,7 @@ pub(super) fn device_assembly_rows(
         cfg,
         base,
         log,
-        || device_assembly::masses(dev, &k, mesh, topo, mat, &dga.free_edge, true),
+        || dgatd::backend::assemble_masses(dev, &k, mesh, topo, mat, &dga.free_edge, true),
         |m, log| {
             // largest difference relative to the largest host entry, per tet or vertex
             let rel = rel_to_largest::<f64>;
@@ -97,7 +97,7 @@ pub(super) fn timed_assembly<M>(
     cfg: &BenchConfig,
     base: &Row,
     log: &mut dyn FnMut(&str),
-    mut assemble: impl FnMut() -> dgatd::Result<(M, device_assembly::AssemblyTimes)>,
+    mut assemble: impl FnMut() -> dgatd::Result<(M, dgatd::backend::AssemblyTimes)>,
     mut check: impl FnMut(&M, &mut dyn FnMut(&str)) -> dgatd::Result<std::result::Result<(), String>>,
 ) -> Result<Vec<Row>> {
     let reps = cfg.reps.clamp(1, 3);
@@ -127,7 +127,7 @@ pub(super) fn timed_assembly<M>(
 pub(super) const CSR_DT: f64 = 1e-3;
 
 /// `preprocess` rows of the CSR form's matrix `Δt Meps⁻¹ C̃` assembled on `dev`
-/// ([`device_assembly::csr`]): variant `device_csr` (the masses and inverses, the host's
+/// ([`dgatd::backend::assemble_csr`]): variant `device_csr` (the masses and inverses, the host's
 /// structure, the values on the device and their download: what replaces `host_masses` plus
 /// `host_csr`) and `device_csr_kernels` (the three kernels alone), over `min(reps, 3)` runs
 /// after one that builds the program and is checked against `want` (the host's
@@ -145,7 +145,7 @@ pub(super) fn device_csr_rows(
     base: &Row,
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<Row>> {
-    let k = device_assembly::AssemblyKernels::build(dev)?;
+    let k = dgatd::backend::AssemblyKernels::build(dev)?;
     timed_assembly(
         &["device_csr", "device_csr_kernels"],
         "device CSR",
@@ -154,7 +154,7 @@ pub(super) fn device_csr_rows(
         cfg,
         base,
         log,
-        || device_assembly::csr(dev, &k, mesh, topo, mat, &dga.free_edge, CSR_DT),
+        || dgatd::backend::assemble_csr(dev, &k, mesh, topo, mat, &dga.free_edge, CSR_DT),
         |m, log| {
             let same = m.indptr() == want.indptr() && m.indices() == want.indices();
             let ip = want.indptr().raw_storage().to_vec();
@@ -186,7 +186,7 @@ pub(super) fn device_csr_rows(
 }
 
 /// `preprocess` rows of the operators assembled on `dev` and left there, packed into the
-/// stepper's layouts in precision `T` ([`device_assembly::resident`]): variant
+/// stepper's layouts in precision `T` ([`dgatd::backend::assemble_resident`]): variant
 /// `device_resident` (layout on the host, uploads, assembly and packing kernels; nothing is
 /// downloaded: what replaces [`host_masses`] and the operators' upload when the stepper is
 /// built with [`dgatd::backend::opencl::ClStepper::with_resident`]), over `min(reps, 3)` runs
@@ -204,8 +204,8 @@ pub(super) fn resident_rows<T: Real>(
     base: &Row,
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<Row>> {
-    let k = device_assembly::AssemblyKernels::build(dev)?;
-    let pk = device_assembly::PackKernels::build::<T>(dev)?;
+    let k = dgatd::backend::AssemblyKernels::build(dev)?;
+    let pk = dgatd::backend::PackKernels::build::<T>(dev)?;
     let tol = if T::NAME == "f64" { 1e-10 } else { 1e-6 };
     timed_assembly(
         &["device_resident"],
@@ -215,7 +215,7 @@ pub(super) fn resident_rows<T: Real>(
         cfg,
         base,
         log,
-        || device_assembly::resident::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge),
+        || dgatd::backend::assemble_resident::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge),
         |ops, log| {
             let (nt, tp) = (dga.n_tets, opencl::tet_stride(dga.n_tets));
             let rel = rel_to_largest::<T>;
@@ -263,7 +263,7 @@ pub(super) fn resident_rows<T: Real>(
 }
 
 /// `preprocess` rows of the operators and the CSR form's matrix assembled on `dev` and left
-/// there in precision `T` ([`device_assembly::resident_csr`]: the structure, the columns and
+/// there in precision `T` ([`dgatd::backend::assemble_resident_csr`]: the structure, the columns and
 /// the values built by kernels, no host pass over the matrix): variant
 /// `device_resident_csr`, what replaces [`host_masses`], `host_csr` and the CSR stepper's
 /// upload. Over `min(reps, 3)` runs after one whose matrix is read back and checked against
@@ -282,8 +282,8 @@ pub(super) fn resident_csr_rows<T: Real>(
     base: &Row,
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<Row>> {
-    let k = device_assembly::AssemblyKernels::build(dev)?;
-    let pk = device_assembly::PackKernels::build::<T>(dev)?;
+    let k = dgatd::backend::AssemblyKernels::build(dev)?;
+    let pk = dgatd::backend::PackKernels::build::<T>(dev)?;
     let tol = if T::NAME == "f64" { 1e-10 } else { 1e-6 };
     timed_assembly(
         &["device_resident_csr"],
@@ -293,7 +293,17 @@ pub(super) fn resident_csr_rows<T: Real>(
         cfg,
         base,
         log,
-        || device_assembly::resident_csr::<T>(dev, &k, &pk, mesh, topo, mat, &dga.free_edge),
+        || {
+            dgatd::backend::assemble_resident_csr::<T>(
+                dev,
+                &k,
+                &pk,
+                mesh,
+                topo,
+                mat,
+                &dga.free_edge,
+            )
+        },
         |ops, log| {
             let Some((ip, ix, dv, nnz)) = &ops.csr else {
                 unreachable!("resident_csr returns the matrix")

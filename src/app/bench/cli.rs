@@ -104,11 +104,7 @@ fn sizes(list: &str) -> Result<Vec<usize>> {
         .map(|s| count("sizes", s))
         .collect::<Result<Vec<_>>>()?;
     for (&size, given) in sizes.iter().zip(list.split(',')) {
-        dgatd::solver::limits::check_mesh_memory(
-            super::common::ladder_tets(size),
-            "sizes",
-            given.trim(),
-        )?;
+        dgatd::solver::check_mesh_memory(super::common::ladder_tets(size), "sizes", given.trim())?;
     }
     Ok(sizes)
 }

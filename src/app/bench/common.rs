@@ -6,9 +6,9 @@ use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
 use dgatd::backend::opencl::{ClDevice, event_seconds};
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
 use dgatd::mesh::Mesh;
-use dgatd::mesh::generate::box_mesh;
+use dgatd::mesh::box_mesh;
 use dgatd::{Error, Real, Result};
 use std::sync::Arc;
 use std::time::Instant;
@@ -217,7 +217,7 @@ pub fn box_dt(mesh: &Mesh) -> f64 {
 
 /// A seeded random state (U on every half-edge, F on every dual edge).
 pub fn random_state(d: &Dga) -> (Vec<f64>, Vec<f64>) {
-    let mut r = dgatd::util::Rng::new(5);
+    let mut r = dgatd::internal::Rng::new(5);
     let u = (0..2 * d.n_edges).map(|_| r.sym()).collect();
     let f = (0..4 * d.n_tets).map(|_| r.sym()).collect();
     (u, f)

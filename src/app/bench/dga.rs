@@ -1,7 +1,6 @@
 //! Bench rows of the DGA kernels and steps on a device, every variant, and the locality study.
 
 use super::*;
-use dgatd::backend::planner;
 
 /// Meshes up to this many tets also run renumbered (the `…_morton` and `…_shuffled` step
 /// rows): the renumbered mesh's operators are a second `Dga` in host memory.
@@ -19,9 +18,9 @@ pub(super) fn locality_rows<T: Real>(
     base: &Row,
     copy_gbs: f64,
 ) -> Result<Vec<Row>> {
-    let mut s = planner::dga_opencl::<T>(dev, dga, DualForm::Factored, None, &[])?;
+    let mut s = dgatd::backend::dga_opencl::<T>(dev, dga, DualForm::Factored, None, &[])?;
     s.set_time_step(1e-3, None)?;
-    let mut r = dgatd::util::Rng::new(5);
+    let mut r = dgatd::internal::Rng::new(5);
     // the PEC half-edges at zero, as in any physical state (slot-major U needs it)
     let u: Vec<f64> = (0..2 * dga.n_edges)
         .map(|h| if dga.free_edge[h / 2] { r.sym() } else { 0.0 })
@@ -103,10 +102,10 @@ impl<'a, T: Real> KernelBench<'a, T> {
         } else {
             DualForm::Factored
         };
-        let mut s = planner::dga_opencl::<T>(dev, dga, dual, None, &[])?;
+        let mut s = dgatd::backend::dga_opencl::<T>(dev, dga, dual, None, &[])?;
         s.set_time_step(1e-3, None)?;
         let (u, f) = {
-            let mut r = dgatd::util::Rng::new(5);
+            let mut r = dgatd::internal::Rng::new(5);
             let u: Vec<f64> = (0..2 * dga.n_edges).map(|_| r.sym()).collect();
             let f: Vec<f64> = (0..4 * dga.n_tets).map(|_| r.sym()).collect();
             (u, f)

@@ -19,10 +19,10 @@ use dgatd::backend::Stepper;
 use dgatd::backend::opencl::{BlockVariant, ClDevice, ClStepper, DispVariant, Variants};
 use dgatd::cost;
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
 use dgatd::mesh::{Mesh, Topology};
 use dgatd::problem::Media;
-use dgatd::problem::dispersion::Pole;
+use dgatd::problem::Pole;
 use dgatd::{Real, Result};
 use std::sync::Arc;
 

@@ -49,7 +49,7 @@ impl<'a, T: Real> CpuBench<'a, T> {
     /// state from a seeded random U and F.
     fn new(dga: &'a Dga, cfg: &BenchConfig, base: &'a Row, copy_gbs: f64, with_csr: bool) -> Self {
         let ops = Operators::<T>::new(dga, 1e-3, with_csr);
-        let mut r = dgatd::util::Rng::new(5);
+        let mut r = dgatd::internal::Rng::new(5);
         let u: Vec<T> = (0..2 * dga.n_edges).map(|_| T::of(r.sym())).collect();
         let uo = u.clone();
         let f: Vec<T> = (0..4 * dga.n_tets).map(|_| T::of(r.sym())).collect();
@@ -100,21 +100,21 @@ impl<'a, T: Real> CpuBench<'a, T> {
         self.push("step", "tet+factored", step, bytes);
     }
 
-    /// The lean layouts `l` (the stepper's default, [`lean`]): the primal, the dual, the
+    /// The lean layouts `l` (the stepper's default, [`cpu::lean_primal`]): the primal, the dual, the
     /// step.
     fn lean_rows(&mut self, l: &cpu::Lean<T>) {
         let (w, n, by) = (self.w, self.n, self.by);
         let (ops, u, uo, f, c) = (&self.ops, &self.u, &mut self.uo, &mut self.f, &mut self.c);
         let mut y = l.scratch();
-        let primal = time_wall(w, n, || lean::primal(ops, l, u, f));
+        let primal = time_wall(w, n, || cpu::lean_primal(ops, l, u, f));
         let dual = time_wall(w, n, || {
-            lean::circulations(ops, l, f, c);
-            lean::vertex_blocks(l, c, &mut y, uo)
+            cpu::lean_circulations(ops, l, f, c);
+            cpu::lean_vertex_blocks(l, c, &mut y, uo)
         });
         let step = time_wall(w, n, || {
-            lean::primal(ops, l, uo, f);
-            lean::circulations(ops, l, f, c);
-            lean::vertex_blocks(l, c, &mut y, uo)
+            cpu::lean_primal(ops, l, uo, f);
+            cpu::lean_circulations(ops, l, f, c);
+            cpu::lean_vertex_blocks(l, c, &mut y, uo)
         });
         self.push("primal", "tet_lean", primal, by.primal_sym);
         let dual_bytes = by.circulation_list + by.vertex_block_lean;
@@ -135,7 +135,7 @@ impl<'a, T: Real> CpuBench<'a, T> {
         });
         let lean_step = cpu::Lean::new(self.dga, ops, false).ok().map(|l| {
             time_wall(w, n, || {
-                lean::primal(ops, &l, uo, f);
+                cpu::lean_primal(ops, &l, uo, f);
                 cpu::dual_csr(ops, f, uo)
             })
         });

@@ -26,7 +26,7 @@ use dgatd::backend::Stepper;
 use dgatd::backend::opencl::{ClDevice, ClStepper};
 use dgatd::cost;
 use dgatd::dga::Dga;
-use dgatd::dga::operators::{DualForm, Operators};
+use dgatd::dga::{DualForm, Operators};
 use dgatd::mesh::{Mesh, Topology};
 use dgatd::problem::Media;
 use dgatd::{Real, Result};
@@ -92,9 +92,7 @@ pub fn assemble(mesh: &Mesh, topo: &Topology, case: &Case) -> Result<Dga> {
     let mut d = Dga::assemble_with(mesh, topo, &case.media, &vec![false; topo.n_edges()], false)?;
     let faces: Vec<u32> = topo.boundary_faces.iter().map(|&(f, _)| f).collect();
     let y = vec![1.0; faces.len()];
-    d.add_surface(&dgatd::dga::surface::surface_conductance(
-        mesh, topo, &faces, &y,
-    ));
+    d.add_surface(&dgatd::dga::surface_conductance(mesh, topo, &faces, &y));
     Ok(d)
 }
 

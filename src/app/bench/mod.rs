@@ -7,15 +7,15 @@
 //!
 //! Byte and flop models: [`dgatd::cost`].
 
-use dgatd::backend::cpu::{self, lean};
-use dgatd::backend::device_assembly;
+use dgatd::backend::cpu;
+
 use dgatd::backend::opencl::{
     self, Arg, BlockVariant, CircVariant, ClDevice, ClStepper, CsrVariant, LOCAL, PrimalVariant,
     Variants, launch,
 };
 use dgatd::cost;
-use dgatd::dga::operators::{DualForm, Operators};
 use dgatd::dga::{Dga, host_masses};
+use dgatd::dga::{DualForm, Operators};
 use dgatd::mesh::Topology;
 use dgatd::problem::Media;
 use dgatd::{Error, Real, Result};
@@ -439,7 +439,7 @@ fn preprocess_rows(
     let mut csr = None;
     for _ in 0..cfg.reps.clamp(1, 3) {
         let t = Instant::now();
-        csr = Some(dgatd::dga::operators::build_csr(dga, CSR_DT));
+        csr = Some(dgatd::dga::build_csr(dga, CSR_DT));
         times.push(t.elapsed().as_secs_f64());
     }
     (out.report)(&Row::preprocess(&base, "host_csr", size, times))?;

@@ -16,8 +16,10 @@ impl Probes {
     pub(super) fn build<T: Real>(dev: &ClDevice) -> Result<Probes> {
         let opts = opencl::real_options::<T>();
         let program = dev.build_source(opencl::PROBE_SOURCE, opencl::PROBE_PROGRAM, opts)?;
-        let [copy, triad, copy4, triad4, fma_peak] =
-            dgatd::ocl::kernels(&program, ["copy", "triad", "copy4", "triad4", "fma_peak"])?;
+        let [copy, triad, copy4, triad4, fma_peak] = dgatd::backend::opencl::kernels(
+            &program,
+            ["copy", "triad", "copy4", "triad4", "fma_peak"],
+        )?;
         Ok(Probes {
             copy,
             triad,

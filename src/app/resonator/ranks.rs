@@ -13,10 +13,9 @@
 
 use super::*;
 use dgatd::partition::Comm;
-use dgatd::partition::mpi::MpiComm;
-use dgatd::report::outdir::OutputDir;
-use dgatd::solver::config::Origin;
-use dgatd::solver::partitioned;
+use dgatd::partition::MpiComm;
+use dgatd::report::OutputDir;
+use dgatd::solver::Origin;
 
 /// The rank count the MPI launcher announced (OpenMPI, MPICH/PMI), if any.
 pub(crate) fn launched_ranks() -> Option<usize> {
@@ -86,7 +85,7 @@ fn run(args: &ResonatorArgs) -> Result<()> {
     if root {
         opts.on_status = Some(&status);
     }
-    let r = partitioned::run_partitioned(&comm, node_rank, &plan, &mut opts, &mut |d, t| {
+    let r = dgatd::solver::run_partitioned(&comm, node_rank, &plan, &mut opts, &mut |d, t| {
         progress.steps(d, t)
     });
     progress.finish();
@@ -187,7 +186,7 @@ fn leave_after(e: Error, comm: MpiComm, universe: mpi::environment::Universe) ->
 /// Rank 0's end of a run: its notes and warnings, the halo exchange's size, the outputs
 /// and the spectrum plot written into `out`, the checkpoint removed, and the summary.
 fn write_outputs(
-    r: &resonator::ResonatorResult,
+    r: &solver::ResonatorResult,
     plan: &Plan,
     out: &Path,
     halo_values_per_step: u64,
@@ -205,7 +204,7 @@ fn write_outputs(
     );
     let mut files = dgatd::report::write_resonator(out, r)?;
     files.extend(super::super::plots::spectrum_plot(out, r)?);
-    let ck = out.join(checkpoint::FILE);
+    let ck = out.join(solver::CHECKPOINT_FILE);
     if ck.exists() {
         std::fs::remove_file(&ck).map_err(|e| Error::io(&ck, e))?;
     }

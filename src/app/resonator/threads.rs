@@ -14,9 +14,9 @@
 use super::Progress;
 use dgatd::backend::opencl;
 use dgatd::partition::{Comm, LocalComm};
-use dgatd::solver::partitioned;
-use dgatd::solver::plan::{BackendSpec, Plan};
-use dgatd::solver::resonator::{ResonatorResult, RunOptions};
+
+use dgatd::solver::{BackendSpec, Plan};
+use dgatd::solver::{ResonatorResult, RunOptions};
 use dgatd::{Error, Result};
 use std::time::Duration;
 
@@ -81,7 +81,7 @@ pub(super) fn run(
         on_phase: opts.on_phase,
     });
     let (interrupt, on_phase) = (opts.interrupt, opts.on_phase);
-    let results: Vec<Result<partitioned::PartitionedRun>> = std::thread::scope(|s| {
+    let results: Vec<Result<dgatd::solver::PartitionedRun>> = std::thread::scope(|s| {
         let handles: Vec<_> = LocalComm::world_with_timeout(n, WAIT)
             .into_iter()
             .map(|comm| {
@@ -100,7 +100,7 @@ pub(super) fn run(
                             progress.steps(d, t)
                         }
                     };
-                    let r = partitioned::run_partitioned(&comm, rank, plan, &mut o, &mut steps);
+                    let r = dgatd::solver::run_partitioned(&comm, rank, plan, &mut o, &mut steps);
                     if r.is_err() {
                         comm.abort();
                     }

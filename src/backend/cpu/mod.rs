@@ -22,8 +22,11 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-pub mod lean;
-pub use lean::Lean;
+pub(crate) mod lean;
+pub use lean::{
+    Lean, circulations as lean_circulations, primal as lean_primal,
+    vertex_blocks as lean_vertex_blocks,
+};
 
 const MIN_LEN: usize = 2048;
 

@@ -45,11 +45,11 @@ mod slot_major;
 mod step;
 mod stepper;
 mod subset;
-pub mod variant;
+pub(crate) mod variant;
 
 pub use crate::ocl::{
     Arg, BuildLog, ClDevice, DeviceInfo, FILL_SOURCE, LOCAL, Lane, Pinned, ZERO_BY_WRITE_MAX,
-    cl_std_option, event_seconds, launch, launch_on, list_devices, select_device,
+    cl_std_option, event_seconds, kernels, launch, launch_on, list_devices, select_device,
 };
 pub use energy::{Field, NoHalo, PowerHalo};
 pub use forms::{MixedOperators, PairCirculation, SellCirculation};

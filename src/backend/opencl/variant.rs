@@ -81,6 +81,7 @@ pub enum CsrVariant {
 /// How the dispersion's correction and pole step run with the factored, vertex-major dual
 /// update (design note §13).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DispVariant {
     /// Two kernels of their own around the dual update (`disp_correct`, `disp_poles`).
     Split,
@@ -139,6 +140,7 @@ impl Variants {
 
 /// How the dual-face circulation lists `c = C̃ F` are stored on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CircVariant {
     /// One word per entry, `(F slot << 1) | negative` (`circulation`).
     Lists,
@@ -162,6 +164,7 @@ impl CircVariant {
 
 /// The stepper's storage of `U` on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ULayout {
     /// `U[2e + s]`, by half-edge: every kernel and variant, losses, dispersion, partitions.
     HalfEdge,

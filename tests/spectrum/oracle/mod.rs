@@ -19,13 +19,13 @@ use super::common::{dense_k, dense_meps};
 use dgatd::C0;
 use dgatd::backend::{Stepper, cpu::CpuStepper};
 use dgatd::dga::Dga;
-use dgatd::dga::excitation::{Probe, Source};
-use dgatd::dga::operators::{DualForm, Operators};
-use dgatd::mesh::{Mesh, RawTet, Topology, generate::box_mesh};
+use dgatd::dga::{DualForm, Operators};
+use dgatd::dga::{Probe, Source};
+use dgatd::internal::{Rng, V3};
+use dgatd::mesh::{Mesh, RawTet, Topology, box_mesh};
 use dgatd::problem::{Media, Waveform};
 use dgatd::solver;
 use dgatd::spectrum::Peak;
-use dgatd::util::{Rng, V3};
 use std::f64::consts::PI;
 use std::sync::Arc;
 
@@ -288,8 +288,8 @@ impl Rig {
     /// the Nyquist frequency).
     pub fn with_default_band(mut self) -> Rig {
         let media = Media::vacuum(self.mesh.n_tets());
-        let scales = solver::defaults::Scales::of(&self.mesh, &media);
-        self.fmax_hz = solver::defaults::band(
+        let scales = solver::Scales::of(&self.mesh, &media);
+        self.fmax_hz = solver::default_band(
             None,
             &self.wave,
             scales.f_resolved_hz(),
@@ -489,9 +489,9 @@ impl Truth {
 pub fn long_record_references(
     rig: &Rig,
     run: &RunOut,
-    s: &dgatd::spectrum::extract::Settings,
+    s: &dgatd::spectrum::ExtractSettings,
 ) -> Vec<(f64, f64)> {
-    let e = dgatd::spectrum::extract::extract(&run.signals, rig.dt_s, s).unwrap();
+    let e = dgatd::spectrum::extract(&run.signals, rig.dt_s, s).unwrap();
     assert!(
         e.unresolved.is_empty(),
         "the reference record of {} samples leaves {:?} unresolved",
@@ -512,10 +512,7 @@ pub fn random_mesh(kind: u32, seed: u64) -> Mesh {
 
 /// The missed lines (`Score::missed`) outside every unresolved interval of the extraction:
 /// lines lost without a warning.
-pub fn missed_unflagged(
-    missed: &[f64],
-    unresolved: &[dgatd::spectrum::extract::Unresolved],
-) -> Vec<f64> {
+pub fn missed_unflagged(missed: &[f64], unresolved: &[dgatd::spectrum::Unresolved]) -> Vec<f64> {
     missed
         .iter()
         .copied()
