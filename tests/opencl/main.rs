@@ -15,3 +15,4 @@ mod hidden_gpu;
 mod mixed;
 mod oclgrind;
 mod opencl;
+mod planner;
