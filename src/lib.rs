@@ -69,12 +69,8 @@ pub use solver::resonator::run;
 pub use solver::{Config, Plan, ResonatorResult};
 pub use util::{C64, V3};
 
-/// Helpers that the application, the tests, the benches and the studies share: seeded random
-/// numbers, file writes that are atomic and follow no link, and small vector algebra. Not part of the API: they may change without notice.
 #[doc(hidden)]
-pub mod internal {
-    pub use crate::util::{C64, Rng, V3, create_fresh, dot, norm, regular_file, sub, write_atomic};
-}
+pub mod internal;
 
 /// Speed of light in vacuum, m/s (exact, SI).
 pub const C0: f64 = 299_792_458.0;
