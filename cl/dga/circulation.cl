@@ -1,5 +1,5 @@
 // First half of the factored dual update: the circulations c = C~ F of every edge's dual
-// face (lists, paired entries, sliced ELL forms, index subsets).
+// face (lists, paired entries, index subsets; the sliced ELL forms are in sell.cl).
 
 // c_e = sum of signed F over the dual face of e.
 void circulation_one(const size_t e, __global const uint* restrict ptr, __global const uint* restrict circ,
@@ -19,26 +19,6 @@ __kernel void circulation(const uint E, __global const uint* restrict ptr, __glo
     const size_t e = get_global_id(0);
     if (e >= E) return;
     circulation_one(e, ptr, circ, F, C);
-}
-
-// The same with the lists in sliced ELL form (a bench variant): edge e = 32 c + l finds its
-// k-th entry at SC[SO[c] + 32 k + l], so the 32 work-items of a chunk read consecutive words
-// (their lists interleaved, each chunk padded to its longest list); the same sums in the same
-// order as `circulation`.
-__kernel void circulation_sell(const uint E, __global const uint* restrict ptr,
-                               __global const ulong* restrict SO, __global const uint* restrict SC,
-                               __global const real* restrict F, __global real* restrict C) {
-    const size_t e = get_global_id(0);
-    if (e >= E) return;
-    const uint n = ptr[e + 1] - ptr[e];
-    __global const uint* s = SC + SO[e >> 5] + (e & 31);
-    real acc = 0;
-    for (uint k = 0; k < n; k++) {
-        const uint x = s[32 * (size_t)k];
-        const real v = F[x >> 1];
-        acc += (x & 1u) ? -v : v;
-    }
-    C[e] = acc;
 }
 
 // The same from paired entries (CircVariant::Paired, the default): a tet's two entries in an edge's list are
@@ -78,21 +58,6 @@ __kernel void circulation_pair_idx(const uint NI, const uint T, __global const u
     const size_t i = get_global_id(0);
     if (i >= NI) return;
     circulation_pair_one(idx[i], T, ptr, pairs, F, C);
-}
-
-// The paired entries in sliced ELL form: edge e = 32 c + l finds its k-th pair at
-// SP[SO[c] + 32 k + l] (as `circulation_sell`).
-__kernel void circulation_pair_sell(const uint E, const uint T, __global const uint* restrict ptr,
-                                    __global const ulong* restrict SO,
-                                    __global const uint* restrict SP,
-                                    __global const real* restrict F, __global real* restrict C) {
-    const size_t e = get_global_id(0);
-    if (e >= E) return;
-    const uint n = (ptr[e + 1] - ptr[e]) >> 1;
-    __global const uint* s = SP + SO[e >> 5] + (e & 31);
-    real acc = 0;
-    for (uint k = 0; k < n; k++) acc = pair_add(acc, s[32 * (size_t)k], T, F);
-    C[e] = acc;
 }
 
 // The same on the NI edges idx[0..NI).

@@ -12,6 +12,7 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../cl/common.cl"),
     include_str!("../../../cl/dga/primal.cl"),
     include_str!("../../../cl/dga/circulation.cl"),
+    include_str!("../../../cl/dga/sell.cl"),
     include_str!("../../../cl/dga/vertex_block.cl"),
     include_str!("../../../cl/dga/slot_major.cl"),
     include_str!("../../../cl/dga/csr.cl"),

@@ -41,6 +41,7 @@ mod loss;
 mod primal;
 mod resident;
 mod sampling;
+mod sell;
 mod slot_major;
 mod step;
 mod stepper;
@@ -52,11 +53,12 @@ pub use crate::ocl::{
     cl_std_option, event_seconds, kernels, launch, launch_on, list_devices, select_device,
 };
 pub use energy::{Field, NoHalo, PowerHalo};
-pub use forms::{MixedOperators, PairCirculation, SellCirculation};
+pub use forms::{MixedOperators, PairCirculation};
 pub use kernels::{CSR_LANES, Kernels, PROBE_PROGRAM, PROBE_SOURCE, PROGRAM, SOURCE, real_options};
 pub use layout::{TET_ALIGN, csr_nnz_estimate, tet_stride};
 pub use resident::{DeviceCsr, ResidentMasses, ResidentOperators};
 pub use sampling::{DeviceSampling, SAMPLE_CHUNK, advance_sampled};
+pub use sell::SellCirculation;
 pub use slot_major::SlotMajor;
 pub use subset::Subset;
 pub use variant::{
