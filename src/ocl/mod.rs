@@ -35,7 +35,7 @@ pub use program::BuildLog;
 use crate::Error;
 
 /// The buffer-fill kernel (`fill_u32`), built once per device on first use.
-pub const FILL_SOURCE: &str = include_str!("../../cl/fill.cl");
+pub const FILL_SOURCE: &str = include_str!("../../cl/ocl/fill.cl");
 /// Buffers up to this many bytes are zeroed at allocation by a host write (see
 /// [`ClDevice::alloc`]), larger ones by the fill kernel.
 pub const ZERO_BY_WRITE_MAX: usize = 64 << 20;
