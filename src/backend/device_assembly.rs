@@ -15,7 +15,7 @@
 //! structure is built on the host ([`crate::dga::operators::csr_layout`]).
 //! The sums run in the host's order (tets ascending, then the 3 × 3 entries); the 3 × 3
 //! inverses use the adjugate and the block inverses an explicit Cholesky where the host
-//! uses nalgebra's, so the two agree to round-off (`tests/device_assembly.rs`), not bit for
+//! uses nalgebra's, so the two agree to round-off (`tests/opencl/device_assembly.rs`), not bit for
 //! bit.
 
 use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch, tet_stride};
@@ -175,7 +175,7 @@ pub fn resident_with_masses<T: Real>(
 /// host pass over the matrix: the host only scans one total per tile of 1024 rows. The
 /// structure equals the host's [`crate::dga::operators::build_csr`] and the values its
 /// values from the device's inverse blocks, summed term for term in the host's order
-/// (`tests/device_assembly.rs`). An error when the matrix has `2³²` nonzeros or more
+/// (`tests/opencl/device_assembly.rs`). An error when the matrix has `2³²` nonzeros or more
 /// (32-bit row pointers, as the host-built CSR stepper). `kernels_s` counts the CSR kernels
 /// too, `download_s` stays zero.
 pub fn resident_csr<T: Real>(

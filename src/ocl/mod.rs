@@ -14,7 +14,7 @@
 //!
 //! OpenCL does not promise zeroed allocations: every buffer is zeroed or written in full
 //! when it is allocated ([`ClDevice::alloc`], [`ClDevice::upload`]), so no kernel reads a
-//! value nothing wrote (checked under Oclgrind by `tests/oclgrind.rs`).
+//! value nothing wrote (checked under Oclgrind by `tests/opencl/oclgrind.rs`).
 //!
 //! Every `unsafe` block of the crate is in this module; each says why it is sound. The
 //! operators and steppers built on it live in [`crate::backend::opencl`] and

@@ -116,7 +116,8 @@ fn errors_name_line_and_element() {
 
 #[test]
 fn never_panics_on_mutations() {
-    // Cheap in-module smoke test; tests/mesh_errors.rs has the thorough cases.
+    // Cheap in-module smoke test; tests/mesh/mesh_errors.rs and tests/fuzz_mesh have the
+    // thorough cases.
     let s = msh22(NODES, "1\n1 4 2 7 1 1 2 3 4\n").into_bytes();
     let mut rng = crate::util::Rng::new(3);
     for _ in 0..2000 {
