@@ -238,8 +238,8 @@ pub fn dga_device_bytes(c: &DgaCounts, s: usize, csr_nnz: Option<u64>) -> (u64, 
 /// Peak host memory of a DGA resonator run with `tets` tetrahedra, in bytes: the mesh and
 /// topology, the operators assembled in f64 with their masses, the operators of the time
 /// loop, the stepper's state and the probe record. 1800 B per tet is the measured peak
-/// (843 MB for 493k tets, f64) rounded up; `tests/cost.rs` checks the bound against a
-/// counting allocator.
+/// (843 MB for 493k tets, f64) rounded up. No test checks the bound (this comment used to
+/// cite a cost test with a counting allocator; no such test is in the history).
 pub fn dga_host_bytes(tets: f64) -> f64 {
     1800.0 * tets
 }

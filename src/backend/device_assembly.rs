@@ -1,6 +1,6 @@
 //! The mass operators assembled on an OpenCL device (issue 19; seed 003's assembly on the
 //! GPU): `Mmu_n`, `Mmu_n⁻¹` per tet and `Meps_v`, `Meps_v⁻¹` per vertex, by the kernels of
-//! `cl/assemble.cl`, in double precision and in the host's layouts ([`Masses`]), so the
+//! `cl/assembly/assemble.cl`, in double precision and in the host's layouts ([`Masses`]), so the
 //! rest of [`Dga`] (conduction, dispersion, dual circulations, orientation bits) is
 //! completed on the host by [`Dga::from_masses`].
 //!
@@ -15,7 +15,7 @@
 //! structure is built on the host ([`crate::dga::operators::csr_layout`]).
 //! The sums run in the host's order (tets ascending, then the 3 × 3 entries); the 3 × 3
 //! inverses use the adjugate and the block inverses an explicit Cholesky where the host
-//! uses nalgebra's, so the two agree to round-off (`tests/device_assembly.rs`), not bit for
+//! uses nalgebra's, so the two agree to round-off (`tests/opencl/device_assembly.rs`), not bit for
 //! bit.
 
 use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch, tet_stride};
@@ -41,7 +41,7 @@ fn touched<T: Copy + Send + Sync>(n: usize, x: T) -> Vec<T> {
 }
 
 /// The assembly kernels, embedded in the binary.
-pub const SOURCE: &str = include_str!("../../cl/assemble.cl");
+pub const SOURCE: &str = include_str!("../../cl/assembly/assemble.cl");
 
 /// Where the time of one device assembly went, in seconds.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
@@ -74,7 +74,7 @@ pub struct AssemblyKernels {
 }
 
 impl AssemblyKernels {
-    /// Builds `cl/assemble.cl` on `dev`; an error when the device has no double precision.
+    /// Builds `cl/assembly/assemble.cl` on `dev`; an error when the device has no double precision.
     pub fn build(dev: &ClDevice) -> Result<AssemblyKernels> {
         if !dev.info.fp64 {
             return Err(Error::config(
@@ -86,7 +86,7 @@ impl AssemblyKernels {
                 ),
             ));
         }
-        let program = dev.build_source(SOURCE, "cl/assemble.cl", "")?;
+        let program = dev.build_source(SOURCE, "cl/assembly/assemble.cl", "")?;
         let k = |name: &str| kernel(&program, name);
         Ok(AssemblyKernels {
             mmu: k("assemble_mmu")?,
@@ -96,7 +96,7 @@ impl AssemblyKernels {
     }
 }
 
-/// The packing kernels of `cl/pack.cl` for precision `T`: the assembled f64 operators into
+/// The packing kernels of `cl/assembly/pack.cl` for precision `T`: the assembled f64 operators into
 /// the stepper's resident layouts.
 pub struct PackKernels {
     primal: Kernel,
@@ -110,16 +110,16 @@ pub struct PackKernels {
 }
 
 /// The packing kernels' source, embedded in the binary.
-pub const PACK_SOURCE: &str = include_str!("../../cl/pack.cl");
+pub const PACK_SOURCE: &str = include_str!("../../cl/assembly/pack.cl");
 
 impl PackKernels {
-    /// Builds `cl/pack.cl` for `T` on `dev` (needs double precision, as the assembly).
+    /// Builds `cl/assembly/pack.cl` for `T` on `dev` (needs double precision, as the assembly).
     pub fn build<T: Real>(dev: &ClDevice) -> Result<PackKernels> {
         let opts = format!(
             "-D REAL={}",
             if T::NAME == "f64" { "double" } else { "float" }
         );
-        let program = dev.build_source(PACK_SOURCE, "cl/pack.cl", &opts)?;
+        let program = dev.build_source(PACK_SOURCE, "cl/assembly/pack.cl", &opts)?;
         let k = |name: &str| kernel(&program, name);
         Ok(PackKernels {
             primal: k("pack_primal_sym")?,
@@ -170,12 +170,12 @@ pub fn resident_with_masses<T: Real>(
 
 /// [`resident`] plus the CSR form's matrix `Δt Meps⁻¹ C̃` at unit `Δt` (what
 /// [`crate::backend::opencl::ClStepper`] uploads for [`crate::backend::DualForm::Csr`]),
-/// built on the device in the stepper's layout (`cl/pack.cl`: the row lengths, their scan
+/// built on the device in the stepper's layout (`cl/assembly/pack.cl`: the row lengths, their scan
 /// into the row pointers, the columns as F slots and the values in precision `T`), with no
 /// host pass over the matrix: the host only scans one total per tile of 1024 rows. The
 /// structure equals the host's [`crate::dga::operators::build_csr`] and the values its
 /// values from the device's inverse blocks, summed term for term in the host's order
-/// (`tests/device_assembly.rs`). An error when the matrix has `2³²` nonzeros or more
+/// (`tests/opencl/device_assembly.rs`). An error when the matrix has `2³²` nonzeros or more
 /// (32-bit row pointers, as the host-built CSR stepper). `kernels_s` counts the CSR kernels
 /// too, `download_s` stays zero.
 pub fn resident_csr<T: Real>(

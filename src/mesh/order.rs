@@ -210,7 +210,7 @@ mod tests {
     }
 
     /// The renumbered mesh has the same tets (their volumes, all positive) and surfaces;
-    /// a non-permutation is refused. (The same operator spectrum: `tests/mesh_order.rs`.)
+    /// a non-permutation is refused. (The same operator spectrum: `tests/mesh/mesh_order.rs`.)
     #[test]
     fn renumbering_keeps_the_tets() {
         let m = box_mesh([3, 2, 4], [1.0, 0.7, 1.3]);

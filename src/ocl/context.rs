@@ -20,7 +20,7 @@ pub struct ClDevice {
     pub info: DeviceInfo,
     pub(super) context: Context,
     pub(super) queue: CommandQueue,
-    /// `fill_u32` of `cl/fill.cl`, built on the first [`ClDevice::fill_zero`].
+    /// `fill_u32` of `cl/ocl/fill.cl`, built on the first [`ClDevice::fill_zero`].
     pub(super) fill: Mutex<Option<Kernel>>,
     /// The log of every program built on this device, in build order.
     pub(super) logs: Mutex<Vec<BuildLog>>,
@@ -132,7 +132,7 @@ impl ClDevice {
     fn fill_kernel(&self) -> Result<std::sync::MutexGuard<'_, Option<Kernel>>> {
         let mut fill = self.fill.lock().unwrap_or_else(|p| p.into_inner());
         if fill.is_none() {
-            let program = self.build_source(FILL_SOURCE, "cl/fill.cl", "")?;
+            let program = self.build_source(FILL_SOURCE, "cl/ocl/fill.cl", "")?;
             *fill = Some(Kernel::create(&program, "fill_u32").map_err(cl_err("fill_u32"))?);
         }
         Ok(fill)

@@ -26,7 +26,7 @@ pub enum Arg<'a, T> {
     Buf(&'a Buffer<T>),
     BufU32(&'a Buffer<u32>),
     BufU64(&'a Buffer<u64>),
-    /// A double-precision buffer in a kernel of any precision (`cl/pack.cl`).
+    /// A double-precision buffer in a kernel of any precision (`cl/assembly/pack.cl`).
     BufF64(&'a Buffer<f64>),
     /// A single-precision buffer in a double-precision kernel (mixed storage).
     BufF32(&'a Buffer<f32>),

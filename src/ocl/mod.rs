@@ -14,7 +14,7 @@
 //!
 //! OpenCL does not promise zeroed allocations: every buffer is zeroed or written in full
 //! when it is allocated ([`ClDevice::alloc`], [`ClDevice::upload`]), so no kernel reads a
-//! value nothing wrote (checked under Oclgrind by `tests/oclgrind.rs`).
+//! value nothing wrote (checked under Oclgrind by `tests/opencl/oclgrind.rs`).
 //!
 //! Every `unsafe` block of the crate is in this module; each says why it is sound. The
 //! operators and steppers built on it live in [`crate::backend::opencl`] and
@@ -35,7 +35,7 @@ pub use program::BuildLog;
 use crate::Error;
 
 /// The buffer-fill kernel (`fill_u32`), built once per device on first use.
-pub const FILL_SOURCE: &str = include_str!("../../cl/fill.cl");
+pub const FILL_SOURCE: &str = include_str!("../../cl/ocl/fill.cl");
 /// Buffers up to this many bytes are zeroed at allocation by a host write (see
 /// [`ClDevice::alloc`]), larger ones by the fill kernel.
 pub const ZERO_BY_WRITE_MAX: usize = 64 << 20;

@@ -10,7 +10,7 @@ use opencl3::types::cl_device_id;
 /// The compiler's log of one successful build (warnings, or vendor remarks; often empty).
 #[derive(Clone, Debug)]
 pub struct BuildLog {
-    /// The source's name, e.g. `cl/fill.cl`.
+    /// The source's name, e.g. `cl/ocl/fill.cl`.
     pub name: String,
     /// The full option string passed to the compiler.
     pub options: String,

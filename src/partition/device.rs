@@ -35,7 +35,7 @@
 //! bodies on the same local operators, which equal the global rows; module doc of
 //! [`crate::partition`]), so the partitioned device run equals the single-device run up to
 //! the device's own round-off choices (contraction, summation order inside a kernel), and
-//! the CPU runs to round-off (tested against both, `tests/partition_cl.rs`).
+//! the CPU runs to round-off (tested against both, `tests/partition/partition_cl.rs`).
 //!
 //! Halo values travel as `T` over PCIe, through pinned host staging ([`Pinned`]), and as
 //! `T` through the transport (f32 values two per 64-bit word). [`HaloTiming`] splits the

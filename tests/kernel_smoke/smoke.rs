@@ -1,7 +1,7 @@
-//! Kernel smoke run: launches every kernel of the DGA and DG programs (`cl/dga/*.cl`, `cl/dg/*.cl`), `cl/fill.cl` and
-//! `cl/assemble.cl` at least once on a tiny case, through the library's own launch paths,
-//! on any OpenCL device chosen by name or index, and checks every result against the CPU
-//! reference.
+//! Kernel smoke run: launches every kernel of the DGA and DG programs (`cl/dga/*.cl`,
+//! `cl/dg/*.cl`), `cl/ocl/fill.cl`, `cl/assembly/assemble.cl` and `cl/assembly/pack.cl` at
+//! least once on a tiny case, through the library's own launch paths, on any OpenCL device
+//! chosen by name or index, and checks every result against the CPU reference.
 //!
 //! ```sh
 //! cargo test --release --test kernel_smoke -- [--device NAME|INDEX] [--precision f64,f32]
@@ -73,13 +73,19 @@ const SOURCES: [(&str, &str); 6] = [
         dgatd::backend::opencl::PROBE_SOURCE,
     ),
     (dgatd::dg::CL_PROGRAM, dgatd::dg::CL_SOURCE),
-    ("cl/fill.cl", include_str!("../../cl/fill.cl")),
-    ("cl/assemble.cl", include_str!("../../cl/assemble.cl")),
-    ("cl/pack.cl", include_str!("../../cl/pack.cl")),
+    ("cl/ocl/fill.cl", include_str!("../../cl/ocl/fill.cl")),
+    (
+        "cl/assembly/assemble.cl",
+        include_str!("../../cl/assembly/assemble.cl"),
+    ),
+    (
+        "cl/assembly/pack.cl",
+        include_str!("../../cl/assembly/pack.cl"),
+    ),
 ];
 
-/// The kernels of `cl/assemble.cl` and `cl/pack.cl` (double precision only: not launched on
-/// a device without fp64).
+/// The kernels of `cl/assembly/assemble.cl` and `cl/assembly/pack.cl` (double precision
+/// only: not launched on a device without fp64).
 const ASSEMBLY_KERNELS: [&str; 11] = [
     "assemble_mmu",
     "assemble_meps",
@@ -259,7 +265,7 @@ pub fn run(spec: Option<&str>, precisions: &[&str]) -> Result<Smoke> {
     Ok(s)
 }
 
-/// The masses and their inverses assembled on the device (`cl/assemble.cl`, full assembly:
+/// The masses and their inverses assembled on the device (`cl/assembly/assemble.cl`, full assembly:
 /// both kernels, the block kernel with and without the inversion), and the CSR form's values
 /// (`csr_values`), against the host's, on a
 /// jittered 72-tet box with random media; tolerance 1e-11 of each block's largest entry
@@ -325,9 +331,9 @@ fn assembly(dev: &Arc<ClDevice>, s: &mut Smoke) -> Result<()> {
     Ok(())
 }
 
-/// The operators assembled and packed on the device in precision `T` (`cl/pack.cl`) against
-/// the host's operators packed on the host, relative to the largest entry: round-off of the
-/// assembly (1e-11, as above) or the rounding to f32.
+/// The operators assembled and packed on the device in precision `T` (`cl/assembly/pack.cl`)
+/// against the host's operators packed on the host, relative to the largest entry: round-off
+/// of the assembly (1e-11, as above) or the rounding to f32.
 fn resident<T: Real>(
     dev: &Arc<ClDevice>,
     s: &mut Smoke,
@@ -732,7 +738,7 @@ fn slot_major_subsets<T: Real>(
     Ok(())
 }
 
-/// Mixed storage (`cl/dgatd.cl` built with `-D OPREAL=float`: primal_sym and
+/// Mixed storage (`cl/dga/*.cl` built with `-D OPREAL=float`: primal_sym and
 /// vertex_block_s over f32 operators, f64 fields): 3 steps from a random state against the
 /// f64 step of the same stepper; they differ by the operators' rounding to f32 (relative
 /// 2⁻²⁴ ≈ 6e-8 each), bound 1e-6 (`tests/opencl/mixed.rs` checks it to f64 round-off against

@@ -206,7 +206,7 @@ fn a_degenerate_tet_is_an_error_naming_it() {
 }
 
 /// Operators assembled on the device and packed there for the stepper
-/// (`dgatd::backend::assemble_resident`, `cl/pack.cl`), never downloaded:
+/// (`dgatd::backend::assemble_resident`, `cl/assembly/pack.cl`), never downloaded:
 /// - the packed values equal, bit for bit, the host's packing (`VertexBlocks::pack`, the
 ///   primal's column-major triangle) of the same device assembly downloaded (`masses`): the
 ///   packing kernels move and round values, nothing else;
@@ -356,7 +356,7 @@ fn resident_operators_refuse_conducting_media() {
 }
 
 /// The CSR form's matrix built wholly on the device in the stepper's layout
-/// (`dgatd::backend::assemble_resident_csr`, `cl/pack.cl`: row lengths, scan, columns, values):
+/// (`dgatd::backend::assemble_resident_csr`, `cl/assembly/pack.cl`: row lengths, scan, columns, values):
 /// - the structure equals the host's `build_csr` exactly (row pointers; columns as the
 ///   stepper's F slots `k·T + n` for the host's `4n + k`);
 /// - the values equal, bit for bit, the host's `build_csr` of the same device assembly

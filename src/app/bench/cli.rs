@@ -3,7 +3,7 @@
 //! and prints the summary table. The measurements are [`super::run`]'s.
 
 use super::common::{BenchConfig, Row};
-use super::{COLUMNS, Roofs, csv_fields, run};
+use super::{COLUMNS, Roofs, run};
 use crate::app::{count, outln, timestamp};
 use dgatd::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -138,6 +138,92 @@ fn config(a: &BenchArgs) -> Result<BenchConfig> {
     })
 }
 
+/// One line of `bench.csv`: a [`Row`] with the bench's start (`timestamp`), the binary's
+/// commit, the host and the rates derived from the row, its fields the [`COLUMNS`] in that
+/// order, written by the `csv` crate's serde support ([`PartialCsv::write`]). Times, bytes
+/// and flops are written as `{:.6e}`, GB/s and GFLOP/s as `{:.3}`, fractions and GDoF/s
+/// as `{:.4}` (the formatting of the columns' first layout, kept digit for digit).
+#[derive(serde::Serialize)]
+pub struct CsvRow<'a> {
+    timestamp: &'a str,
+    commit: &'a str,
+    host: &'a str,
+    platform: &'a str,
+    device: &'a str,
+    driver: &'a str,
+    precision: &'a str,
+    kernel: &'a str,
+    variant: &'a str,
+    tets: usize,
+    dofs: usize,
+    reps: usize,
+    #[serde(serialize_with = "sci6")]
+    median_s: f64,
+    #[serde(serialize_with = "sci6")]
+    min_s: f64,
+    #[serde(serialize_with = "sci6")]
+    max_s: f64,
+    #[serde(serialize_with = "sci6")]
+    bytes_model: f64,
+    #[serde(serialize_with = "fixed3")]
+    gbs: f64,
+    #[serde(serialize_with = "fixed4")]
+    frac_copy_bw: f64,
+    #[serde(serialize_with = "fixed4")]
+    gdofs_per_s: f64,
+    #[serde(serialize_with = "sci6")]
+    flops_model: f64,
+    #[serde(serialize_with = "fixed3")]
+    gflops: f64,
+    #[serde(serialize_with = "fixed4")]
+    frac_roof: f64,
+}
+
+impl<'a> CsvRow<'a> {
+    /// Row `r` of a bench started at `timestamp` on `host`, its `frac_roof` from `roofs`.
+    pub fn new(r: &'a Row, timestamp: &'a str, host: &'a str, roofs: &Roofs) -> CsvRow<'a> {
+        CsvRow {
+            timestamp,
+            commit: dgatd::report::COMMIT,
+            host,
+            platform: &r.platform,
+            device: &r.device,
+            driver: &r.driver,
+            precision: &r.precision,
+            kernel: &r.kernel,
+            variant: &r.variant,
+            tets: r.tets,
+            dofs: r.dofs,
+            reps: r.reps,
+            median_s: r.median_s,
+            min_s: r.min_s,
+            max_s: r.max_s,
+            bytes_model: r.bytes_model,
+            gbs: r.gbs(),
+            frac_copy_bw: r.frac_copy_bw,
+            gdofs_per_s: r.gdofs(),
+            flops_model: r.flops_model,
+            gflops: r.gflops(),
+            frac_roof: roofs.frac(r),
+        }
+    }
+}
+
+/// `x` as `{:.6e}` (times, bytes, flops).
+fn sci6<S: serde::Serializer>(x: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{x:.6e}"))
+}
+
+/// `x` as `{:.3}` (GB/s, GFLOP/s).
+fn fixed3<S: serde::Serializer>(x: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{x:.3}"))
+}
+
+/// `x` as `{:.4}` (fractions, GDoF/s).
+fn fixed4<S: serde::Serializer>(x: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{x:.4}"))
+}
+
 /// `DIR/bench.csv.partial` as the bench writes it: the CSV row by row (each flushed), the
 /// running [`Roofs`] of its `frac_roof` column, and the rows so far (for the summary).
 struct PartialCsv {
@@ -165,7 +251,10 @@ impl PartialCsv {
             .create_new(true)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        let mut w = csv::Writer::from_writer(file);
+        // the header is written from COLUMNS, so that a bench with no row still has it
+        let mut w = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(file);
         w.write_record(COLUMNS).map_err(|e| csv_error(&path, e))?;
         w.flush().map_err(|e| Error::io(&path, e))?;
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -184,9 +273,8 @@ impl PartialCsv {
     /// Writes and flushes row `r`.
     fn write(&mut self, r: &Row) -> Result<()> {
         self.roofs.note(r);
-        let fields = csv_fields(r, &self.ts, &self.host, &self.roofs);
         self.w
-            .write_record(fields)
+            .serialize(CsvRow::new(r, &self.ts, &self.host, &self.roofs))
             .map_err(|e| csv_error(&self.path, e))?;
         self.w.flush().map_err(|e| Error::io(&self.path, e))?;
         self.rows.push(r.clone());
@@ -260,6 +348,98 @@ fn print_summary(rows: &[Row]) {
             r.gbs(),
             r.frac_copy_bw,
             r.gdofs()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows of every kind of number the CSV holds: a probe, a kernel row, a row whose
+    /// copy ceiling is unknown (NaN fraction), an fma row with flops; a device name that
+    /// needs quoting.
+    fn rows() -> Vec<Row> {
+        let base = Row {
+            platform: "Portable Computing Language".into(),
+            device: "pthread, \"x\"".into(),
+            driver: "3.1".into(),
+            precision: "f64".into(),
+            kernel: String::new(),
+            variant: String::new(),
+            tets: 0,
+            dofs: 0,
+            reps: 3,
+            median_s: 1.234_567_89e-4,
+            min_s: 1e-4,
+            max_s: 2.5e-4,
+            bytes_model: 1.6e7,
+            frac_copy_bw: 1.0,
+            flops_model: 0.0,
+        };
+        let row = |kernel: &str, variant: &str, f: &dyn Fn(&mut Row)| {
+            let mut r = Row {
+                kernel: kernel.into(),
+                variant: variant.into(),
+                ..base.clone()
+            };
+            f(&mut r);
+            r
+        };
+        vec![
+            row("copy", "stream", &|_| {}),
+            row("fma", "peak", &|r| r.flops_model = 3.3e12),
+            row("primal", "tet_sym", &|r| {
+                (r.tets, r.dofs, r.median_s) = (6000, 7123, 3.3e-5);
+                (r.bytes_model, r.frac_copy_bw) = (1.2e6, 0.4567891);
+            }),
+            row("step", "tet_sym+factored_sym", &|r| {
+                (r.tets, r.dofs, r.frac_copy_bw) = (6000, 7123, f64::NAN);
+                (r.min_s, r.max_s) = (0.0, 1e300);
+            }),
+        ]
+    }
+
+    /// The CSV `PartialCsv` writes for `rows()`: the [`COLUMNS`] header, then each row.
+    fn written() -> String {
+        let dir = std::env::temp_dir().join(format!("dgatd-csvrow-{}", std::process::id()));
+        let mut w = PartialCsv::create(&dir).unwrap();
+        (w.ts, w.host) = ("2026-01-02T03:04:05Z".into(), "host".into());
+        for r in rows() {
+            w.write(&r).unwrap();
+        }
+        let (path, _) = w.close();
+        let s = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        s
+    }
+
+    /// The serde names of [`CsvRow`]'s fields are the [`COLUMNS`], in order.
+    #[test]
+    fn csv_row_fields_are_the_columns() {
+        let r = &rows()[0];
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.serialize(CsvRow::new(r, "t", "h", &Roofs::default()))
+            .unwrap();
+        let s = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(s.lines().next().unwrap(), COLUMNS.join(","));
+    }
+
+    /// The bytes of the bench's first CSV layout, as the hand formatting that `CsvRow`
+    /// replaced wrote them for `rows()` (captured from it): quoting, `{:.6e}`, `{:.3}`,
+    /// `{:.4}`, NaN and zero digit for digit.
+    #[test]
+    fn csv_rows_keep_their_bytes() {
+        let expected = "\
+timestamp,commit,host,platform,device,driver,precision,kernel,variant,tets,dofs,reps,median_s,min_s,max_s,bytes_model,gbs,frac_copy_bw,gdofs_per_s,flops_model,gflops,frac_roof
+2026-01-02T03:04:05Z,{COMMIT},host,Portable Computing Language,\"pthread, \"\"x\"\"\",3.1,f64,copy,stream,0,0,3,1.234568e-4,1.000000e-4,2.500000e-4,1.600000e7,129.600,1.0000,0.0000,0.000000e0,0.000,1.0000
+2026-01-02T03:04:05Z,{COMMIT},host,Portable Computing Language,\"pthread, \"\"x\"\"\",3.1,f64,fma,peak,0,0,3,1.234568e-4,1.000000e-4,2.500000e-4,1.600000e7,129.600,1.0000,0.0000,3.300000e12,26730000.243,1.0000
+2026-01-02T03:04:05Z,{COMMIT},host,Portable Computing Language,\"pthread, \"\"x\"\"\",3.1,f64,primal,tet_sym,6000,7123,3,3.300000e-5,1.000000e-4,2.500000e-4,1.200000e6,36.364,0.4568,0.2158,0.000000e0,0.000,0.2806
+2026-01-02T03:04:05Z,{COMMIT},host,Portable Computing Language,\"pthread, \"\"x\"\"\",3.1,f64,step,tet_sym+factored_sym,6000,7123,3,1.234568e-4,0.000000e0,1.000000e300,1.600000e7,129.600,NaN,0.0577,0.000000e0,0.000,1.0000
+";
+        assert_eq!(
+            written(),
+            expected.replace("{COMMIT}", dgatd::report::COMMIT)
         );
     }
 }

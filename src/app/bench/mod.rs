@@ -3,7 +3,7 @@
 //! OpenCL devices (timed with profiling events) and on the CPU backend (wall clock).
 //!
 //! One CSV row per (device, precision, kernel, variant, mesh size); columns are documented
-//! in `results/README.md` and listed in [`COLUMNS`].
+//! in `results/README.md`, listed in [`COLUMNS`] and written as `cli::CsvRow` (serde).
 //!
 //! Byte and flop models: [`dgatd::cost`].
 
@@ -629,32 +629,4 @@ fn dg_rows(size: usize, cfg: &BenchConfig, m: &Machines, out: &mut Sink) -> Resu
         }
     }
     Ok(())
-}
-
-/// Formats a row as CSV fields in [`COLUMNS`] order.
-pub fn csv_fields(r: &Row, timestamp: &str, host: &str, roofs: &Roofs) -> Vec<String> {
-    vec![
-        timestamp.to_string(),
-        dgatd::report::COMMIT.to_string(),
-        host.to_string(),
-        r.platform.clone(),
-        r.device.clone(),
-        r.driver.clone(),
-        r.precision.clone(),
-        r.kernel.clone(),
-        r.variant.clone(),
-        r.tets.to_string(),
-        r.dofs.to_string(),
-        r.reps.to_string(),
-        format!("{:.6e}", r.median_s),
-        format!("{:.6e}", r.min_s),
-        format!("{:.6e}", r.max_s),
-        format!("{:.6e}", r.bytes_model),
-        format!("{:.3}", r.gbs()),
-        format!("{:.4}", r.frac_copy_bw),
-        format!("{:.4}", r.gdofs()),
-        format!("{:.6e}", r.flops_model),
-        format!("{:.3}", r.gflops()),
-        format!("{:.4}", roofs.frac(r)),
-    ]
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use opencl3::kernel::Kernel;
+use opencl3::memory::Buffer;
 
 /// The bench's probe kernels (`backend::opencl::PROBE_SOURCE`) for precision T.
 pub(super) struct Probes {
@@ -53,30 +54,9 @@ pub(super) fn stream_rows<T: Real>(
     )?;
     let b = dev.upload(&vec![T::of(0.5); n], "stream array")?;
     let c = dev.upload(&vec![T::of(0.25); n], "stream array")?;
-    let copy = time_events(dev, cfg.warmup, cfg.reps, || {
-        Ok(vec![launch(
-            dev,
-            &k.copy,
-            n,
-            LOCAL,
-            &[Arg::U64(n as u64), Arg::Buf(&a), Arg::Buf(&b)],
-        )?])
-    })?;
-    let triad = time_events(dev, cfg.warmup, cfg.reps, || {
-        Ok(vec![launch(
-            dev,
-            &k.triad,
-            n,
-            LOCAL,
-            &[
-                Arg::U64(n as u64),
-                Arg::Buf(&a),
-                Arg::Buf(&b),
-                Arg::Buf(&c),
-                Arg::Real(T::of(1.5)),
-            ],
-        )?])
-    })?;
+    let bufs = [&a, &b, &c];
+    let (copy, triad) = time_copy_triad(dev, cfg, [&k.copy, &k.triad], n, bufs)?;
+    let (copy4, triad4) = time_copy_triad(dev, cfg, [&k.copy4, &k.triad4], n / 4, bufs)?;
     let mk = |name: &str, v: Vec<f64>, bytes: f64| {
         let (m, lo, hi) = stats(v);
         Row {
@@ -92,31 +72,6 @@ pub(super) fn stream_rows<T: Real>(
             ..base.clone()
         }
     };
-    let n4 = n / 4;
-    let copy4 = time_events(dev, cfg.warmup, cfg.reps, || {
-        Ok(vec![launch(
-            dev,
-            &k.copy4,
-            n4,
-            LOCAL,
-            &[Arg::U64(n4 as u64), Arg::Buf(&a), Arg::Buf(&b)],
-        )?])
-    })?;
-    let triad4 = time_events(dev, cfg.warmup, cfg.reps, || {
-        Ok(vec![launch(
-            dev,
-            &k.triad4,
-            n4,
-            LOCAL,
-            &[
-                Arg::U64(n4 as u64),
-                Arg::Buf(&a),
-                Arg::Buf(&b),
-                Arg::Buf(&c),
-                Arg::Real(T::of(1.5)),
-            ],
-        )?])
-    })?;
     let mut rows = vec![
         mk("copy", copy, 2.0 * (n * s) as f64),
         mk("triad", triad, 3.0 * (n * s) as f64),
@@ -136,6 +91,43 @@ pub(super) fn stream_rows<T: Real>(
             .then(b.gbs().total_cmp(&a.gbs()))
     });
     Ok(rows)
+}
+
+/// The event times of a copy kernel and then a triad kernel (in that order) over `n`
+/// work-items on the arrays `[a, b, c]` (copy: `b = a`; triad: `a = b + 1.5 c`;
+/// `cl/dga/vector.cl` and `cl/bench/stream.cl`).
+fn time_copy_triad<T: Real>(
+    dev: &Arc<ClDevice>,
+    cfg: &BenchConfig,
+    [copy, triad]: [&Kernel; 2],
+    n: usize,
+    [a, b, c]: [&Buffer<T>; 3],
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let copy = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            copy,
+            n,
+            LOCAL,
+            &[Arg::U64(n as u64), Arg::Buf(a), Arg::Buf(b)],
+        )?])
+    })?;
+    let triad = time_events(dev, cfg.warmup, cfg.reps, || {
+        Ok(vec![launch(
+            dev,
+            triad,
+            n,
+            LOCAL,
+            &[
+                Arg::U64(n as u64),
+                Arg::Buf(a),
+                Arg::Buf(b),
+                Arg::Buf(c),
+                Arg::Real(T::of(1.5)),
+            ],
+        )?])
+    })?;
+    Ok((copy, triad))
 }
 
 /// The floating-point peak of a device in precision T (`fma_peak`: 16 flops per work-item

@@ -1,6 +1,6 @@
 //! The CPU backend's lean step: the same leapfrog as the reference kernels of
 //! [`super`], in layouts chosen for a CPU's caches. Equal to the reference to round-off
-//! (only the order of the sums differs); `tests/cpu_lean.rs` checks it on jittered meshes,
+//! (only the order of the sums differs); `tests/dga/cpu_lean.rs` checks it on jittered meshes,
 //! lossy and dispersive ones included.
 //!
 //! - **Primal** (`F -= Δt Mmu⁻¹ C (U_a + U_b)` per tet): tet-major, 10 values of the

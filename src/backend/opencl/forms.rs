@@ -11,7 +11,7 @@ use super::*;
 ///
 /// Rounding keeps both operators symmetric (each stored once), so the scheme with them is
 /// again an exactly energy-conserving leapfrog, of an operator `K̃` within a relative 2⁻²⁴
-/// entry by entry of `K`'s factors (`tests/mixed.rs` bounds the shift of its eigenvalues).
+/// entry by entry of `K`'s factors (`tests/opencl/mixed.rs` bounds the shift of its eigenvalues).
 pub struct MixedOperators {
     pub(super) primal: Kernel,
     pub(super) block: Kernel,

@@ -10,7 +10,7 @@ use super::*;
 /// and `US[NF] = 0`). Built by [`ClStepper::slot_major`]; [`ClStepper::to_slot_major`] and
 /// [`ClStepper::from_slot_major`] move the stepper's `U` in and out (a half-edge that is not
 /// free is read as zero, as in any physical state: a PEC wall's). Same products in the same
-/// order as `primal_sym` and `vertex_block_s` (`tests/opencl.rs`).
+/// order as `primal_sym` and `vertex_block_s` (`tests/opencl/opencl.rs`).
 pub struct SlotMajor<T: Real> {
     pub(super) primal: Kernel,
     pub(super) block: Kernel,

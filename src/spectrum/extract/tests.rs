@@ -238,7 +238,7 @@ fn a_broad_line_among_narrow_ones_is_reported_with_its_q() {
     // periods) among lines of Q 8.5 to 300, the dense ladder of higher modes a short
     // record cannot resolve, a continuum of strongly damped poles, 860 samples, noise
     // 1e-6. (A simulated record, harder than this model, is the ε_r = 10 sphere of
-    // tests/open_boundary.rs.)
+    // tests/dga/open_boundary.rs.)
     let dt = 3.3e-11;
     let line = |f: f64, a: f64, ph: f64, q: f64| (f, a, ph, PI * f / q);
     let mut modes = vec![

@@ -1,5 +1,5 @@
-// The operators assembled on the device (cl/assemble.cl, f64) converted into the stepper's
-// resident layouts (cl/dgatd.cl) in precision REAL, so that they never leave the device
+// The operators assembled on the device (cl/assembly/assemble.cl, f64) converted into the
+// stepper's resident layouts (cl/dga/*.cl) in precision REAL, so that they never leave the device
 // (issue 19: backend::device_assembly::resident). Built with -D REAL=double|float; needs
 // cl_khr_fp64 for the f64 input, as the assembly itself.
 //
@@ -85,8 +85,9 @@ __kernel void pack_blocks_tri(const uint NV, __global const ulong* restrict ptr,
 // Every tet is stored positively oriented (mesh::Mesh), so that determinant has the sign of
 // the permutation (a, b, c, d): even gives +F(n, c). No coordinate is read.
 //
-// The matrix is the stepper's, at unit Δt: columns written as its F slots, k * TP + n (TP the stepper's tet stride)
-// (cl/dgatd.cl), values as (REAL)sum, as the host's `T::of` of build_csr's f64 values.
+// The matrix is the stepper's, at unit Δt: columns written as its F slots, k * TP + n (TP the
+// stepper's tet stride; cl/dga/csr.cl), values as (REAL)sum, as the host's `T::of` of
+// build_csr's f64 values.
 
 // local edge joining local vertices a != b (complex::LOCAL_EDGES order)
 inline uint local_edge(const uint a, const uint b) {

@@ -1,0 +1,434 @@
+//! The section readers of the Gmsh parser: `$PhysicalNames`, `$Entities` (MSH 4.1),
+//! `$Nodes` and `$Elements` in MSH 4.1 (ASCII and binary) and MSH 2.2 (ASCII), and the
+//! resolution of an element's node tags to node indices.
+
+use super::{Elements, Parser, TagMap, clip};
+use crate::error::Result;
+use crate::mesh::{PhysicalName, RawTet, RawTri};
+use std::collections::HashMap;
+
+impl Parser<'_> {
+    pub(super) fn physical_names(&mut self) -> Result<Vec<PhysicalName>> {
+        let n = self.nums::<u64>("the number of physical names", 1)?[0];
+        let n = self.count(n, 6, "physical name")?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let l = self.need_line("a physical name")?;
+            let mut it = l.splitn(3, char::is_whitespace);
+            let dim = it.next().and_then(|s| s.parse().ok());
+            let tag = it.next().and_then(|s| s.parse().ok());
+            let name = it.next().map(|s| s.trim().trim_matches('"').to_string());
+            match (dim, tag, name) {
+                (Some(dim), Some(tag), Some(name)) => out.push(PhysicalName { dim, tag, name }),
+                _ => return Err(self.err(format!("bad physical name line {:?}", clip(l)))),
+            }
+        }
+        self.expect("$EndPhysicalNames")?;
+        Ok(out)
+    }
+
+    /// $Entities of MSH 4.1: the physical tag (first one) of each entity.
+    pub(super) fn entities(&mut self) -> Result<HashMap<(i32, i32), i32>> {
+        let mut map = HashMap::new();
+        if self.binary {
+            let mut counts = [0usize; 4];
+            for c in counts.iter_mut() {
+                let v = self.bin_u64("entity counts")?;
+                *c = self.count(v, 4, "entity")?;
+            }
+            for (dim, &cnt) in counts.iter().enumerate() {
+                for _ in 0..cnt {
+                    let tag = self.bin_i32("entity tag")?;
+                    let ncoord = if dim == 0 { 3 } else { 6 };
+                    for _ in 0..ncoord {
+                        self.bin_f64("entity bounding box")?;
+                    }
+                    let np = self.bin_u64("physical tag count")?;
+                    let np = self.count(np, 4, "physical tag")?;
+                    for k in 0..np {
+                        let p = self.bin_i32("physical tag")?;
+                        if k == 0 {
+                            map.insert((dim as i32, tag), p);
+                        }
+                    }
+                    if dim > 0 {
+                        let nb = self.bin_u64("bounding entity count")?;
+                        let nb = self.count(nb, 4, "bounding entity")?;
+                        self.take(4 * nb, "bounding entities")?;
+                    }
+                }
+            }
+            self.line();
+        } else {
+            let c = self.nums::<u64>("entity counts", 4)?;
+            for dim in 0..4 {
+                let cnt = self.count(c[dim], 2, "entity")?;
+                for _ in 0..cnt {
+                    let v = self.nums::<f64>("an entity", if dim == 0 { 5 } else { 8 })?;
+                    let (tag, np_at) = (
+                        self.tag32(v[0] as i64, "entity tag")?,
+                        if dim == 0 { 4 } else { 7 },
+                    );
+                    let np = v[np_at];
+                    if !(np >= 0.0 && np.fract() == 0.0 && np < v.len() as f64) {
+                        return Err(
+                            self.err(format!("entity line has a bad physical tag count {np}"))
+                        );
+                    }
+                    let np = np as usize;
+                    if v.len() < np_at + 1 + np {
+                        return Err(self.err("entity line lists fewer physical tags than it says"));
+                    }
+                    if np > 0 {
+                        let p = self.tag32(v[np_at + 1] as i64, "physical tag")?;
+                        map.insert((dim as i32, tag), p);
+                    }
+                }
+            }
+        }
+        self.expect("$EndEntities")?;
+        Ok(map)
+    }
+
+    pub(super) fn nodes41(&mut self) -> Result<(Vec<[f64; 3]>, Vec<u64>)> {
+        let (nblocks, nnodes) = if self.binary {
+            let h: Vec<u64> = (0..4)
+                .map(|_| self.bin_u64("the $Nodes header"))
+                .collect::<Result<_>>()?;
+            (h[0], h[1])
+        } else {
+            let h = self.nums::<u64>("the $Nodes header", 4)?;
+            (h[0], h[1])
+        };
+        let min_node = if self.binary { 32 } else { 8 };
+        let nnodes = self.count(nnodes, min_node, "node")?;
+        let nblocks = self.count(nblocks, 4, "node block")?;
+        let mut xyz = Vec::with_capacity(nnodes);
+        let mut tags = Vec::with_capacity(nnodes);
+        for _ in 0..nblocks {
+            let (param, n) = if self.binary {
+                let _dim = self.bin_i32("node block")?;
+                let _tag = self.bin_i32("node block")?;
+                let p = self.bin_i32("node block")?;
+                let n = self.bin_u64("node block")?;
+                (p, self.count(n, 32, "node")?)
+            } else {
+                let h = self.nums::<i64>("a node block header", 4)?;
+                (h[2] as i32, self.count(h[3].max(0) as u64, 8, "node")?)
+            };
+            if param != 0 {
+                return Err(self.err(
+                    "parametric node coordinates are not supported (save without -parametric)",
+                ));
+            }
+            if tags.len() + n > nnodes {
+                return Err(self.err(format!(
+                    "node blocks hold more nodes than the header's {nnodes}"
+                )));
+            }
+            if self.binary {
+                for _ in 0..n {
+                    tags.push(self.bin_u64("node tags")?);
+                }
+                for _ in 0..n {
+                    let p = [
+                        self.bin_f64("node coordinates")?,
+                        self.bin_f64("node coordinates")?,
+                        self.bin_f64("node coordinates")?,
+                    ];
+                    xyz.push(p);
+                }
+            } else {
+                for _ in 0..n {
+                    tags.push(self.nums::<u64>("a node tag", 1)?[0]);
+                }
+                for _ in 0..n {
+                    let v = self.nums::<f64>("node coordinates", 3)?;
+                    xyz.push([v[0], v[1], v[2]]);
+                }
+            }
+        }
+        if tags.len() != nnodes {
+            return Err(self.err(format!(
+                "the $Nodes header announces {nnodes} nodes, the blocks hold {}",
+                tags.len()
+            )));
+        }
+        if self.binary {
+            self.line();
+        }
+        Ok((xyz, tags))
+    }
+
+    pub(super) fn nodes22(&mut self) -> Result<(Vec<[f64; 3]>, Vec<u64>)> {
+        let n = self.nums::<u64>("the number of nodes", 1)?[0];
+        let n = self.count(n, 8, "node")?;
+        let mut xyz = Vec::with_capacity(n);
+        let mut tags = Vec::with_capacity(n);
+        for _ in 0..n {
+            let l = self.need_line("a node")?;
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let ok = f.len() >= 4;
+            let tag = f.first().and_then(|s| s.parse::<u64>().ok());
+            let c: Option<Vec<f64>> = f.iter().skip(1).take(3).map(|s| s.parse().ok()).collect();
+            match (ok, tag, c) {
+                (true, Some(t), Some(c)) => {
+                    tags.push(t);
+                    xyz.push([c[0], c[1], c[2]]);
+                }
+                _ => return Err(self.err(format!("bad node line {:?}", clip(l)))),
+            }
+        }
+        Ok((xyz, tags))
+    }
+
+    pub(super) fn elements41(
+        &mut self,
+        map: &TagMap,
+        ent: &HashMap<(i32, i32), i32>,
+    ) -> Result<Elements> {
+        let (nblocks, nel) = if self.binary {
+            let h: Vec<u64> = (0..4)
+                .map(|_| self.bin_u64("the $Elements header"))
+                .collect::<Result<_>>()?;
+            (h[0], h[1])
+        } else {
+            let h = self.nums::<u64>("the $Elements header", 4)?;
+            (h[0], h[1])
+        };
+        let nblocks = self.count(nblocks, 4, "element block")?;
+        let nel = self.count(nel, 4, "element")?;
+        let mut out = Elements::default();
+        let mut seen = 0usize;
+        for _ in 0..nblocks {
+            let (dim, etag, ty, n) = if self.binary {
+                let d = self.bin_i32("element block")?;
+                let t = self.bin_i32("element block")?;
+                let ty = self.bin_i32("element block")?;
+                let n = self.bin_u64("element block")?;
+                (d, t, ty, n)
+            } else {
+                let h = self.nums::<i64>("an element block header", 4)?;
+                (
+                    self.tag32(h[0], "element block dimension")?,
+                    self.tag32(h[1], "element block entity tag")?,
+                    self.tag32(h[2], "element type")?,
+                    h[3].max(0) as u64,
+                )
+            };
+            let nn = nodes_per_element(ty)
+                .ok_or_else(|| self.err(format!("unknown element type {ty}")))?;
+            let n = self.count(
+                n,
+                if self.binary {
+                    8 * (nn + 1)
+                } else {
+                    2 * (nn + 1)
+                },
+                "element",
+            )?;
+            seen += n;
+            if seen > nel {
+                return Err(self.err(format!(
+                    "element blocks hold more elements than the header's {nel}"
+                )));
+            }
+            if element_dim(ty) == Some(3) && ty != 4 {
+                return Err(self.err(format!(
+                    "volume element type {ty} is not supported: only linear tetrahedra (type 4); mesh with -order 1"
+                )));
+            }
+            // a block's elements are of its dimension: a volume element in a block declared
+            // 2-D would otherwise be skipped (a hole in the mesh)
+            if element_dim(ty).is_some_and(|d| d != dim) {
+                return Err(self.err(format!(
+                    "an element block declared of dimension {dim} holds elements of type {ty}, which are {}-D",
+                    element_dim(ty).unwrap_or(dim)
+                )));
+            }
+            let phys = ent.get(&(dim, etag)).copied().unwrap_or(0);
+            for _ in 0..n {
+                let v: Vec<u64> = if self.binary {
+                    (0..nn + 1)
+                        .map(|_| self.bin_u64("element"))
+                        .collect::<Result<_>>()?
+                } else {
+                    let v = self.nums::<i64>("an element", nn + 1)?;
+                    if v.len() != nn + 1 {
+                        return Err(self.err(format!(
+                            "element {} lists {} nodes, type {ty} has {nn}",
+                            v[0],
+                            v.len() - 1
+                        )));
+                    }
+                    self.unsigned(v[0], &v)?
+                };
+                if ty == 4 {
+                    out.tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
+                } else if is_triangle(ty) && phys != 0 {
+                    out.tris.push(self.triangle(map, v[0], &v[1..4], phys)?);
+                }
+            }
+        }
+        if seen != nel {
+            return Err(self.err(format!(
+                "the $Elements header announces {nel} elements, the blocks hold {seen}"
+            )));
+        }
+        if self.binary {
+            self.line();
+        }
+        Ok(out)
+    }
+
+    pub(super) fn elements22(&mut self, map: &TagMap) -> Result<Elements> {
+        let n = self.nums::<u64>("the number of elements", 1)?[0];
+        let n = self.count(n, 8, "element")?;
+        let mut out = Elements::default();
+        for _ in 0..n {
+            let v = self.nums::<i64>("an element", 3)?;
+            let (id, ty, ntags) = (
+                v[0].max(0) as u64,
+                self.tag32(v[1], "element type")?,
+                v[2].max(0) as usize,
+            );
+            let nn = nodes_per_element(ty)
+                .ok_or_else(|| self.err(format!("element {id}: unknown element type {ty}")))?;
+            if v.len() != 3 + ntags + nn {
+                return Err(self.err(format!(
+                    "element {id}: expected {} fields for type {ty} with {ntags} tags, found {}",
+                    3 + ntags + nn,
+                    v.len()
+                )));
+            }
+            if matches!(ty, 5 | 6 | 7 | 11 | 12 | 13 | 14 | 17 | 18 | 19 | 29) {
+                return Err(self.err(format!(
+                    "element {id}: volume element type {ty} is not supported: only linear tetrahedra (type 4)"
+                )));
+            }
+            let phys = if ntags > 0 {
+                self.tag32(v[3], "physical tag")?
+            } else {
+                0
+            };
+            let nodes = self.unsigned(v[0], &v[3 + ntags..])?;
+            if ty == 4 {
+                out.tets.push(self.resolve(map, id, &nodes, phys)?);
+            } else if is_triangle(ty) && phys != 0 {
+                out.tris.push(self.triangle(map, id, &nodes[..3], phys)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn triangle(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTri> {
+        let mut out = [0u32; 3];
+        for (k, &t) in nodes.iter().enumerate().take(3) {
+            out[k] = map
+                .get(t)
+                .ok_or_else(|| self.err(format!("triangle {id} refers to missing node {t}")))?;
+        }
+        Ok(RawTri {
+            id,
+            nodes: out,
+            phys,
+        })
+    }
+
+    /// Tags of an element's line, refusing negative ones (element `id`).
+    fn unsigned(&self, id: i64, v: &[i64]) -> Result<Vec<u64>> {
+        match v.iter().find(|&&x| x < 0) {
+            Some(t) => Err(self.err(format!(
+                "element {id} refers to node {t}: node tags are positive numbers"
+            ))),
+            None => Ok(v.iter().map(|&x| x as u64).collect()),
+        }
+    }
+
+    fn resolve(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTet> {
+        let mut out = [0u32; 4];
+        for (k, &t) in nodes.iter().enumerate().take(4) {
+            out[k] = map
+                .get(t)
+                .ok_or_else(|| self.err(format!("tetrahedron {id} refers to missing node {t}")))?;
+        }
+        Ok(RawTet {
+            id,
+            nodes: out,
+            phys,
+        })
+    }
+}
+
+/// Node tag -> index; a tag defined twice is refused (`Err(tag)`).
+pub(super) fn build_tagmap(tags: &[u64]) -> std::result::Result<TagMap, u64> {
+    let max = tags.iter().copied().max().unwrap_or(0);
+    if (max as usize) < 4 * tags.len() + 1024 {
+        let mut v = vec![u32::MAX; max as usize + 1];
+        for (i, &t) in tags.iter().enumerate() {
+            if v[t as usize] != u32::MAX {
+                return Err(t);
+            }
+            v[t as usize] = i as u32;
+        }
+        Ok(TagMap::Dense(v))
+    } else {
+        let mut m = HashMap::with_capacity(tags.len());
+        for (i, &t) in tags.iter().enumerate() {
+            if m.insert(t, i as u32).is_some() {
+                return Err(t);
+            }
+        }
+        Ok(TagMap::Sparse(m))
+    }
+}
+
+/// Nodes per element for the Gmsh element types a mesh may contain.
+fn nodes_per_element(ty: i32) -> Option<usize> {
+    Some(match ty {
+        1 => 2,
+        2 => 3,
+        3 => 4,
+        4 => 4,
+        5 => 8,
+        6 => 6,
+        7 => 5,
+        8 => 3,
+        9 => 6,
+        10 => 9,
+        11 => 10,
+        12 => 27,
+        13 => 18,
+        14 => 14,
+        15 => 1,
+        16 => 8,
+        17 => 20,
+        18 => 15,
+        19 => 13,
+        20 => 9,
+        21 => 10,
+        26 => 4,
+        27 => 5,
+        28 => 6,
+        29 => 20,
+        _ => return None,
+    })
+}
+
+/// The dimension of a known element type (0 points, 1 lines, 2 surface, 3 volume).
+fn element_dim(ty: i32) -> Option<i32> {
+    Some(match ty {
+        15 => 0,
+        1 | 8 | 26 | 27 | 28 => 1,
+        2 | 3 | 9 | 10 | 16 | 20 | 21 => 2,
+        4..=7 | 11..=14 | 17..=19 | 29 => 3,
+        _ => return None,
+    })
+}
+
+/// Whether a type is a triangle whose first three nodes are its corners: the linear
+/// triangle (2) and the 6-node second-order one (9), whose corners carry a surface group
+/// just the same (its mid-edge nodes are not used).
+fn is_triangle(ty: i32) -> bool {
+    ty == 2 || ty == 9
+}
