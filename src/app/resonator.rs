@@ -390,7 +390,8 @@ fn exit_interrupted() -> ! {
     std::process::exit(130);
 }
 
-/// The run's phase (0 setup, 1 time loop, 2 analysis), for the handler.
+/// The run's phase (0 setup, 1 time loop, 2 analysis, 3 writing the record), for the
+/// handler.
 static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 fn set_phase(p: Phase) {
@@ -398,6 +399,7 @@ fn set_phase(p: Phase) {
         Phase::Setup => 0,
         Phase::Stepping => 1,
         Phase::Analysis => 2,
+        Phase::Recording => 3,
     };
     PHASE.store(v, std::sync::atomic::Ordering::SeqCst);
 }
@@ -433,6 +435,15 @@ fn install_interrupt_handler() {
                         "\ninterrupted during the analysis: the probe record is in probe.csv (and a final checkpoint for long runs)"
                     );
                     exit_interrupted();
+                }
+                3 => {
+                    // the record is being written: the run stops once it is on disk
+                    if !INTERRUPT.swap(true, Ordering::SeqCst) {
+                        eprintln!(
+                            "\ninterrupt: the time loop has ended; the run stops once the probe record (and a long run's final checkpoint) is on disk"
+                        );
+                    }
+                    return;
                 }
                 _ => {}
             }

@@ -12,4 +12,5 @@ mod reliability;
 mod reliability_47;
 mod reliability_cli;
 mod reliability_three;
+mod reliability_four;
 mod reliability_three_inputs;

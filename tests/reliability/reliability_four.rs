@@ -1,0 +1,138 @@
+//! Reliability of the command line, round four (issue 47,
+//! `results/reliability_round4/README.md`): signals after the last step and during a
+//! pending save, `--resume` into a used folder, older `previous/` folders, links in a
+//! report folder, two benches on one folder, records too long for memory, huge lock files,
+//! hostile report CSVs. Each case checks the exit status, the message and what is left on
+//! disk.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dgatd-rel4-{}-{name}", std::process::id()));
+    std::fs::remove_dir_all(&d).ok();
+    d
+}
+
+/// The built `dgatd`, or the one `DGATD_TEST_BIN` names (to show a case failing on an
+/// older build).
+fn dgatd() -> Command {
+    let bin = std::env::var_os("DGATD_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dgatd")));
+    let mut c = Command::new(bin);
+    c.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("DGATD_FAULT_AT_STEP")
+        .env_remove("DGATD_FAULT_WRITE");
+    c
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `c` to its end, failing the test (and killing it) past `secs` seconds.
+fn output_within(c: &mut Command, secs: u64) -> Output {
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(secs) {
+            child.kill().ok();
+            panic!("{c:?} did not end within {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn kill(sig: &str, child: &Child) {
+    let st = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// Starts a logged (not `--quiet`) run and returns it with its stderr so far, once a line
+/// of its log contains `until`; the rest of the log is collected by a thread.
+fn started_until_logged(
+    args: &[&str],
+    until: &str,
+) -> (Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = dgatd()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+    let until = until.to_string();
+    std::thread::spawn(move || {
+        let mut all = String::new();
+        let mut told = false;
+        for line in std::io::BufReader::new(err).lines().map_while(|l| l.ok()) {
+            all += &line;
+            all.push('\n');
+            if !told && line.contains(&until) {
+                told = true;
+                let _ = seen_tx.send(());
+            }
+        }
+        let _ = tx.send(all);
+    });
+    if seen_rx.recv_timeout(Duration::from_secs(300)).is_err() {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &child.id().to_string()])
+            .status();
+        panic!("the run never logged {:?}: {:?}", args, rx.recv().ok());
+    }
+    (child, rx)
+}
+
+/// fault-501/502: a signal right after the last step, while `probe.csv` is being written,
+/// used to exit at once, leaving no record, saying "the probe record is in probe.csv". The
+/// run now writes the record, then stops (130), saying where it is; the file is complete.
+#[cfg(unix)]
+#[test]
+fn a_signal_after_the_last_step_waits_for_the_record() {
+    let dir = tmp("after-last-step");
+    let out = dir.to_str().unwrap();
+    let steps = "300000";
+    let (child, log) = started_until_logged(
+        &[
+            "resonator",
+            "--box",
+            "2,2,2",
+            "--backend",
+            "cpu",
+            "--steps",
+            steps,
+            "--energy-checks",
+            "0",
+            "--out",
+            out,
+        ],
+        &format!("step {steps} of {steps}"),
+    );
+    kill("-TERM", &child);
+    let mut child = child;
+    let st = child.wait().unwrap();
+    let err = log.recv().unwrap();
+    assert_eq!(st.code(), Some(130), "{err}");
+    let rows = std::fs::read_to_string(dir.join("probe.csv"))
+        .unwrap_or_else(|e| panic!("no probe.csv ({e}); the run said:\n{err}"))
+        .lines()
+        .count();
+    assert_eq!(rows, 300001, "{err}");
+    assert!(err.contains("probe.csv"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
