@@ -404,27 +404,23 @@ fn set_phase(p: Phase) {
     PHASE.store(v, std::sync::atomic::Ordering::SeqCst);
 }
 
-/// When the first interrupt of the time loop came (milliseconds after the handler was
-/// installed, plus one; 0: none yet).
-static FIRST_INTERRUPT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// A repeat of the interrupt within this time is the same request: `timeout`, and a
-/// terminal's hang-up, signal both the process and its group, so one request can arrive
-/// twice at once; only a second request from a person, later, quits without saving.
-const SAME_INTERRUPT_MS: u64 = 1000;
+/// Whether a repeated interrupt was already told that the save goes on.
+static REPEAT_TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Installs the Ctrl-C handler (SIGINT, SIGTERM, SIGHUP) once. In the time loop the first
-/// signal asks the run to save a checkpoint and the probe data and stop, and a second one
-/// at least [`SAME_INTERRUPT_MS`] later exits at once (repeats sooner are the same
-/// request); in setup (nothing to save yet) and in the analysis (the probe record is
-/// already written) a signal exits at once. Exit status 130.
+/// signal asks the run to save a checkpoint and the probe data and stop; later signals
+/// while that save is pending or under way are ignored (said once), so that a scheduler
+/// repeating SIGTERM or a second Ctrl-C cannot lose the run (before, a second signal a
+/// second or more after the first exited without saving, even when the save had not
+/// started yet). SIGQUIT (Ctrl-\\), which this handler does not catch, still quits at
+/// once. While the probe record is being written after the last step, a signal stops the
+/// run once the record is on disk. In setup (nothing to save yet) and in the analysis (the
+/// probe record is already written) a signal exits at once. Exit status 130.
 fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let installed = std::time::Instant::now();
         let r = ctrlc::set_handler(move || {
             use std::sync::atomic::Ordering;
-            let now_ms = installed.elapsed().as_millis() as u64 + 1;
             match PHASE.load(Ordering::SeqCst) {
                 0 => {
                     eprintln!("\ninterrupted during setup: nothing was run, nothing to save");
@@ -448,16 +444,16 @@ fn install_interrupt_handler() {
                 _ => {}
             }
             if INTERRUPT.swap(true, Ordering::SeqCst) {
-                let first = FIRST_INTERRUPT_MS.load(Ordering::SeqCst);
-                if now_ms.saturating_sub(first) < SAME_INTERRUPT_MS {
-                    return;
+                // the save asked for by the first signal is pending or under way
+                if !REPEAT_TOLD.swap(true, Ordering::SeqCst) {
+                    eprintln!(
+                        "\ninterrupt again: the save is already under way and completes first (further signals are ignored; SIGQUIT, Ctrl-\\, quits without saving)"
+                    );
                 }
-                eprintln!("\nsecond interrupt: exiting without saving");
-                exit_interrupted();
+                return;
             }
-            FIRST_INTERRUPT_MS.store(now_ms, Ordering::SeqCst);
             eprintln!(
-                "\ninterrupt: saving a checkpoint and the probe data (Ctrl-C again to quit now)"
+                "\ninterrupt: saving a checkpoint and the probe data at the run's next check (further signals are ignored until it is done)"
             );
         });
         if let Err(e) = r {

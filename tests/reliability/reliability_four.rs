@@ -136,3 +136,42 @@ fn a_signal_after_the_last_step_waits_for_the_record() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// fault-497/498: a second signal more than a second after the first, before the run's
+/// next look at the flag (every 256 steps: seconds on a large mesh), used to exit without
+/// saving. Later signals are now ignored until the save is done: the run saves its
+/// checkpoint and the probe data and exits with 130.
+#[cfg(unix)]
+#[test]
+fn a_second_signal_while_the_save_is_pending_does_not_lose_it() {
+    let dir = tmp("second-signal");
+    let out = dir.to_str().unwrap();
+    // a mesh on which 256 steps of a debug build take several seconds
+    let (mut child, log) = started_until_logged(
+        &[
+            "resonator",
+            "--box",
+            "14,14,14",
+            "--backend",
+            "cpu",
+            "--steps",
+            "5000",
+            "--energy-checks",
+            "0",
+            "--out",
+            out,
+        ],
+        "setting up the stepper",
+    );
+    // past the power iteration, in the time loop
+    std::thread::sleep(Duration::from_millis(4000));
+    kill("-TERM", &child);
+    std::thread::sleep(Duration::from_millis(1200));
+    kill("-TERM", &child);
+    let st = child.wait().unwrap();
+    let err = log.recv().unwrap();
+    assert_eq!(st.code(), Some(130), "{err}");
+    assert!(!err.contains("without saving"), "{err}");
+    assert!(dir.join("probe.csv").exists(), "{err}");
+    assert!(dir.join("checkpoint.bin").exists(), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
