@@ -179,8 +179,9 @@ impl OutputDir {
     /// Makes the folder ready for a new run (not `--resume`), so that it never mixes two
     /// runs' files and loses none: a folder holding a checkpoint (an interrupted run, or
     /// the final state of a long one) is refused, naming `--resume`; the outputs of an
-    /// earlier finished or failed run ([`RUN_OUTPUTS`]) are moved into [`PREVIOUS`]`/`
-    /// (replacing an older one), with a notice naming them.
+    /// earlier finished or failed run ([`RUN_OUTPUTS`]) are moved into [`PREVIOUS`]`/`,
+    /// with a notice naming them; an older `previous` (folder or file) is kept, renamed to
+    /// the first free `previous.N` (`previous.1` the oldest), never deleted.
     pub fn start_fresh(&self) -> Result<Option<String>> {
         let bad = |why: String| Error::config("out", self.path.display(), why);
         let ck = self.path.join(CHECKPOINT);
@@ -209,12 +210,24 @@ impl OutputDir {
             return Ok(None);
         }
         let prev = self.path.join(PREVIOUS);
-        let replaced = match std::fs::symlink_metadata(&prev) {
-            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&prev).map(|_| true),
-            Ok(_) => std::fs::remove_file(&prev).map(|_| true),
-            Err(_) => Ok(false),
-        }
-        .map_err(|e| bad(format!("its {PREVIOUS}/ cannot be replaced: {e}")))?;
+        // an older previous/ (or anything else of that name: a user's file) is kept, renamed
+        // to the first free previous.N; nothing there is deleted
+        let kept = match std::fs::symlink_metadata(&prev) {
+            Ok(_) => {
+                let older = (1..)
+                    .map(|n| self.path.join(format!("{PREVIOUS}.{n}")))
+                    .find(|p| std::fs::symlink_metadata(p).is_err())
+                    .expect("a free previous.N");
+                std::fs::rename(&prev, &older).map_err(|e| {
+                    bad(format!(
+                        "its {PREVIOUS} cannot be kept as {}: {e}",
+                        older.display()
+                    ))
+                })?;
+                Some(older)
+            }
+            Err(_) => None,
+        };
         std::fs::create_dir(&prev).map_err(|e| bad(format!("{PREVIOUS}/ cannot be made: {e}")))?;
         for n in &found {
             std::fs::rename(self.path.join(n), prev.join(n))
@@ -225,10 +238,9 @@ impl OutputDir {
             self.path.display(),
             found.join(", "),
             prev.display(),
-            if replaced {
-                format!(" (the {PREVIOUS}/ of the run before it was removed)")
-            } else {
-                String::new()
+            match kept {
+                Some(o) => format!(" (the {PREVIOUS} there before was kept as {})", o.display()),
+                None => String::new(),
             }
         )))
     }
@@ -289,6 +301,41 @@ mod tests {
         std::fs::write(&f, "x").unwrap();
         let e = OutputDir::prepare(&f).err().unwrap().to_string();
         assert!(e.contains("not a directory"), "{e}");
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// outdir-553, fault-519/520: a run used to delete `previous` whatever it held (the
+    /// first run's outputs, a user's file, a file of that name); the older one is kept now.
+    #[test]
+    fn older_previous_folders_and_files_are_kept() {
+        let d = std::env::temp_dir().join(format!("dgatd-outdir-prev-{}", std::process::id()));
+        std::fs::remove_dir_all(&d).ok();
+        std::fs::create_dir_all(d.join(PREVIOUS)).unwrap();
+        std::fs::write(d.join(PREVIOUS).join("my_notes.txt"), "mine").unwrap();
+        std::fs::write(d.join("modes.csv"), "run 2").unwrap();
+        let (o, _) = OutputDir::prepare(&d).unwrap();
+        let n = o.start_fresh().unwrap().unwrap();
+        assert!(n.contains("previous.1"), "{n}");
+        assert_eq!(std::fs::read_to_string(d.join("previous.1/my_notes.txt")).unwrap(), "mine");
+        assert_eq!(std::fs::read_to_string(d.join("previous/modes.csv")).unwrap(), "run 2");
+        // a third run, and a regular file named previous.2 in the way
+        std::fs::write(d.join("previous.2"), "a file").unwrap();
+        std::fs::write(d.join("modes.csv"), "run 3").unwrap();
+        o.start_fresh().unwrap().unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("previous.2")).unwrap(), "a file");
+        assert_eq!(std::fs::read_to_string(d.join("previous.3/modes.csv")).unwrap(), "run 2");
+        assert_eq!(std::fs::read_to_string(d.join("previous/modes.csv")).unwrap(), "run 3");
+        // a regular file named previous
+        drop(o);
+        std::fs::remove_dir_all(&d).ok();
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(PREVIOUS), "a file").unwrap();
+        std::fs::write(d.join("probe.csv"), "x").unwrap();
+        let (o, _) = OutputDir::prepare(&d).unwrap();
+        o.start_fresh().unwrap().unwrap();
+        assert_eq!(std::fs::read_to_string(d.join("previous.1")).unwrap(), "a file");
+        assert!(d.join("previous/probe.csv").exists());
+        drop(o);
         std::fs::remove_dir_all(&d).ok();
     }
 }
