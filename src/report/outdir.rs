@@ -151,8 +151,7 @@ impl OutputDir {
         match f.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                let mut owner = String::new();
-                let _ = f.read_to_string(&mut owner);
+                let owner = owner_line(&mut f);
                 let owner = owner.trim();
                 return Err(bad(format!(
                     "another dgatd run is using it ({}); wait for it to finish or choose another --out",
@@ -167,8 +166,7 @@ impl OutputDir {
                 return Err(bad(format!("it cannot be locked: {e}")));
             }
         }
-        let mut previous = String::new();
-        let _ = f.read_to_string(&mut previous);
+        let previous = owner_line(&mut f);
         Ok((f, previous))
     }
 
@@ -250,6 +248,18 @@ impl OutputDir {
         self.path.join(LOCK)
     }
 }
+
+/// The first line of a lock file, read from a bounded prefix (a lock file of any size, a
+/// 3 GiB one left in the way, is not read whole), lossily as UTF-8.
+fn owner_line(f: &mut File) -> String {
+    let mut head = Vec::new();
+    let _ = Read::by_ref(f).take(OWNER_MAX).read_to_end(&mut head);
+    let text = String::from_utf8_lossy(&head);
+    text.lines().next().unwrap_or("").to_string()
+}
+
+/// The most of a lock file read for its owner line.
+const OWNER_MAX: u64 = 4096;
 
 /// Whether the open file `f` is still the file at `path` (same device and inode).
 #[cfg(unix)]
@@ -336,6 +346,24 @@ mod tests {
         assert_eq!(std::fs::read_to_string(d.join("previous.1")).unwrap(), "a file");
         assert!(d.join("previous/probe.csv").exists());
         drop(o);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// fault-534: a huge stale lock file was read whole (a 3 GiB one aborted the run).
+    #[test]
+    fn a_huge_stale_lock_is_read_only_in_part() {
+        let d = std::env::temp_dir().join(format!("dgatd-outdir-biglock-{}", std::process::id()));
+        std::fs::remove_dir_all(&d).ok();
+        std::fs::create_dir_all(&d).unwrap();
+        let f = File::create(d.join(LOCK)).unwrap();
+        use std::io::Write as _;
+        (&f).write_all(b"pid 1 on host x, since unix time 1\n").unwrap();
+        f.set_len(1 << 36).unwrap(); // sparse: 64 GiB, beyond memory
+        drop(f);
+        let (_o, n) = OutputDir::prepare(&d).unwrap();
+        let n = n.unwrap();
+        assert!(n.contains("pid 1 on host x") && n.len() < 1000, "{n}");
+        drop(_o);
         std::fs::remove_dir_all(&d).ok();
     }
 }
