@@ -632,8 +632,11 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     if let Some(n) = stale {
         eprintln!("note: {n}");
     }
-    // a new run neither mixes its files with an earlier run's nor loses them
-    if opts.resume.is_none()
+    // a new run neither mixes its files with an earlier run's nor loses them; nor does a
+    // run resumed into another folder (`--resume A --out B`), which meets B as a new run
+    // does (before, it replaced B's outputs, and B's own checkpoint, without a word)
+    let into_other = args.resume.as_ref().is_some_and(|a| !same_dir(a, &out));
+    if (opts.resume.is_none() || into_other)
         && let Some(n) = _dir.start_fresh()?
     {
         eprintln!("note: {n}");
@@ -674,6 +677,15 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     }
     outln!("wrote {}", dgatd::report::path_list(&files));
     Ok(())
+}
+
+/// Whether `a` and `b` name the same folder (canonical paths; the names as given when
+/// one cannot be resolved).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
 }
 
 /// `--gpus N`, N > 1: the partitioned run, one thread per GPU ([`threads`]).

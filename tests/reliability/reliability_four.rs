@@ -175,3 +175,63 @@ fn a_second_signal_while_the_save_is_pending_does_not_lose_it() {
     assert!(dir.join("checkpoint.bin").exists(), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A short CPU run into `out` (a few seconds).
+fn short(out: &Path) -> Command {
+    let mut c = dgatd();
+    c.args([
+        "resonator",
+        "--box",
+        "4,4,4",
+        "--backend",
+        "cpu",
+        "--steps",
+        "2000",
+        "--fmax",
+        "4e8",
+        "--quiet",
+    ])
+    .arg("--out")
+    .arg(out);
+    c
+}
+
+/// fault-515/516: `--resume A --out B` used to write into B without a new run's checks,
+/// replacing B's finished outputs and deleting B's own checkpoint. B is now met as by a new
+/// run: its outputs are moved to B/previous/, and a checkpoint there is refused.
+#[test]
+fn a_resume_into_a_used_folder_keeps_its_files() {
+    let dir = tmp("resume-into-used");
+    let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
+    // a: a run stopped at step 1000 (a lost device), with its checkpoint
+    let o = output_within(
+        short(&a)
+            .args(["--checkpoint-steps", "256"])
+            .env("DGATD_FAULT_AT_STEP", "1000"),
+        300,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(a.join("checkpoint.bin").exists(), "{}", stderr(&o));
+    // b: a finished run
+    let o = output_within(short(&b).args(["--seed", "3"]), 300);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let modes = std::fs::read(b.join("modes.csv")).unwrap();
+    let o = output_within(
+        dgatd().arg("resonator").arg("--resume").arg(&a).arg("--out").arg(&b),
+        300,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("previous"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(b.join("previous/modes.csv")).unwrap(), modes);
+    // c: holds a checkpoint of its own, which a resume of a into c would have replaced
+    std::fs::create_dir_all(&c).unwrap();
+    std::fs::write(c.join("checkpoint.bin"), b"not a but mine").unwrap();
+    let o = output_within(
+        dgatd().arg("resonator").arg("--resume").arg(&a).arg("--out").arg(&c),
+        300,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("checkpoint"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(c.join("checkpoint.bin")).unwrap(), b"not a but mine");
+    std::fs::remove_dir_all(&dir).ok();
+}
