@@ -300,27 +300,51 @@ pub(crate) fn both_formats(
     logy: bool,
     out: &mut Vec<PathBuf>,
 ) -> Result<()> {
+    // each plot is drawn into a file made afresh beside its name (create_fresh: no link
+    // followed) and renamed over it, so a link at the name is replaced, not written through
     let png = dir.join(format!("{stem}.png"));
-    plot_lines(
-        BitMapBackend::new(&png, (1100, 750)).into_drawing_area(),
-        l.title,
-        l.x,
-        l.y,
-        s,
-        logy,
-    )?;
+    fresh_plot(&png, |p| {
+        plot_lines(
+            BitMapBackend::new(p, (1100, 750)).into_drawing_area(),
+            l.title,
+            l.x,
+            l.y,
+            s,
+            logy,
+        )
+    })?;
     let svg = dir.join(format!("{stem}.svg"));
-    plot_lines(
-        SVGBackend::new(&svg, (1100, 750)).into_drawing_area(),
-        l.title,
-        l.x,
-        l.y,
-        s,
-        logy,
-    )?;
+    fresh_plot(&svg, |p| {
+        plot_lines(
+            SVGBackend::new(p, (1100, 750)).into_drawing_area(),
+            l.title,
+            l.x,
+            l.y,
+            s,
+            logy,
+        )
+    })?;
     out.push(png);
     out.push(svg);
     Ok(())
+}
+
+/// Draws a plot with `draw` into `.tmp-NAME` beside `path` (the extension kept: the PNG
+/// encoder goes by it), made anew ([`dgatd::util::create_fresh`]),
+/// then renames it to `path`: an entry at `path` (a link to a file elsewhere) is replaced,
+/// never written through.
+fn fresh_plot(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".tmp-{name}"));
+    dgatd::util::create_fresh(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    if let Err(e) = draw(&tmp) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
 }
 
 fn fmt_ms(s: f64) -> String {

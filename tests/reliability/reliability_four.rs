@@ -235,3 +235,50 @@ fn a_resume_into_a_used_folder_keeps_its_files() {
     assert_eq!(std::fs::read(c.join("checkpoint.bin")).unwrap(), b"not a but mine");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// One bench CSV row of the 22 documented columns.
+fn bench_row(tets: &str, dofs: &str, median: &str) -> String {
+    format!(
+        "2026-12-01T00:00:00Z,abc,host,NVIDIA CUDA,GPU,1,f64,step,tet+factored,{tets},{dofs},3,{median},{median},{median},1e6,100,0.5,1,1e6,1,0.1"
+    )
+}
+
+const BENCH_HEAD: &str = "timestamp,commit,host,platform,device,driver,precision,kernel,variant,tets,dofs,reps,median_s,min_s,max_s,bytes_model,gbs,frac_copy_bw,gdofs_per_s,flops_model,gflops,frac_roof";
+
+/// A valid bench CSV of two step rows.
+fn good_csv(path: &Path) {
+    std::fs::write(
+        path,
+        format!(
+            "{BENCH_HEAD}\n{}\n{}\n",
+            bench_row("1000", "6000", "1e-3"),
+            bench_row("2000", "12000", "2e-3")
+        ),
+    )
+    .unwrap();
+}
+
+/// report-619: the plots were drawn through a link at their name in `--out`, overwriting
+/// the link's target; each is now made afresh and renamed over the link.
+#[cfg(unix)]
+#[test]
+fn report_writes_no_plot_through_a_link() {
+    let dir = tmp("report-link");
+    let rep = dir.join("rep");
+    std::fs::create_dir_all(&rep).unwrap();
+    let victim = dir.join("victim.png");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, rep.join("step_time.png")).unwrap();
+    std::os::unix::fs::symlink(&victim, rep.join("step_time.svg")).unwrap();
+    let csv = dir.join("r.csv");
+    good_csv(&csv);
+    let o = output_within(dgatd().arg("report").arg("--out").arg(&rep).arg(&csv), 120);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    for n in ["step_time.png", "step_time.svg"] {
+        let m = std::fs::symlink_metadata(rep.join(n)).unwrap();
+        assert!(m.is_file() && m.len() > 100, "{n}: {m:?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
