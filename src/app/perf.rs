@@ -43,10 +43,9 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
     for p in paths {
         let name = p.display().to_string();
         dgatd::util::regular_file(p).map_err(|e| Error::io(p, e))?;
-        let mut r = csv::Reader::from_path(p).map_err(|e| Error::Output {
-            path: p.clone(),
-            msg: e.to_string(),
-        })?;
+        let file = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+        // a line (and so a field) of any length is refused, not buffered whole
+        let mut r = csv::Reader::from_reader(LineBounded::new(file));
         let headers = r
             .headers()
             .map_err(|e| Error::Output {
@@ -85,9 +84,11 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
                     "median_s" => 1e6,
                     _ => 1e9,
                 };
-                if !(v.is_finite() && v >= 0.0 && v <= top) {
+                // a denormal such as 5e-324 on a log axis made the plot hang: values below
+                // 1e-30 (but 0) are no measurement either
+                if !(v.is_finite() && (v == 0.0 || v >= 1e-30) && v <= top) {
                     return Err(bad(&format!(
-                        "is not a measured value (finite, 0 to {top:e})"
+                        "is not a measured value (finite, 0 or 1e-30 to {top:e})"
                     )));
                 }
                 Ok(v)
@@ -117,6 +118,51 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
         ));
     }
     Ok(out)
+}
+
+/// The longest line a bench CSV may have (its rows are a few hundred bytes).
+const MAX_LINE: usize = 1 << 16;
+
+/// A reader that fails once a line runs past [`MAX_LINE`] bytes, saying which line: a
+/// CSV whose field runs on for gigabytes is refused, not buffered whole.
+struct LineBounded<R> {
+    inner: R,
+    line: usize,
+    len: usize,
+}
+
+impl<R> LineBounded<R> {
+    fn new(inner: R) -> Self {
+        LineBounded {
+            inner,
+            line: 1,
+            len: 0,
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for LineBounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                self.line += 1;
+                self.len = 0;
+            } else {
+                self.len += 1;
+                if self.len > MAX_LINE {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "line {} is longer than {MAX_LINE} bytes: not a dgatd bench CSV",
+                            self.line
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(n)
+    }
 }
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");

@@ -282,3 +282,51 @@ fn report_writes_no_plot_through_a_link() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// report-602 and report-616: a denormal (5e-324) on a log axis made the plot hang; a field
+/// of gigabytes was buffered whole. Both are refused, naming the file and where.
+#[test]
+fn report_refuses_denormals_and_endless_lines() {
+    let dir = tmp("report-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("denormal.csv");
+    std::fs::write(
+        &csv,
+        format!(
+            "{BENCH_HEAD}\n{}\n{}\n",
+            bench_row("1000", "6000", "1e-3"),
+            bench_row("2000", "5e-324", "2e-3")
+        ),
+    )
+    .unwrap();
+    let o = output_within(
+        dgatd().arg("report").arg("--out").arg(dir.join("o1")).arg(&csv),
+        60,
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("denormal.csv") && err.contains("line 3") && err.contains("dofs"),
+        "{err}"
+    );
+    // the header, one row, then 2 GiB of NUL bytes (sparse)
+    let csv = dir.join("long.csv");
+    std::fs::write(
+        &csv,
+        format!("{BENCH_HEAD}\n{}\n", bench_row("1000", "6000", "1e-3")),
+    )
+    .unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&csv).unwrap();
+    f.set_len(2 << 30).unwrap();
+    drop(f);
+    let o = output_within(
+        dgatd().arg("report").arg("--out").arg(dir.join("o2")).arg(&csv),
+        60,
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("long.csv") && err.contains("line 3") && err.contains("longer than"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
