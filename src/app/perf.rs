@@ -380,7 +380,10 @@ pub(crate) fn both_formats(
 /// then renames it to `path`: an entry at `path` (a link to a file elsewhere) is replaced,
 /// never written through.
 fn fresh_plot(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = path.with_file_name(format!(".tmp-{name}"));
     dgatd::util::create_fresh(&tmp).map_err(|e| Error::io(&tmp, e))?;
     if let Err(e) = draw(&tmp) {

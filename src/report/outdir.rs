@@ -326,15 +326,30 @@ mod tests {
         let (o, _) = OutputDir::prepare(&d).unwrap();
         let n = o.start_fresh().unwrap().unwrap();
         assert!(n.contains("previous.1"), "{n}");
-        assert_eq!(std::fs::read_to_string(d.join("previous.1/my_notes.txt")).unwrap(), "mine");
-        assert_eq!(std::fs::read_to_string(d.join("previous/modes.csv")).unwrap(), "run 2");
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous.1/my_notes.txt")).unwrap(),
+            "mine"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous/modes.csv")).unwrap(),
+            "run 2"
+        );
         // a third run, and a regular file named previous.2 in the way
         std::fs::write(d.join("previous.2"), "a file").unwrap();
         std::fs::write(d.join("modes.csv"), "run 3").unwrap();
         o.start_fresh().unwrap().unwrap();
-        assert_eq!(std::fs::read_to_string(d.join("previous.2")).unwrap(), "a file");
-        assert_eq!(std::fs::read_to_string(d.join("previous.3/modes.csv")).unwrap(), "run 2");
-        assert_eq!(std::fs::read_to_string(d.join("previous/modes.csv")).unwrap(), "run 3");
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous.2")).unwrap(),
+            "a file"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous.3/modes.csv")).unwrap(),
+            "run 2"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous/modes.csv")).unwrap(),
+            "run 3"
+        );
         // a regular file named previous
         drop(o);
         std::fs::remove_dir_all(&d).ok();
@@ -343,7 +358,10 @@ mod tests {
         std::fs::write(d.join("probe.csv"), "x").unwrap();
         let (o, _) = OutputDir::prepare(&d).unwrap();
         o.start_fresh().unwrap().unwrap();
-        assert_eq!(std::fs::read_to_string(d.join("previous.1")).unwrap(), "a file");
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous.1")).unwrap(),
+            "a file"
+        );
         assert!(d.join("previous/probe.csv").exists());
         drop(o);
         std::fs::remove_dir_all(&d).ok();
@@ -357,7 +375,8 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         let f = File::create(d.join(LOCK)).unwrap();
         use std::io::Write as _;
-        (&f).write_all(b"pid 1 on host x, since unix time 1\n").unwrap();
+        (&f).write_all(b"pid 1 on host x, since unix time 1\n")
+            .unwrap();
         f.set_len(1 << 36).unwrap(); // sparse: 64 GiB, beyond memory
         drop(f);
         let (_o, n) = OutputDir::prepare(&d).unwrap();

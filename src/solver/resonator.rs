@@ -187,7 +187,9 @@ pub(crate) fn interrupted_after_record(
         step: record.steps,
         steps: record.steps,
     };
-    let Some(p) = probe_csv else { return Some(cause) };
+    let Some(p) = probe_csv else {
+        return Some(cause);
+    };
     let mut saved = format!(
         "interrupted after the last step: the record of all {} steps is in {} (the analysis was not run)",
         record.steps,

@@ -61,10 +61,7 @@ fn kill(sig: &str, child: &Child) {
 
 /// Starts a logged (not `--quiet`) run and returns it with its stderr so far, once a line
 /// of its log contains `until`; the rest of the log is collected by a thread.
-fn started_until_logged(
-    args: &[&str],
-    until: &str,
-) -> (Child, std::sync::mpsc::Receiver<String>) {
+fn started_until_logged(args: &[&str], until: &str) -> (Child, std::sync::mpsc::Receiver<String>) {
     let mut child = dgatd()
         .args(args)
         .stdout(Stdio::null())
@@ -217,7 +214,12 @@ fn a_resume_into_a_used_folder_keeps_its_files() {
     assert!(o.status.success(), "{}", stderr(&o));
     let modes = std::fs::read(b.join("modes.csv")).unwrap();
     let o = output_within(
-        dgatd().arg("resonator").arg("--resume").arg(&a).arg("--out").arg(&b),
+        dgatd()
+            .arg("resonator")
+            .arg("--resume")
+            .arg(&a)
+            .arg("--out")
+            .arg(&b),
         300,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -227,12 +229,20 @@ fn a_resume_into_a_used_folder_keeps_its_files() {
     std::fs::create_dir_all(&c).unwrap();
     std::fs::write(c.join("checkpoint.bin"), b"not a but mine").unwrap();
     let o = output_within(
-        dgatd().arg("resonator").arg("--resume").arg(&a).arg("--out").arg(&c),
+        dgatd()
+            .arg("resonator")
+            .arg("--resume")
+            .arg(&a)
+            .arg("--out")
+            .arg(&c),
         300,
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("checkpoint"), "{}", stderr(&o));
-    assert_eq!(std::fs::read(c.join("checkpoint.bin")).unwrap(), b"not a but mine");
+    assert_eq!(
+        std::fs::read(c.join("checkpoint.bin")).unwrap(),
+        b"not a but mine"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -299,7 +309,11 @@ fn report_refuses_denormals_and_endless_lines() {
     )
     .unwrap();
     let o = output_within(
-        dgatd().arg("report").arg("--out").arg(dir.join("o1")).arg(&csv),
+        dgatd()
+            .arg("report")
+            .arg("--out")
+            .arg(dir.join("o1"))
+            .arg(&csv),
         60,
     );
     let err = stderr(&o);
@@ -319,7 +333,11 @@ fn report_refuses_denormals_and_endless_lines() {
     f.set_len(2 << 30).unwrap();
     drop(f);
     let o = output_within(
-        dgatd().arg("report").arg("--out").arg(dir.join("o2")).arg(&csv),
+        dgatd()
+            .arg("report")
+            .arg("--out")
+            .arg(dir.join("o2"))
+            .arg(&csv),
         60,
     );
     let err = stderr(&o);
@@ -328,5 +346,53 @@ fn report_refuses_denormals_and_endless_lines() {
         err.contains("long.csv") && err.contains("line 3") && err.contains("longer than"),
         "{err}"
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// bench-591: a second bench on the same --out removed the first one's
+/// bench.csv.partial, and the first failed at its end, its rows lost. The folder is locked
+/// now: the second is refused naming the first, which completes.
+#[test]
+fn a_second_bench_on_one_folder_is_refused() {
+    let dir = tmp("two-benches");
+    let args = [
+        "bench",
+        "--devices",
+        "none",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--dg-orders",
+        "",
+        "--precision",
+        "f64",
+        "--sizes",
+        "1e3,3e4",
+    ];
+    let mut first = dgatd()
+        .args(args)
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !dir.join("bench.csv.partial").exists() {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no partial file");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = output_within(
+        dgatd().args(&args[..12]).args(["1e3", "--out"]).arg(&dir),
+        120,
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("another dgatd run"), "{err}");
+    let o = first.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = std::fs::read_to_string(dir.join("bench.csv")).unwrap();
+    assert!(rows.lines().count() > 2, "{rows}");
     std::fs::remove_dir_all(&dir).ok();
 }
