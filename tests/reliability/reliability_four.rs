@@ -154,20 +154,27 @@ fn a_second_signal_while_the_save_is_pending_does_not_lose_it() {
             "5000",
             "--energy-checks",
             "0",
+            "--checkpoint-steps",
+            "256",
             "--out",
             out,
         ],
         "setting up the stepper",
     );
-    // past the power iteration, in the time loop
-    std::thread::sleep(Duration::from_millis(4000));
+    // in the time loop once its first checkpoint is there; the next look at the flag is
+    // 256 steps (several seconds) later
+    let t0 = Instant::now();
+    while !dir.join("checkpoint.bin").exists() {
+        assert!(t0.elapsed() < Duration::from_secs(300), "no checkpoint");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     kill("-TERM", &child);
     std::thread::sleep(Duration::from_millis(1200));
     kill("-TERM", &child);
     let st = child.wait().unwrap();
     let err = log.recv().unwrap();
     assert_eq!(st.code(), Some(130), "{err}");
-    assert!(!err.contains("without saving"), "{err}");
+    assert!(!err.contains("exiting without saving"), "{err}");
     assert!(dir.join("probe.csv").exists(), "{err}");
     assert!(dir.join("checkpoint.bin").exists(), "{err}");
     std::fs::remove_dir_all(&dir).ok();
@@ -370,7 +377,7 @@ fn a_second_bench_on_one_folder_is_refused() {
         "--sizes",
         "1e3,3e4",
     ];
-    let mut first = dgatd()
+    let first = dgatd()
         .args(args)
         .arg("--out")
         .arg(&dir)
