@@ -43,10 +43,9 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
     for p in paths {
         let name = p.display().to_string();
         dgatd::internal::regular_file(p).map_err(|e| Error::io(p, e))?;
-        let mut r = csv::Reader::from_path(p).map_err(|e| Error::Output {
-            path: p.clone(),
-            msg: e.to_string(),
-        })?;
+        let file = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+        // a line (and so a field) of any length is refused, not buffered whole
+        let mut r = csv::Reader::from_reader(LineBounded::new(file));
         let headers = r
             .headers()
             .map_err(|e| Error::Output {
@@ -85,9 +84,11 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
                     "median_s" => 1e6,
                     _ => 1e9,
                 };
-                if !(v.is_finite() && v >= 0.0 && v <= top) {
+                // a denormal such as 5e-324 on a log axis made the plot hang: values below
+                // 1e-30 (but 0) are no measurement either
+                if !(v.is_finite() && (v == 0.0 || v >= 1e-30) && v <= top) {
                     return Err(bad(&format!(
-                        "is not a measured value (finite, 0 to {top:e})"
+                        "is not a measured value (finite, 0 or 1e-30 to {top:e})"
                     )));
                 }
                 Ok(v)
@@ -117,6 +118,51 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
         ));
     }
     Ok(out)
+}
+
+/// The longest line a bench CSV may have (its rows are a few hundred bytes).
+const MAX_LINE: usize = 1 << 16;
+
+/// A reader that fails once a line runs past [`MAX_LINE`] bytes, saying which line: a
+/// CSV whose field runs on for gigabytes is refused, not buffered whole.
+struct LineBounded<R> {
+    inner: R,
+    line: usize,
+    len: usize,
+}
+
+impl<R> LineBounded<R> {
+    fn new(inner: R) -> Self {
+        LineBounded {
+            inner,
+            line: 1,
+            len: 0,
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for LineBounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                self.line += 1;
+                self.len = 0;
+            } else {
+                self.len += 1;
+                if self.len > MAX_LINE {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "line {} is longer than {MAX_LINE} bytes: not a dgatd bench CSV",
+                            self.line
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(n)
+    }
 }
 
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -300,27 +346,54 @@ pub(crate) fn both_formats(
     logy: bool,
     out: &mut Vec<PathBuf>,
 ) -> Result<()> {
+    // each plot is drawn into a file made afresh beside its name (create_fresh: no link
+    // followed) and renamed over it, so a link at the name is replaced, not written through
     let png = dir.join(format!("{stem}.png"));
-    plot_lines(
-        BitMapBackend::new(&png, (1100, 750)).into_drawing_area(),
-        l.title,
-        l.x,
-        l.y,
-        s,
-        logy,
-    )?;
+    fresh_plot(&png, |p| {
+        plot_lines(
+            BitMapBackend::new(p, (1100, 750)).into_drawing_area(),
+            l.title,
+            l.x,
+            l.y,
+            s,
+            logy,
+        )
+    })?;
     let svg = dir.join(format!("{stem}.svg"));
-    plot_lines(
-        SVGBackend::new(&svg, (1100, 750)).into_drawing_area(),
-        l.title,
-        l.x,
-        l.y,
-        s,
-        logy,
-    )?;
+    fresh_plot(&svg, |p| {
+        plot_lines(
+            SVGBackend::new(p, (1100, 750)).into_drawing_area(),
+            l.title,
+            l.x,
+            l.y,
+            s,
+            logy,
+        )
+    })?;
     out.push(png);
     out.push(svg);
     Ok(())
+}
+
+/// Draws a plot with `draw` into `.tmp-NAME` beside `path` (the extension kept: the PNG
+/// encoder goes by it), made anew ([`dgatd::internal::create_fresh`]),
+/// then renames it to `path`: an entry at `path` (a link to a file elsewhere) is replaced,
+/// never written through.
+fn fresh_plot(path: &Path, draw: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".tmp-{name}"));
+    dgatd::internal::create_fresh(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    if let Err(e) = draw(&tmp) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io(path, e)
+    })
 }
 
 fn fmt_ms(s: f64) -> String {

@@ -387,7 +387,8 @@ fn exit_interrupted() -> ! {
     std::process::exit(130);
 }
 
-/// The run's phase (0 setup, 1 time loop, 2 analysis), for the handler.
+/// The run's phase (0 setup, 1 time loop, 2 analysis, 3 writing the record), for the
+/// handler.
 static PHASE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 fn set_phase(p: Phase) {
@@ -395,31 +396,28 @@ fn set_phase(p: Phase) {
         Phase::Setup => 0,
         Phase::Stepping => 1,
         Phase::Analysis => 2,
+        Phase::Recording => 3,
     };
     PHASE.store(v, std::sync::atomic::Ordering::SeqCst);
 }
 
-/// When the first interrupt of the time loop came (milliseconds after the handler was
-/// installed, plus one; 0: none yet).
-static FIRST_INTERRUPT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// A repeat of the interrupt within this time is the same request: `timeout`, and a
-/// terminal's hang-up, signal both the process and its group, so one request can arrive
-/// twice at once; only a second request from a person, later, quits without saving.
-const SAME_INTERRUPT_MS: u64 = 1000;
+/// Whether a repeated interrupt was already told that the save goes on.
+static REPEAT_TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Installs the Ctrl-C handler (SIGINT, SIGTERM, SIGHUP) once. In the time loop the first
-/// signal asks the run to save a checkpoint and the probe data and stop, and a second one
-/// at least [`SAME_INTERRUPT_MS`] later exits at once (repeats sooner are the same
-/// request); in setup (nothing to save yet) and in the analysis (the probe record is
-/// already written) a signal exits at once. Exit status 130.
+/// signal asks the run to save a checkpoint and the probe data and stop; later signals
+/// while that save is pending or under way are ignored (said once), so that a scheduler
+/// repeating SIGTERM or a second Ctrl-C cannot lose the run (before, a second signal a
+/// second or more after the first exited without saving, even when the save had not
+/// started yet). SIGQUIT (Ctrl-\\), which this handler does not catch, still quits at
+/// once. While the probe record is being written after the last step, a signal stops the
+/// run once the record is on disk. In setup (nothing to save yet) and in the analysis (the
+/// probe record is already written) a signal exits at once. Exit status 130.
 fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let installed = std::time::Instant::now();
         let r = ctrlc::set_handler(move || {
             use std::sync::atomic::Ordering;
-            let now_ms = installed.elapsed().as_millis() as u64 + 1;
             match PHASE.load(Ordering::SeqCst) {
                 0 => {
                     eprintln!("\ninterrupted during setup: nothing was run, nothing to save");
@@ -431,19 +429,28 @@ fn install_interrupt_handler() {
                     );
                     exit_interrupted();
                 }
+                3 => {
+                    // the record is being written: the run stops once it is on disk
+                    if !INTERRUPT.swap(true, Ordering::SeqCst) {
+                        eprintln!(
+                            "\ninterrupt: the time loop has ended; the run stops once the probe record (and a long run's final checkpoint) is on disk"
+                        );
+                    }
+                    return;
+                }
                 _ => {}
             }
             if INTERRUPT.swap(true, Ordering::SeqCst) {
-                let first = FIRST_INTERRUPT_MS.load(Ordering::SeqCst);
-                if now_ms.saturating_sub(first) < SAME_INTERRUPT_MS {
-                    return;
+                // the save asked for by the first signal is pending or under way
+                if !REPEAT_TOLD.swap(true, Ordering::SeqCst) {
+                    eprintln!(
+                        "\ninterrupt again: the save is already under way and completes first (further signals are ignored; SIGQUIT, Ctrl-\\, quits without saving)"
+                    );
                 }
-                eprintln!("\nsecond interrupt: exiting without saving");
-                exit_interrupted();
+                return;
             }
-            FIRST_INTERRUPT_MS.store(now_ms, Ordering::SeqCst);
             eprintln!(
-                "\ninterrupt: saving a checkpoint and the probe data (Ctrl-C again to quit now)"
+                "\ninterrupt: saving a checkpoint and the probe data at the run's next check (further signals are ignored until it is done)"
             );
         });
         if let Err(e) = r {
@@ -622,8 +629,11 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     if let Some(n) = stale {
         eprintln!("note: {n}");
     }
-    // a new run neither mixes its files with an earlier run's nor loses them
-    if opts.resume.is_none()
+    // a new run neither mixes its files with an earlier run's nor loses them; nor does a
+    // run resumed into another folder (`--resume A --out B`), which meets B as a new run
+    // does (before, it replaced B's outputs, and B's own checkpoint, without a word)
+    let into_other = args.resume.as_ref().is_some_and(|a| !same_dir(a, &out));
+    if (opts.resume.is_none() || into_other)
         && let Some(n) = _dir.start_fresh()?
     {
         eprintln!("note: {n}");
@@ -664,6 +674,15 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     }
     outln!("wrote {}", dgatd::report::path_list(&files));
     Ok(())
+}
+
+/// Whether `a` and `b` name the same folder (canonical paths; the names as given when
+/// one cannot be resolved).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
 }
 
 /// `--gpus N`, N > 1: the partitioned run, one thread per GPU ([`threads`]).

@@ -151,8 +151,7 @@ impl OutputDir {
         match f.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                let mut owner = String::new();
-                let _ = f.read_to_string(&mut owner);
+                let owner = owner_line(&mut f);
                 let owner = owner.trim();
                 return Err(bad(format!(
                     "another dgatd run is using it ({}); wait for it to finish or choose another --out",
@@ -167,8 +166,7 @@ impl OutputDir {
                 return Err(bad(format!("it cannot be locked: {e}")));
             }
         }
-        let mut previous = String::new();
-        let _ = f.read_to_string(&mut previous);
+        let previous = owner_line(&mut f);
         Ok((f, previous))
     }
 
@@ -179,8 +177,9 @@ impl OutputDir {
     /// Makes the folder ready for a new run (not `--resume`), so that it never mixes two
     /// runs' files and loses none: a folder holding a checkpoint (an interrupted run, or
     /// the final state of a long one) is refused, naming `--resume`; the outputs of an
-    /// earlier finished or failed run ([`RUN_OUTPUTS`]) are moved into [`PREVIOUS`]`/`
-    /// (replacing an older one), with a notice naming them.
+    /// earlier finished or failed run ([`RUN_OUTPUTS`]) are moved into [`PREVIOUS`]`/`,
+    /// with a notice naming them; an older `previous` (folder or file) is kept, renamed to
+    /// the first free `previous.N` (`previous.1` the oldest), never deleted.
     pub fn start_fresh(&self) -> Result<Option<String>> {
         let bad = |why: String| Error::config("out", self.path.display(), why);
         let ck = self.path.join(CHECKPOINT);
@@ -209,12 +208,24 @@ impl OutputDir {
             return Ok(None);
         }
         let prev = self.path.join(PREVIOUS);
-        let replaced = match std::fs::symlink_metadata(&prev) {
-            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&prev).map(|_| true),
-            Ok(_) => std::fs::remove_file(&prev).map(|_| true),
-            Err(_) => Ok(false),
-        }
-        .map_err(|e| bad(format!("its {PREVIOUS}/ cannot be replaced: {e}")))?;
+        // an older previous/ (or anything else of that name: a user's file) is kept, renamed
+        // to the first free previous.N; nothing there is deleted
+        let kept = match std::fs::symlink_metadata(&prev) {
+            Ok(_) => {
+                let older = (1..)
+                    .map(|n| self.path.join(format!("{PREVIOUS}.{n}")))
+                    .find(|p| std::fs::symlink_metadata(p).is_err())
+                    .expect("a free previous.N");
+                std::fs::rename(&prev, &older).map_err(|e| {
+                    bad(format!(
+                        "its {PREVIOUS} cannot be kept as {}: {e}",
+                        older.display()
+                    ))
+                })?;
+                Some(older)
+            }
+            Err(_) => None,
+        };
         std::fs::create_dir(&prev).map_err(|e| bad(format!("{PREVIOUS}/ cannot be made: {e}")))?;
         for n in &found {
             std::fs::rename(self.path.join(n), prev.join(n))
@@ -225,10 +236,9 @@ impl OutputDir {
             self.path.display(),
             found.join(", "),
             prev.display(),
-            if replaced {
-                format!(" (the {PREVIOUS}/ of the run before it was removed)")
-            } else {
-                String::new()
+            match kept {
+                Some(o) => format!(" (the {PREVIOUS} there before was kept as {})", o.display()),
+                None => String::new(),
             }
         )))
     }
@@ -238,6 +248,18 @@ impl OutputDir {
         self.path.join(LOCK)
     }
 }
+
+/// The first line of a lock file, read from a bounded prefix (a lock file of any size, a
+/// 3 GiB one left in the way, is not read whole), lossily as UTF-8.
+fn owner_line(f: &mut File) -> String {
+    let mut head = Vec::new();
+    let _ = Read::by_ref(f).take(OWNER_MAX).read_to_end(&mut head);
+    let text = String::from_utf8_lossy(&head);
+    text.lines().next().unwrap_or("").to_string()
+}
+
+/// The most of a lock file read for its owner line.
+const OWNER_MAX: u64 = 4096;
 
 /// Whether the open file `f` is still the file at `path` (same device and inode).
 #[cfg(unix)]
@@ -289,6 +311,78 @@ mod tests {
         std::fs::write(&f, "x").unwrap();
         let e = OutputDir::prepare(&f).err().unwrap().to_string();
         assert!(e.contains("not a directory"), "{e}");
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// outdir-553, fault-519/520: a run used to delete `previous` whatever it held (the
+    /// first run's outputs, a user's file, a file of that name); the older one is kept now.
+    #[test]
+    fn older_previous_folders_and_files_are_kept() {
+        let d = std::env::temp_dir().join(format!("dgatd-outdir-prev-{}", std::process::id()));
+        std::fs::remove_dir_all(&d).ok();
+        std::fs::create_dir_all(d.join(PREVIOUS)).unwrap();
+        std::fs::write(d.join(PREVIOUS).join("my_notes.txt"), "mine").unwrap();
+        std::fs::write(d.join("modes.csv"), "run 2").unwrap();
+        let (o, _) = OutputDir::prepare(&d).unwrap();
+        let n = o.start_fresh().unwrap().unwrap();
+        assert!(n.contains("previous.1"), "{n}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous.1/my_notes.txt")).unwrap(),
+            "mine"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous/modes.csv")).unwrap(),
+            "run 2"
+        );
+        // a third run, and a regular file named previous.2 in the way
+        std::fs::write(d.join("previous.2"), "a file").unwrap();
+        std::fs::write(d.join("modes.csv"), "run 3").unwrap();
+        o.start_fresh().unwrap().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous.2")).unwrap(),
+            "a file"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous.3/modes.csv")).unwrap(),
+            "run 2"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous/modes.csv")).unwrap(),
+            "run 3"
+        );
+        // a regular file named previous
+        drop(o);
+        std::fs::remove_dir_all(&d).ok();
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(PREVIOUS), "a file").unwrap();
+        std::fs::write(d.join("probe.csv"), "x").unwrap();
+        let (o, _) = OutputDir::prepare(&d).unwrap();
+        o.start_fresh().unwrap().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.join("previous.1")).unwrap(),
+            "a file"
+        );
+        assert!(d.join("previous/probe.csv").exists());
+        drop(o);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// fault-534: a huge stale lock file was read whole (a 3 GiB one aborted the run).
+    #[test]
+    fn a_huge_stale_lock_is_read_only_in_part() {
+        let d = std::env::temp_dir().join(format!("dgatd-outdir-biglock-{}", std::process::id()));
+        std::fs::remove_dir_all(&d).ok();
+        std::fs::create_dir_all(&d).unwrap();
+        let f = File::create(d.join(LOCK)).unwrap();
+        use std::io::Write as _;
+        (&f).write_all(b"pid 1 on host x, since unix time 1\n")
+            .unwrap();
+        f.set_len(1 << 36).unwrap(); // sparse: 64 GiB, beyond memory
+        drop(f);
+        let (_o, n) = OutputDir::prepare(&d).unwrap();
+        let n = n.unwrap();
+        assert!(n.contains("pid 1 on host x") && n.len() < 1000, "{n}");
+        drop(_o);
         std::fs::remove_dir_all(&d).ok();
     }
 }

@@ -441,7 +441,7 @@ pub fn run_partitioned<C: Comm>(
         },
         progress,
     )?;
-    phase(Phase::Analysis);
+    phase(Phase::Recording);
     if let Some(line) = halo_timing_line(comm, st.as_mut())?
         && let Some(g) = global.as_mut()
     {
@@ -461,6 +461,12 @@ pub fn run_partitioned<C: Comm>(
         Some(dir) => Some(record.write_probe_csv(dir)?),
         None => None,
     };
+    if let Some(e) =
+        super::resonator::interrupted_after_record(opts.interrupt, &record, probe_csv.as_deref())
+    {
+        return Err(e);
+    }
+    phase(Phase::Analysis);
     status(&format!(
         "extracting resonances from {} probe signals of {} samples",
         3 * n_probes,

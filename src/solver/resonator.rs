@@ -113,6 +113,10 @@ pub enum Phase {
     Setup,
     /// The time loop (an interrupt saves a checkpoint and the probe data).
     Stepping,
+    /// The time loop has ended and the probe record (and a long run's final checkpoint) is
+    /// being written: an interrupt waits for it to be on disk, then stops the run
+    /// ([`interrupted_after_record`]).
+    Recording,
     /// Extraction and mode shapes (the probe record is already on disk when `out` is set).
     Analysis,
 }
@@ -165,6 +169,46 @@ pub(crate) fn stopped(
         cause: Box::new(cause),
         saved,
     }
+}
+
+/// After the record of a finished time loop is on disk (`probe_csv`, None without an
+/// output folder): the stop an interrupt that came after the loop's last look at it asks
+/// for (while the record was written), saying where the record and the final checkpoint
+/// are; None when no interrupt came.
+pub(crate) fn interrupted_after_record(
+    interrupt: Option<&std::sync::atomic::AtomicBool>,
+    record: &Record,
+    probe_csv: Option<&std::path::Path>,
+) -> Option<Error> {
+    if !interrupt.is_some_and(|i| i.load(std::sync::atomic::Ordering::SeqCst)) {
+        return None;
+    }
+    let cause = Error::Interrupted {
+        step: record.steps,
+        steps: record.steps,
+    };
+    let Some(p) = probe_csv else {
+        return Some(cause);
+    };
+    let mut saved = format!(
+        "interrupted after the last step: the record of all {} steps is in {} (the analysis was not run)",
+        record.steps,
+        p.display()
+    );
+    if let Some(dir) = p.parent() {
+        let ck = dir.join(checkpoint::FILE);
+        if ck.exists() {
+            saved += &format!(
+                "; final checkpoint: {}\ncontinue with: dgatd resonator --resume {} (runs the analysis without rerunning the steps)",
+                ck.display(),
+                dir.display()
+            );
+        }
+    }
+    Some(Error::Stopped {
+        cause: Box::new(cause),
+        saved,
+    })
 }
 
 /// Restores a checkpoint into the stepper after checking it belongs to this run; returns
@@ -290,9 +334,15 @@ pub fn run_with(
             opts.out.as_deref(),
         ));
     }
-    phase(Phase::Analysis);
+    // the record is written before the phase says it is on disk: a signal in between waits
+    // for it (before, a signal there exited at once saying the record was in probe.csv)
+    phase(Phase::Recording);
     let ends = (outcome.checkpointed, outcome.reference);
     let probe_csv = saver.keep_record(plan, &record, ends, stepper.as_ref())?;
+    if let Some(e) = interrupted_after_record(opts.interrupt, &record, probe_csv.as_deref()) {
+        return Err(e);
+    }
+    phase(Phase::Analysis);
     status(&format!(
         "extracting resonances from {} probe signals of {} samples",
         3 * b.probe_points.len(),

@@ -11,5 +11,6 @@ mod hostile_config;
 mod reliability;
 mod reliability_47;
 mod reliability_cli;
+mod reliability_four;
 mod reliability_three;
 mod reliability_three_inputs;

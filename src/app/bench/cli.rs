@@ -303,6 +303,12 @@ pub fn command(a: &BenchArgs) -> Result<()> {
     // bench ends: a failed or interrupted bench leaves an earlier bench.csv as it was, and
     // its own rows beside it.
     let done_path = a.out.join("bench.csv");
+    // the folder is locked (.dgatd.lock, as a resonator run's): a second bench (or run) on
+    // it is refused naming the first, instead of replacing its bench.csv.partial
+    let (_lock, stale) = dgatd::report::OutputDir::prepare(&a.out)?;
+    if let Some(n) = stale {
+        eprintln!("note: {n}");
+    }
     let mut csv = PartialCsv::create(&a.out)?;
     let ran = run(&cfg, &mut |r| csv.write(r), &mut |m| eprintln!("{m}"));
     let (path, rows) = csv.close();
