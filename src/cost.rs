@@ -278,12 +278,71 @@ pub fn dg_step(c: &DgCounts, s: usize) -> (f64, f64) {
     (5.0 * (fb + ub), 5.0 * (ff + uf))
 }
 
-/// Memory the OS reports as available (Linux `/proc/meminfo`), if known.
+/// Memory this process may still allocate, if known (Linux): the least of what the OS
+/// reports as available (`/proc/meminfo`), the room left under the address-space limit
+/// (`RLIMIT_AS`, from `/proc/self/limits`, less the current `VmSize`) and the room left in
+/// the cgroup (`memory.max` less `memory.current`, cgroup v2). Round four (A1, A2) ran
+/// into the address-space limit while `MemAvailable` said 21 GB.
 pub fn available_memory() -> Option<u64> {
+    let mut least: Option<u64> = None;
+    let mut take = |v: Option<u64>| {
+        if let Some(v) = v {
+            least = Some(least.map_or(v, |l| l.min(v)));
+        }
+    };
+    take(meminfo_available());
+    take(address_space_room());
+    take(cgroup_room());
+    least
+}
+
+fn meminfo_available() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
     let l = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// `RLIMIT_AS`'s soft limit less the process's current virtual size; None when unlimited.
+fn address_space_room() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let l = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    let soft: u64 = l
+        .trim_start_matches("Max address space")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?; // "unlimited" does not parse: no limit
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let vm_kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmSize:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(soft.saturating_sub(vm_kb * 1024))
+}
+
+/// The cgroup v2 memory limit of this process's cgroup less its current use; None when
+/// there is none ("max") or no cgroup v2.
+fn cgroup_room() -> Option<u64> {
+    let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = cg.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/'));
+    let max: u64 = std::fs::read_to_string(dir.join("memory.max"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?; // "max": no limit
+    let cur: u64 = std::fs::read_to_string(dir.join("memory.current"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(max.saturating_sub(cur))
 }
 
 /// Disk space the outputs of a run need, in bytes: `probe.csv` (20 characters per value,
@@ -306,4 +365,13 @@ pub fn output_bytes(steps: usize, n_probes: usize, state_len: usize, checkpoints
 /// Host memory of a run's probe record (f64 samples, kept for the analysis).
 pub fn record_bytes(steps: usize, n_probes: usize) -> u64 {
     8 * 3 * n_probes as u64 * steps as u64
+}
+
+/// Peak host memory of the analysis of a record of `steps` steps and `n_probes` probes: the
+/// record, the copy of its signals the extraction takes, and the spectrum of one signal at
+/// a time, zero-padded 8x to a power of two (up to 16 `steps` complex values, 256 B per
+/// step) with as much FFT scratch. Measured (round four U3): 3M steps of 3 probes peaked
+/// at 2.1 GB; this gives 2.0 GB.
+pub fn analysis_bytes(steps: usize, n_probes: usize) -> u64 {
+    2 * record_bytes(steps, n_probes) + 512 * steps as u64
 }

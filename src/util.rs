@@ -94,6 +94,60 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
     })
 }
 
+/// [`write_atomic`] of what `fill` writes, streamed through a buffer into the temporary
+/// file (a record of millions of rows is never held whole in memory).
+pub fn write_atomic_with(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> crate::Result<()> {
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
+    let r = (|| {
+        use std::io::Write;
+        let f = create_fresh(&tmp)?;
+        injected_write_fault(path)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        fill(&mut w)?;
+        w.flush()?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+    })();
+    if let Err(e) = r {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(crate::Error::io(&tmp, e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        crate::Error::io(path, e)
+    })
+}
+
+/// A writer that compares what is written with `expect`, byte for byte, and counts the
+/// bytes: whether a file already holds what would be written, without holding either. The
+/// first difference fails the write (and clears `same`).
+pub struct SameAs<R: std::io::Read> {
+    pub expect: R,
+    pub same: bool,
+    pub len: u64,
+}
+
+impl<R: std::io::Read> std::io::Write for SameAs<R> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut got = vec![0u8; buf.len()];
+        if self.expect.read_exact(&mut got).is_err() || got != buf {
+            // the first difference ends the comparison
+            self.same = false;
+            return Err(std::io::Error::other("differs"));
+        }
+        self.len += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The complex numbers of the whole crate (`num_complex::Complex<f64>`, as nalgebra and
 /// rustfft both use it): one path for every complex value.
 pub type C64 = nalgebra::Complex<f64>;

@@ -12,6 +12,13 @@ pub struct MeshInfoArgs {
 
 /// `dgatd mesh-info`.
 pub fn mesh_info(args: &MeshInfoArgs) -> Result<()> {
+    if args.path.trim().is_empty() {
+        return Err(dgatd::Error::config(
+            "mesh-info",
+            format!("{:?}", args.path),
+            "an empty path: give a Gmsh .msh file or bundled:coarse|medium|fine",
+        ));
+    }
     let mesh = match args.path.strip_prefix("bundled:") {
         Some(n) => dgatd::mesh::parse_gmsh(dgatd::mesh::bundled(n)?, &args.path)?,
         None => dgatd::mesh::read_gmsh(std::path::Path::new(&args.path))?,

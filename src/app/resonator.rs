@@ -34,7 +34,7 @@ pub struct ResonatorArgs {
     pub mesh: Option<String>,
     /// Generated box instead of a file: NX,NY,NZ[:LX,LY,LZ] (cells; side lengths in m,
     /// default 1); its walls are the surface groups xmin, xmax, ymin, ymax, zmin, zmax.
-    #[arg(long = "box")]
+    #[arg(long = "box", allow_hyphen_values = true)]
     pub box_mesh: Option<BoxSpec>,
     /// Generated concentric balls instead of a file: N:NAME=R[@F],NAME=R[@F],.. (N shells
     /// across the first radius; volume groups NAME out to radius R in m, increasing, each
@@ -43,7 +43,7 @@ pub struct ResonatorArgs {
     #[arg(long, conflicts_with_all = ["mesh", "box_mesh"])]
     pub ball: Option<BallSpec>,
     /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub refine: Option<u32>,
     /// Numbering of the tets and nodes after refinement: file (as read or generated) or
     /// morton (along a Z-order curve, so the step's gathers touch nearby memory; the
@@ -55,7 +55,7 @@ pub struct ResonatorArgs {
     /// across levels and report Richardson-extrapolated frequencies with an error estimate
     /// and the observed order (modes.csv, convergence.csv, the table). Each level costs
     /// about 16 times the one before.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4))]
     pub converge: Option<u32>,
     /// Number of time steps (overrides --time).
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u64).range(1..))]
@@ -80,7 +80,7 @@ pub struct ResonatorArgs {
     #[arg(long, value_enum)]
     pub backend: Option<BackendKind>,
     /// OpenCL device: index or name substring (see dgatd devices).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub device: Option<String>,
     /// Output directory [out].
     #[arg(long)]
@@ -96,8 +96,9 @@ pub struct ResonatorArgs {
     /// point has no magnetic dipole or quadrupole moment, which one tet has.
     #[arg(long, allow_hyphen_values = true)]
     pub source_radius: Option<f64>,
-    /// Probe point x,y,z (repeatable) [three seeded random points inside the mesh, off its
-    /// symmetry planes (see --seed)].
+    /// Probe point x,y,z (repeatable) [three points at fixed fractions of the bounding box,
+    /// off its symmetry planes; one that falls outside the mesh is replaced by the centroid
+    /// of a tet drawn with --seed].
     #[arg(long = "probe", allow_hyphen_values = true)]
     pub probes: Vec<String>,
     /// Peak frequency of the pulse in Hz [c / (n L)].
@@ -132,10 +133,12 @@ pub struct ResonatorArgs {
     pub extract: Option<Extract>,
     /// Write modes.vtu with the complex field of the N strongest resonances (a second pass
     /// of the run on the same backend) [0].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub mode_shapes: Option<usize>,
-    /// Seed for the default source and probe placement [1].
-    #[arg(long)]
+    /// Seed of the draw that replaces a default source or probe point falling outside the
+    /// mesh (the defaults are fixed fractions of the bounding box; on a mesh that contains
+    /// them all the seed changes nothing) [1].
+    #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// No progress bar.
     #[arg(long)]
@@ -144,13 +147,13 @@ pub struct ResonatorArgs {
     #[arg(long, value_enum)]
     pub method: Option<Method>,
     /// DG polynomial order N, with --method dg [3].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=dgatd::solver::MAX_DG_ORDER as u64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..=dgatd::solver::MAX_DG_ORDER as u64))]
     pub order: Option<u64>,
     /// DG numerical flux, with --method dg [upwind].
     #[arg(long, value_enum)]
     pub flux: Option<Flux>,
     /// Save a checkpoint (OUT/checkpoint.bin) every N steps (0: only by time) [0].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub checkpoint_steps: Option<u64>,
     /// Save a checkpoint after this many minutes of running (0: only by steps) [10].
     #[arg(long, allow_hyphen_values = true)]
@@ -173,7 +176,7 @@ pub struct ResonatorArgs {
     /// --partitioner) and steps each on its own GPU, one thread per part, the halos going
     /// through host memory; no MPI needed. GPU r of OpenCL's list takes part r (--device
     /// puts every part on that one device instead).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=dgatd::solver::MAX_GPUS as i64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=dgatd::solver::MAX_GPUS as i64))]
     pub gpus: Option<u32>,
     /// Continue the run whose checkpoint is in DIR (its configuration comes from the
     /// checkpoint; outputs go to DIR unless --out is given). The result is bit-for-bit that
@@ -281,8 +284,11 @@ impl ResonatorArgs {
         for (k, b) in parse_pairs("boundary", &self.boundaries, parse_boundary)? {
             cfg.boundaries.insert(k, b);
         }
+        // keys that do nothing in this run are told by the plan (`Plan::warnings`), which
+        // sees only values: --order at its default value is told here
         if cfg.method == Method::Dga
             && let Some(o) = self.order
+            && o as usize == Config::default().order
         {
             eprintln!("warning: --order {o} has no effect without --method dg");
         }
@@ -298,8 +304,10 @@ fn parse_pairs<T>(
 ) -> Result<Vec<(String, T)>> {
     let mut out: Vec<(String, T)> = vec![];
     for it in items {
+        // at the last '=': no value holds one, and a group name may (`a=b=pmc` names the
+        // group "a=b"; round four V9)
         let (k, v) = it
-            .split_once('=')
+            .rsplit_once('=')
             .ok_or_else(|| Error::config(flag, it, "expected NAME=VALUE"))?;
         if out.iter().any(|(x, _)| x == k) {
             return Err(Error::config(
@@ -616,6 +624,9 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     } = prepare(args)?;
     opts.resume = resume;
     let plan = Plan::new(&cfg, origin)?;
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
     // a run that lands on the CPU while GPUs seem hidden from OpenCL says so before it starts
     // (and again among the notices at its end)
     if let Ok(c) = dgatd::solver::choose_device(&plan)
@@ -657,7 +668,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     };
     progress.finish();
     for n in &r.notices {
-        eprintln!("note: {n}");
+        notice(n);
     }
     for w in dgatd::report::unresolved_lines(&r) {
         eprintln!("warning: {w}");
@@ -674,6 +685,16 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     }
     outln!("wrote {}", dgatd::report::path_list(&files));
     Ok(())
+}
+
+/// Prints a notice of the run: as a warning where it is one (it starts with "warning: "),
+/// else as a note.
+pub(crate) fn notice(n: &str) {
+    if n.starts_with("warning: ") {
+        eprintln!("{n}");
+    } else {
+        eprintln!("note: {n}");
+    }
 }
 
 /// Whether `a` and `b` name the same folder (canonical paths; the names as given when
@@ -882,6 +903,19 @@ impl Progress {
 
 #[cfg(test)]
 mod tests {
+    /// Round four V9: a group name may hold '=' (the value never does): `a=b=pmc` is the
+    /// group "a=b".
+    #[test]
+    fn a_group_name_may_hold_an_equals_sign() {
+        let items = ["a=b=pmc".to_string(), "wall=abc".to_string()];
+        let p = super::parse_pairs("boundary", &items, super::parse_boundary).unwrap();
+        assert_eq!(p[0].0, "a=b");
+        assert_eq!(p[1].0, "wall");
+        assert!(
+            super::parse_pairs("boundary", &["pmc".to_string()], super::parse_boundary).is_err()
+        );
+    }
+
     #[test]
     fn a_device_cost_per_dof_keeps_its_digits() {
         assert_eq!(super::per_dof_step(0.03898), "0.039");

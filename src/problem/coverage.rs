@@ -78,12 +78,46 @@ fn ambiguous(what: &str, key: &str, dim: &str, tags: &[i32], mesh: &Mesh) -> Err
     )
 }
 
+/// A key that is the name of one group and the tag of another (a group named "2" beside
+/// the group of tag 2: round four S6, the key went to the named one without a word) is
+/// refused, naming both. `by_tag` says whether a group of that tag exists.
+fn name_and_tag(
+    what: &str,
+    key: &str,
+    dim: i32,
+    mesh: &Mesh,
+    by_tag: impl Fn(i32) -> bool,
+) -> Result<()> {
+    let (Some(&named_tag), Ok(t)) = (named(mesh, dim, key).first(), key.trim().parse::<i32>())
+    else {
+        return Ok(());
+    };
+    if t == named_tag || !by_tag(t) {
+        return Ok(());
+    }
+    let other = mesh
+        .physical_names
+        .iter()
+        .find(|p| p.dim == dim && p.tag == t)
+        .map(|p| format!("the group {:?} (tag {t})", p.name))
+        .unwrap_or_else(|| format!("the unnamed group of tag {t}"));
+    Err(Error::config(
+        what,
+        key,
+        format!(
+            "in {} this is both the name of the group {key:?} (tag {named_tag}) and the tag of {other}: the key does not say which; rename one of the groups in the mesh",
+            mesh.source
+        ),
+    ))
+}
+
 /// The tag of a volume group key, refusing a name given to two groups.
 fn volume_tag(mesh: &Mesh, key: &str) -> Result<i32> {
     let tags = named(mesh, 3, key);
     if tags.len() > 1 {
         return Err(ambiguous("material", key, "volume", &tags, mesh));
     }
+    name_and_tag("material", key, 3, mesh, |t| mesh.tet_phys.contains(&t))?;
     mesh.volume_group(key).ok_or_else(|| Error::UnknownGroup {
         what: "material",
         key: key.to_string(),
@@ -102,8 +136,21 @@ pub fn materials(
     materials: &BTreeMap<String, Material>,
 ) -> Result<Vec<(String, usize)>> {
     let mut out = Vec::with_capacity(materials.len());
+    // the key that set each group: two keys for one group (its name and its tag) are
+    // refused (round four S6: both were kept, and which applied was not said)
+    let mut set_by: HashMap<i32, &str> = HashMap::new();
     for (key, mat) in materials {
         let tag = volume_tag(mesh, key)?;
+        if let Some(other) = set_by.insert(tag, key) {
+            return Err(Error::config(
+                "material",
+                key,
+                format!(
+                    "names the same volume group (tag {tag}) of {} as the material {other:?}: give each group one material, by its name or by its tag",
+                    mesh.source
+                ),
+            ));
+        }
         let n = mesh.tet_phys.iter().filter(|&&t| t == tag).count();
         if n == 0 {
             return Err(Error::config(
@@ -168,6 +215,9 @@ pub fn walls(
         if tags.len() > 1 {
             return Err(ambiguous("boundary", key, "surface", &tags, mesh));
         }
+        name_and_tag("boundary", key, 2, mesh, |t| {
+            mesh.surfaces.iter().any(|s| s.1 == t)
+        })?;
         let tag = mesh.surface_group(key).ok_or_else(|| Error::UnknownGroup {
             what: "boundary",
             key: key.clone(),

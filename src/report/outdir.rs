@@ -71,6 +71,18 @@ impl OutputDir {
         if path.exists() && !path.is_dir() {
             return Err(bad("exists and is not a directory".into()));
         }
+        // a link whose target is missing (create_dir_all said only "File exists")
+        if !path.exists()
+            && let Ok(m) = std::fs::symlink_metadata(path)
+            && m.file_type().is_symlink()
+        {
+            let to = std::fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            return Err(bad(format!(
+                "is a symbolic link to {to}, which does not exist: create the folder it names, or give another --out"
+            )));
+        }
         std::fs::create_dir_all(path)
             .map_err(|e| bad(format!("the output directory cannot be created: {e}")))?;
         let lock_path = path.join(LOCK);
@@ -190,10 +202,17 @@ impl OutputDir {
                 "its {CHECKPOINT} is not a regular file (a FIFO, device, link or directory); remove it"
             )));
         }
-        if std::fs::symlink_metadata(&ck).is_ok() {
-            let step = checkpoint_step(&ck)
-                .map(|n| format!(" at step {n}"))
-                .unwrap_or_default();
+        if let Ok(m) = std::fs::symlink_metadata(&ck) {
+            // a file without the checkpoint header is no run to resume (round four V6:
+            // 23 bytes of text were called an earlier run's checkpoint, and the suggested
+            // --resume then failed with "bad magic")
+            let Some(n) = checkpoint_step(&ck) else {
+                return Err(bad(format!(
+                    "its {CHECKPOINT} ({} bytes) is not a dgatd checkpoint (it lacks the checkpoint header), so there is no run to resume there; move or remove it to start afresh in this folder",
+                    m.len()
+                )));
+            };
+            let step = format!(" at step {n}");
             return Err(bad(format!(
                 "it holds the checkpoint of an earlier run{step} ({CHECKPOINT}): `dgatd resonator --resume {}` continues that run (or rewrites a finished run's outputs); choose another --out to start afresh beside it, or remove {CHECKPOINT} to discard it",
                 self.path.display()

@@ -176,6 +176,23 @@ pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::Resu
             ),
         ));
     }
+    // the extents fit; so must the volume: a sphere or cylinder given for a box of its
+    // extents (round four S8: `--cavity sphere:0.5` on the 1 m cube labelled the cube's
+    // modes from the sphere's catalogue). A polygonal wall loses a few percent of the
+    // volume (a 12-gon cylinder 4.5%): 10% separates that from another shape (an inscribed
+    // cylinder is 21% smaller than its box, a sphere 48%).
+    let have_v: f64 = (0..mesh.n_tets()).map(|t| mesh.tet_volume(t).abs()).sum();
+    let dv = (volume - have_v).abs() / have_v;
+    if !(dv <= 0.10) {
+        return Err(crate::Error::config(
+            "cavity",
+            &given,
+            format!(
+                "does not fit the mesh: its extents do, but its volume is {volume:.4e} m^3 and the mesh's {have_v:.4e} m^3 ({:.0}% apart), so it is another shape; the labels would name another cavity's modes. Give the mesh's cavity, or --cavity none",
+                100.0 * dv
+            ),
+        ));
+    }
     let n = homogeneous_index(plan, mesh).unwrap_or(1.0);
     let modes = 8.0 * std::f64::consts::PI / 3.0 * volume * (1.1 * fmax_hz * n / crate::C0).powi(3);
     if modes > MAX_CATALOGUE {

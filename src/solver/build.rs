@@ -234,6 +234,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     times.power_s = sel.power_s.get();
     times.stepper_s -= times.power_s;
     let dt_s = dt / C0;
+    defaults::check_time_step(plan, dt_s)?;
     // a pulse the time step cannot sample would leave an all-zero record, analysed as if
     // the cavity were silent
     if let Some(f) = plan.f_peak_hz
@@ -257,6 +258,8 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         dt_s,
         &mut notices,
     )?;
+    defaults::check_record(plan, steps, flag, dt_s, fmax_hz, &wave, &mut notices);
+    super::limits::check_wall_in_band(&plan.config, fmax_hz)?;
     super::analyse::check_given_cavity(plan, &mesh, fmax_hz)?;
     let built = Built {
         mesh,
@@ -375,14 +378,19 @@ fn box_flag(plan: &Plan, e: Error) -> Error {
 /// Refuses a record (probe samples) that would not fit in the memory available, naming
 /// the flag that set its length.
 fn check_record_memory(steps: usize, n_probes: usize, flag: &str, dt_s: f64) -> Result<()> {
-    let need = cost::record_bytes(steps, n_probes);
+    let record = cost::record_bytes(steps, n_probes);
+    // the analysis after the time loop holds the record and more (round four A1: a record
+    // that fitted was accepted, and the analysis's allocation aborted the run after 80 s
+    // of stepping)
+    let need = cost::analysis_bytes(steps, n_probes);
     let avail = cost::available_memory().unwrap_or(u64::MAX);
-    if need > avail / 2 {
+    if need > avail {
         return Err(Error::config(
             flag,
             format!("{steps} steps of {dt_s:.4e} s"),
             format!(
-                "the probe record of {n_probes} probes would need {} of memory; {} is available (fewer steps, a larger --cfl, or fewer probes)",
+                "the probe record of {n_probes} probes ({}) and its analysis (the spectrum of each signal, zero-padded 8x) would need {} of memory; {} is available to this process (fewer steps, a larger --cfl, or fewer probes)",
+                indicatif::HumanBytes(record),
                 indicatif::HumanBytes(need),
                 indicatif::HumanBytes(avail)
             ),

@@ -299,7 +299,8 @@ pub struct Config {
     /// Mode shapes of the N strongest resonances (modes.vtu).
     #[serde(default)]
     pub mode_shapes: usize,
-    /// Seed of the default source and probe placement.
+    /// Seed of the draw that replaces a default source or probe point (a fixed fraction of
+    /// the bounding box) that falls outside the mesh.
     #[serde(default = "default_seed")]
     pub seed: u64,
     #[serde(default)]

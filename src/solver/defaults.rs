@@ -142,6 +142,70 @@ pub fn band(
     Ok(fmax_hz)
 }
 
+/// A time step that is not a normal double (`dt = 5e-324`, or `cfl = 5e-324`, which gave
+/// Δt = 0) is refused, naming `dt` or `cfl` (issue 47, round four S1).
+pub fn check_time_step(plan: &super::Plan, dt_s: f64) -> Result<()> {
+    if dt_s.is_normal() {
+        return Ok(());
+    }
+    let (key, value) = match plan.dt_s {
+        Some(d) => ("dt", format!("{d:e}")),
+        None => ("cfl", format!("{:e}", plan.cfl)),
+    };
+    Err(Error::config(
+        key,
+        value,
+        format!(
+            "gives a time step of {dt_s:e} s, below the smallest normal double ({:e}): no record of any length can hold a period",
+            f64::MIN_POSITIVE
+        ),
+    ))
+}
+
+/// What a record of `steps` steps of `dt_s` seconds can show of the band up to `fmax_hz`
+/// and of the pulse `wave` (issue 47, round four S1/S2). Records that run but cannot show a
+/// line are told in `notices`, naming the flags that would fix them (they used to end in a
+/// table of "not seen" without a word): a record shorter than one period of the band's top
+/// (`T fmax < 1`, the same as a band below the record's resolution `1/T`: `--fmax 1`), and
+/// a pulse centred after the record's end (the source never rises above its tail:
+/// `--f-peak 1` on a 1 m box).
+pub fn check_record(
+    plan: &super::Plan,
+    steps: usize,
+    flag: &str,
+    dt_s: f64,
+    fmax_hz: f64,
+    wave: &Waveform,
+    notices: &mut Vec<String>,
+) {
+    let dt_key = if plan.dt_s.is_some() { "dt" } else { "cfl" };
+    let t = steps as f64 * dt_s;
+    if t * fmax_hz < 1.0 {
+        let fix = if plan.fmax_hz.is_some() {
+            format!("a larger --fmax, a longer --{flag} or a larger --{dt_key}")
+        } else {
+            format!("a longer --{flag} or a larger --{dt_key}")
+        };
+        notices.push(format!(
+            "warning: the record ({steps} steps of {dt_s:.4e} s = {t:.4e} s) is shorter than one period of the band's top (fmax = {fmax_hz:.4e} Hz, period {:.4e} s): its resolution 1/T = {:.4e} Hz is wider than the band, and no line in it can be measured; give {fix}",
+            1.0 / fmax_hz,
+            1.0 / t
+        ));
+    }
+    let t0_s = wave.t0 / C0;
+    if t < t0_s {
+        let fix = if plan.f_peak_hz.is_some() {
+            "a higher --f-peak or a longer "
+        } else {
+            "a longer "
+        };
+        notices.push(format!(
+            "warning: the pulse (f_peak = {:.4e} Hz) is centred at t0 = {t0_s:.4e} s, after the record's end ({t:.4e} s): the source has not risen when the record stops; give {fix}--{flag}",
+            wave.f_peak_hz()
+        ));
+    }
+}
+
 /// The steps of a record of `length` with time step `dt_s`, and the flag that set it (for
 /// messages): `steps` as given, `time` converted, or the mesh's default record of
 /// `record_s` seconds (reported as `time`).

@@ -796,9 +796,12 @@ fn steps_and_band(
     f_resolved_hz: f64,
     record_s: f64,
 ) -> Result<(usize, f64, Vec<String>)> {
-    let (steps, _) = defaults::steps(plan.length, record_s, dt_s)?;
+    defaults::check_time_step(plan, dt_s)?;
+    let (steps, flag) = defaults::steps(plan.length, record_s, dt_s)?;
     let mut notices = Vec::new();
     let fmax_hz = defaults::band(plan.fmax_hz, wave, f_resolved_hz, dt_s, &mut notices)?;
+    defaults::check_record(plan, steps, flag, dt_s, fmax_hz, wave, &mut notices);
+    super::limits::check_wall_in_band(&plan.config, fmax_hz)?;
     Ok((steps, fmax_hz, notices))
 }
 

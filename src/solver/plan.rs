@@ -97,6 +97,68 @@ pub struct Plan {
     pub assembly: super::config::Assembly,
     /// GPUs this process drives (`gpus`; 1: the ordinary single-device run).
     pub gpus: usize,
+    /// Keys given that do nothing in this run ([`inert_keys`]), told before it starts.
+    pub warnings: Vec<String>,
+}
+
+/// The keys `cfg` sets that this run does not use, each with why (issue 47, round four S3:
+/// they were ignored without a word): the DG `order` and `flux` without `method = "dg"`, the
+/// DGA `dual` form with it, `min_prominence` (the FFT extraction's) with harminv and
+/// `min_q` (harminv's) with the FFT, `cfl` beside a given `dt`, and a material table that
+/// sets nothing.
+pub fn inert_keys(cfg: &Config) -> Vec<String> {
+    let d = Config::default();
+    let mut w = vec![];
+    if cfg.method != Method::Dg {
+        if cfg.order != d.order {
+            w.push(format!(
+                "order = {} (--order) has no effect without method = \"dg\" (--method dg)",
+                cfg.order
+            ));
+        }
+        if cfg.flux != d.flux {
+            w.push(format!(
+                "flux = {:?} (--flux) has no effect without method = \"dg\" (--method dg)",
+                cfg.flux
+            ));
+        }
+    } else if cfg.dual != d.dual {
+        w.push(format!(
+            "dual = {:?} (--dual) has no effect with method = \"dg\": it selects the DGA's dual update",
+            cfg.dual
+        ));
+    }
+    match cfg.extract {
+        Extract::Harminv if cfg.min_prominence != d.min_prominence => w.push(format!(
+            "min_prominence = {} (--min-prominence) has no effect with extract = \"harminv\": it thresholds the FFT extraction's peaks (extract = \"fft\")",
+            cfg.min_prominence
+        )),
+        Extract::Fft if cfg.min_q.is_some() => w.push(format!(
+            "min_q = {} (--min-q) has no effect with extract = \"fft\": the FFT extraction measures no Q",
+            cfg.min_q.unwrap_or_default()
+        )),
+        _ => {}
+    }
+    if cfg.dt.is_some() && cfg.cfl != d.cfl {
+        w.push(format!(
+            "cfl = {} (--cfl) has no effect beside dt (--dt): the given time step is used",
+            cfg.cfl
+        ));
+    }
+    if cfg.seed != d.seed && cfg.source.is_some() && !cfg.probe.is_empty() {
+        w.push(format!(
+            "seed = {} (--seed) has no effect: it draws only default source and probe points, and both are given",
+            cfg.seed
+        ));
+    }
+    for (k, m) in &cfg.materials {
+        if *m == crate::problem::Material::default() {
+            w.push(format!(
+                "[materials.{k}] sets nothing: the group keeps vacuum (eps_r = 1, mu_r = 1, lossless)"
+            ));
+        }
+    }
+    w
 }
 
 /// Most GPUs one process drives (`gpus`): more than any one host holds today.
@@ -165,9 +227,20 @@ impl Plan {
         });
         let fmax_hz = cfg.fmax.map(|f| positive("fmax", f)).transpose()?;
         if let Some(q) = cfg.min_q
-            && !(q > 0.0)
+            && !(q > 0.0 && q.is_finite())
         {
-            return Err(Error::config("min-q", q, "must be positive"));
+            // (inf dropped every mode without a word)
+            return Err(Error::config("min-q", q, "must be positive and finite"));
+        }
+        if let Some(d) = &cfg.device
+            && d.trim().is_empty()
+        {
+            // (an empty name matched the first device, whatever it was)
+            return Err(Error::config(
+                "device",
+                format!("{d:?}"),
+                "empty: give a device index (see `dgatd devices`) or a part of its name",
+            ));
         }
         if !(cfg.min_prominence > 0.0 && cfg.min_prominence < 1.0) {
             return Err(Error::config(
@@ -176,16 +249,25 @@ impl Plan {
                 "must be in (0, 1)",
             ));
         }
-        // run.toml and the checkpoint store the configuration as TOML, whose integers are i64
-        if cfg.seed > i64::MAX as u64 {
-            return Err(Error::config(
-                "seed",
-                cfg.seed,
-                format!(
-                    "must be at most {} (2^63 - 1): run.toml stores it as a TOML integer",
-                    i64::MAX
-                ),
-            ));
+        // run.toml and the checkpoint store the configuration as TOML, whose integers are
+        // i64 (beyond, writing run.toml failed with "u64 value was too large", naming no key)
+        for (key, v) in [
+            ("seed", cfg.seed),
+            ("steps", cfg.steps.unwrap_or(0)),
+            ("checkpoint-steps", cfg.checkpoint_steps),
+            ("energy-checks", cfg.energy_checks),
+            ("mode-shapes", cfg.mode_shapes as u64),
+        ] {
+            if v > i64::MAX as u64 {
+                return Err(Error::config(
+                    key,
+                    v,
+                    format!(
+                        "must be at most {} (2^63 - 1): run.toml stores it as a TOML integer",
+                        i64::MAX
+                    ),
+                ));
+            }
         }
         if !(cfg.checkpoint_minutes >= 0.0 && cfg.checkpoint_minutes.is_finite()) {
             return Err(Error::config(
@@ -263,6 +345,7 @@ impl Plan {
             partitioner: cfg.partitioner,
             assembly: cfg.assembly,
             gpus: gpus(cfg.gpus)?,
+            warnings: inert_keys(cfg),
         })
     }
 
@@ -425,6 +508,14 @@ fn mesh_spec(cfg: &Config) -> Result<MeshSpec> {
         });
     }
     let mesh = cfg.mesh.as_deref().unwrap_or("bundled:medium");
+    if mesh.trim().is_empty() {
+        // (an empty path failed as ": No such file or directory", naming nothing)
+        return Err(Error::config(
+            "mesh",
+            format!("{mesh:?}"),
+            "an empty path: give a Gmsh .msh file or bundled:coarse|medium|fine",
+        ));
+    }
     Ok(match mesh.strip_prefix("bundled:") {
         Some(name) => MeshSpec::Bundled(name.to_string()),
         None => MeshSpec::File(PathBuf::from(mesh)),

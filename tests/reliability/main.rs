@@ -11,6 +11,7 @@ mod hostile_config;
 mod reliability;
 mod reliability_47;
 mod reliability_cli;
+mod reliability_five;
 mod reliability_four;
 mod reliability_three;
 mod reliability_three_inputs;

@@ -229,7 +229,7 @@ fn impossible_lengths_name_the_flag() {
     let cases: &[(&[&str], &[&str])] = &[
         (
             &["--steps", "4000000000"],
-            &["invalid steps", "GiB of memory"],
+            &["invalid steps", "iB of memory"],
         ),
         (&["--time", "1e3"], &["invalid time", "steps of"]),
         (&["--cfl", "1e-9"], &["invalid time", "a larger --cfl"]),

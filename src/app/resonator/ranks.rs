@@ -128,6 +128,9 @@ fn root_plan(
 fn checked_plan(args: &ResonatorArgs, lock: &mut Option<OutputDir>) -> Result<(Plan, Prepared)> {
     let p = prepare(args)?;
     let plan = Plan::new(&p.cfg, p.origin.clone())?;
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
     if plan.gpus > 1 {
         return Err(Error::config(
             "gpus",
@@ -192,7 +195,7 @@ fn write_outputs(
     halo_values_per_step: u64,
 ) -> Result<()> {
     for n in &r.notices {
-        eprintln!("note: {n}");
+        super::notice(n);
     }
     for w in dgatd::report::unresolved_lines(r) {
         eprintln!("warning: {w}");
