@@ -65,7 +65,65 @@ pub fn check(mesh: &Mesh, topo: &Topology) -> Result<Vec<String>> {
     warnings.extend(coincident_nodes(mesh));
     warnings.extend(components(mesh, topo));
     warnings.extend(slivers(mesh));
+    warnings.extend(stray_triangles(mesh, topo));
     Ok(warnings)
+}
+
+/// Whether the three vertices `tri` are a face of a tet (one of the tets at its first
+/// vertex holds the other two).
+pub(crate) fn is_face(mesh: &Mesh, topo: &Topology, tri: &[u32; 3]) -> bool {
+    topo.tets_at(tri[0] as usize).iter().any(|&(n, _)| {
+        let t = mesh.tets[n as usize];
+        t.contains(&tri[1]) && t.contains(&tri[2])
+    })
+}
+
+/// The surface-group triangles that are not faces of the mesh: those dropped on input
+/// (on nodes no tet uses) and those whose three nodes are in the mesh but are no face of
+/// a tet (a diagonal through a cell); a boundary condition on them sets nothing.
+fn stray_triangles(mesh: &Mesh, topo: &Topology) -> Vec<String> {
+    let mut out = Vec::new();
+    let ids = |v: &[u64]| {
+        let shown: Vec<String> = v.iter().take(5).map(u64::to_string).collect();
+        format!(
+            "{}{}",
+            shown.join(", "),
+            if v.len() > 5 { ", ..." } else { "" }
+        )
+    };
+    if !mesh.dropped_triangles.is_empty() {
+        out.push(format!(
+            "{} triangle{} of surface groups (element {}) use{} nodes that no tetrahedron uses: {} no tetrahedron and {} left out of {} group",
+            mesh.dropped_triangles.len(),
+            if mesh.dropped_triangles.len() == 1 { "" } else { "s" },
+            ids(&mesh.dropped_triangles),
+            if mesh.dropped_triangles.len() == 1 { "s" } else { "" },
+            if mesh.dropped_triangles.len() == 1 { "it bounds" } else { "they bound" },
+            if mesh.dropped_triangles.len() == 1 { "is" } else { "are" },
+            if mesh.dropped_triangles.len() == 1 { "its" } else { "their" },
+        ));
+    }
+    let mut per_tag: std::collections::BTreeMap<i32, usize> = Default::default();
+    for (tri, tag) in &mesh.surfaces {
+        if !is_face(mesh, topo, tri) {
+            *per_tag.entry(*tag).or_default() += 1;
+        }
+    }
+    for (tag, n) in per_tag {
+        let name = mesh
+            .physical_names
+            .iter()
+            .find(|p| p.dim == 2 && p.tag == tag)
+            .map(|p| format!("{:?} ", p.name))
+            .unwrap_or_default();
+        out.push(format!(
+            "the surface group {name}(tag {tag}) holds {n} triangle{} whose nodes are no face of any tetrahedron (a triangle across a cell): {} nothing, and a boundary condition ignores {}",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it bounds" } else { "they bound" },
+            if n == 1 { "it" } else { "them" },
+        ));
+    }
+    out
 }
 
 /// A tet smaller than the median by this factor (in inradius) is worth a warning: the

@@ -37,9 +37,11 @@ fn fresh(
         tets,
         tet_phys: phys,
         tet_ids: (1..=n as u64).into_par_iter().collect(),
+        tet_groups: Vec::new(),
         physical_names: names,
         surfaces,
         reoriented,
+        dropped_triangles: Vec::new(),
     }
 }
 

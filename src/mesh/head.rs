@@ -11,10 +11,21 @@ use std::path::Path;
 /// lines before it are allowed).
 const HEAD: u64 = 64 << 10;
 
+/// The body is read in pieces of this size, each checked before the next is read.
+const CHUNK: usize = 8 << 20;
+
+/// The longest line an ASCII mesh may hold (a node, an element or a physical name is a
+/// few hundred bytes at most): a longer one is not a mesh, and is refused before the rest
+/// of the file is read.
+pub const MAX_LINE: usize = 1 << 20;
+
 /// The bytes of a mesh file, refusing non-regular files, files whose head `check` refuses
 /// (for Gmsh files: not a `$MeshFormat` section, `gmsh::read_file`), and files larger than
-/// the memory available.
-pub fn read_file(path: &Path, check: impl Fn(&[u8], &str) -> Result<()>) -> Result<Vec<u8>> {
+/// the memory available. `check` returns whether the body is text (an ASCII mesh): then
+/// each piece read is checked for NUL bytes and lines longer than [`MAX_LINE`], so a file
+/// of gigabytes that is not a mesh (a sparse file, a binary file with a mesh header) is
+/// refused after its first piece, naming the line, not after reading it whole.
+pub fn read_file(path: &Path, check: impl Fn(&[u8], &str) -> Result<bool>) -> Result<Vec<u8>> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
     let name = path.display().to_string();
     let invalid = |msg: String| Error::MeshInvalid {
@@ -32,7 +43,7 @@ pub fn read_file(path: &Path, check: impl Fn(&[u8], &str) -> Result<()>) -> Resu
         .take(HEAD)
         .read_to_end(&mut head)
         .map_err(|e| Error::io(path, e))?;
-    check(&head, &name)?;
+    let text = check(&head, &name)?;
     if let Some(avail) = crate::cost::available_memory()
         && meta.len() > avail
     {
@@ -43,9 +54,66 @@ pub fn read_file(path: &Path, check: impl Fn(&[u8], &str) -> Result<()>) -> Resu
         )));
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    let mut scan = TextScan::default();
+    if text {
+        scan.feed(&head).map_err(&invalid)?;
+    }
     bytes.extend_from_slice(&head);
-    f.read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+    loop {
+        let start = bytes.len();
+        let n = (&mut f)
+            .take(CHUNK as u64)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        if text {
+            scan.feed(&bytes[start..]).map_err(&invalid)?;
+        }
+    }
     Ok(bytes)
+}
+
+/// The running check of an ASCII file's pieces: its line number and the length of its
+/// current line.
+#[derive(Default)]
+struct TextScan {
+    line: usize,
+    run: usize,
+    offset: usize,
+}
+
+impl TextScan {
+    fn feed(&mut self, piece: &[u8]) -> std::result::Result<(), String> {
+        for (k, &c) in piece.iter().enumerate() {
+            match c {
+                b'\n' => {
+                    self.line += 1;
+                    self.run = 0;
+                }
+                0 => {
+                    return Err(format!(
+                        "line {} (byte {}): a NUL byte in an ASCII mesh file (a binary, corrupt or sparse file, not a mesh)",
+                        self.line + 1,
+                        self.offset + k
+                    ));
+                }
+                _ => {
+                    self.run += 1;
+                    if self.run > MAX_LINE {
+                        return Err(format!(
+                            "line {} is longer than {} bytes: an ASCII mesh's lines are short (a corrupt file, not a mesh)",
+                            self.line + 1,
+                            MAX_LINE
+                        ));
+                    }
+                }
+            }
+        }
+        self.offset += piece.len();
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -73,6 +141,45 @@ mod tests {
         std::fs::write(&p, "hello\nworld\n").unwrap();
         let e = read_file(&p).unwrap_err().to_string();
         assert!(e.contains("not a Gmsh mesh file"), "{e}");
+        std::fs::remove_dir_all(&d).ok();
+    }
+}
+
+#[cfg(test)]
+mod body_tests {
+    use super::super::gmsh::read_file;
+
+    /// A mesh header followed by gigabytes of NUL bytes (round four U1/A2, mesh-079: read
+    /// whole, 3 GB, before the error on line 7) is refused from its first piece, naming the
+    /// line; so is an ASCII line longer than `MAX_LINE`.
+    #[test]
+    fn a_body_that_is_not_text_is_refused_before_it_is_read() {
+        let d = std::env::temp_dir().join(format!("dgatd-body-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let p = d.join("big.msh");
+        std::fs::write(
+            &p,
+            "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n",
+        )
+        .unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .set_len(3 << 30)
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        let e = read_file(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("big.msh") && e.contains("line 7") && e.contains("NUL byte"),
+            "{e}"
+        );
+        assert!(t0.elapsed() < std::time::Duration::from_secs(20));
+        let mut long = b"$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Comments\n".to_vec();
+        long.resize(long.len() + super::MAX_LINE + 10, b'x');
+        std::fs::write(&p, &long).unwrap();
+        let e = read_file(&p).unwrap_err().to_string();
+        assert!(e.contains("line 5 is longer than"), "{e}");
         std::fs::remove_dir_all(&d).ok();
     }
 }

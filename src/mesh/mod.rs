@@ -55,6 +55,10 @@ pub struct Mesh {
     pub tet_phys: Vec<i32>,
     /// Element tag of each tetrahedron in the file (for messages).
     pub tet_ids: Vec<u64>,
+    /// Further volume groups of tetrahedra whose MSH 4.1 entity lies in several physical
+    /// groups, beyond the first (which is in `tet_phys`): `(tet, tag)`, sorted; empty for
+    /// most meshes. [`Mesh::in_volume_group`] reads both.
+    pub tet_groups: Vec<(u32, i32)>,
     pub physical_names: Vec<PhysicalName>,
     /// Triangles of the file's physical surface groups: sorted vertex triple and physical
     /// tag (boundary conditions are keyed by these groups; a boundary face with no group
@@ -62,6 +66,9 @@ pub struct Mesh {
     pub surfaces: Vec<([u32; 3], i32)>,
     /// How many tetrahedra were reoriented on input.
     pub reoriented: usize,
+    /// File ids of the surface-group triangles dropped on input because they use a node
+    /// no tetrahedron uses (they bound no tetrahedron); [`check`] warns of them.
+    pub dropped_triangles: Vec<u64>,
 }
 
 /// A tetrahedron as read from a file, before validation.
@@ -179,12 +186,19 @@ impl Mesh {
             tet_ids.push(t.id);
         }
         check_duplicates(&tets, &tet_ids).map_err(invalid)?;
+        let mut dropped_triangles = Vec::new();
         let mut surfaces: Vec<([u32; 3], i32)> = tris
             .iter()
             .filter_map(|t| {
                 let mut k = [0u32; 3];
                 for (s, &v) in t.nodes.iter().enumerate() {
-                    k[s] = *map.get(v as usize).filter(|&&x| x != u32::MAX)?;
+                    match map.get(v as usize).filter(|&&x| x != u32::MAX) {
+                        Some(&x) => k[s] = x,
+                        None => {
+                            dropped_triangles.push(t.id);
+                            return None;
+                        }
+                    }
                 }
                 k.sort_unstable();
                 Some((k, t.phys))
@@ -192,16 +206,48 @@ impl Mesh {
             .collect();
         surfaces.sort_unstable();
         surfaces.dedup();
+        dropped_triangles.sort_unstable();
+        dropped_triangles.dedup();
         Ok(Mesh {
             source: source.to_string(),
             nodes: new_nodes,
             tets,
             tet_phys,
             tet_ids,
+            tet_groups: Vec::new(),
             physical_names,
             surfaces,
             reoriented,
+            dropped_triangles,
         })
+    }
+
+    /// Whether tetrahedron `n` is in the volume group of tag `tag` (its first group,
+    /// `tet_phys`, or a further one, `tet_groups`).
+    pub fn in_volume_group(&self, n: usize, tag: i32) -> bool {
+        self.tet_phys[n] == tag
+            || (!self.tet_groups.is_empty()
+                && self.tet_groups.binary_search(&(n as u32, tag)).is_ok())
+    }
+
+    /// Which tetrahedra are in the volume group of tag `tag`.
+    pub fn volume_mask(&self, tag: i32) -> Vec<bool> {
+        let mut m: Vec<bool> = self.tet_phys.iter().map(|&t| t == tag).collect();
+        for &(n, t) in &self.tet_groups {
+            if t == tag {
+                m[n as usize] = true;
+            }
+        }
+        m
+    }
+
+    /// The tags of the volume groups that hold tetrahedra (sorted, each once).
+    pub fn volume_tags(&self) -> Vec<i32> {
+        let mut tags: Vec<i32> = self.tet_phys.clone();
+        tags.extend(self.tet_groups.iter().map(|g| g.1));
+        tags.sort_unstable();
+        tags.dedup();
+        tags
     }
 
     pub fn n_tets(&self) -> usize {
@@ -301,8 +347,11 @@ impl Mesh {
 
     /// Physical tag of a volume group given by name or by number.
     pub fn volume_group(&self, key: &str) -> Option<i32> {
-        self.group(3, key)
-            .or_else(|| key.parse().ok().filter(|t| self.tet_phys.contains(t)))
+        self.group(3, key).or_else(|| {
+            key.parse()
+                .ok()
+                .filter(|&t| self.volume_tags().binary_search(&t).is_ok())
+        })
     }
 
     /// Physical tag of a surface group given by name or by number.
@@ -330,7 +379,7 @@ impl Mesh {
             .map(|p| format!("{} ({})", p.name, p.tag))
             .collect();
         let mut tags: Vec<i32> = if dim == 3 {
-            self.tet_phys.clone()
+            self.volume_tags()
         } else {
             self.surfaces.iter().map(|s| s.1).collect()
         };

@@ -140,6 +140,16 @@ impl Mesh {
                 (t, tag)
             })
             .collect();
+        let mut tet_new = vec![0u32; self.tets.len()];
+        for (new, &old) in tet_order.iter().enumerate() {
+            tet_new[old as usize] = new as u32;
+        }
+        let mut tet_groups: Vec<(u32, i32)> = self
+            .tet_groups
+            .iter()
+            .map(|&(n, t)| (tet_new[n as usize], t))
+            .collect();
+        tet_groups.sort_unstable();
         Some(Mesh {
             source: format!("{} (renumbered)", self.source),
             nodes: node_order.iter().map(|&i| self.nodes[i as usize]).collect(),
@@ -152,9 +162,11 @@ impl Mesh {
                 .iter()
                 .map(|&n| self.tet_ids[n as usize])
                 .collect(),
+            tet_groups,
             physical_names: self.physical_names.clone(),
             surfaces,
             reoriented: self.reoriented,
+            dropped_triangles: self.dropped_triangles.clone(),
         })
     }
 

@@ -211,8 +211,11 @@ impl Part {
             tets,
             tet_phys,
             tet_ids,
+            // materials arrive resolved (eps, mu), as do boundary conditions
+            tet_groups: Vec::new(),
             physical_names: Vec::new(),
             surfaces: Vec::new(),
+            dropped_triangles: Vec::new(),
             reoriented: 0,
         };
         let topo = Topology::build(&mesh)?;
@@ -433,10 +436,13 @@ impl<'a> PartBuilder<'a> {
                 .collect(),
             tet_phys: local.iter().map(|&n| mesh.tet_phys[n as usize]).collect(),
             tet_ids: local.iter().map(|&n| mesh.tet_ids[n as usize]).collect(),
+            // materials arrive resolved (`Part::materials`)
+            tet_groups: Vec::new(),
             physical_names: mesh.physical_names.clone(),
             // boundary conditions arrive resolved, as the global free-edge flags
             surfaces: Vec::new(),
             reoriented: 0,
+            dropped_triangles: Vec::new(),
         };
         let ltopo = Topology::build(&lmesh)?;
         let edge_global: Vec<u32> = ltopo

@@ -117,7 +117,9 @@ fn volume_tag(mesh: &Mesh, key: &str) -> Result<i32> {
     if tags.len() > 1 {
         return Err(ambiguous("material", key, "volume", &tags, mesh));
     }
-    name_and_tag("material", key, 3, mesh, |t| mesh.tet_phys.contains(&t))?;
+    name_and_tag("material", key, 3, mesh, |t| {
+        mesh.volume_tags().binary_search(&t).is_ok()
+    })?;
     mesh.volume_group(key).ok_or_else(|| Error::UnknownGroup {
         what: "material",
         key: key.to_string(),
@@ -139,6 +141,13 @@ pub fn materials(
     // the key that set each group: two keys for one group (its name and its tag) are
     // refused (round four S6: both were kept, and which applied was not said)
     let mut set_by: HashMap<i32, &str> = HashMap::new();
+    // the material of each tet, where tets can be in several volume groups (MSH 4.1
+    // entities in several physical groups): two materials on one tet are refused
+    let mut owner: Vec<Option<&str>> = if mesh.tet_groups.is_empty() {
+        Vec::new()
+    } else {
+        vec![None; mesh.n_tets()]
+    };
     for (key, mat) in materials {
         let tag = volume_tag(mesh, key)?;
         if let Some(other) = set_by.insert(tag, key) {
@@ -151,7 +160,8 @@ pub fn materials(
                 ),
             ));
         }
-        let n = mesh.tet_phys.iter().filter(|&&t| t == tag).count();
+        let mask = mesh.volume_mask(tag);
+        let n = mask.iter().filter(|&&b| b).count();
         if n == 0 {
             return Err(Error::config(
                 "material",
@@ -163,11 +173,25 @@ pub fn materials(
                 ),
             ));
         }
+        if !owner.is_empty() {
+            for (k, _) in mask.iter().enumerate().filter(|m| *m.1) {
+                if let Some(other) = owner[k].replace(key) {
+                    return Err(Error::config(
+                        "material",
+                        key,
+                        format!(
+                            "tetrahedron {} of {} is in the volume groups {other:?} and {key:?}, and both are given a material: give a material to one of the groups that hold it",
+                            mesh.tet_ids[k], mesh.source
+                        ),
+                    ));
+                }
+            }
+        }
         if mat.absorbing {
             let touches = topo
                 .boundary_faces
                 .iter()
-                .any(|&(f, _)| mesh.tet_phys[topo.face_tets[f as usize][0] as usize] == tag);
+                .any(|&(f, _)| mask[topo.face_tets[f as usize][0] as usize]);
             if !touches {
                 return Err(Error::config(
                     "absorbing",
@@ -228,10 +252,14 @@ pub fn walls(
             sigma: b.sigma.unwrap_or(f64::NAN),
             mu_r: b.mu_r.unwrap_or(1.0),
         });
-        let (mut on_wall, mut inner) = (0usize, 0usize);
+        let (mut on_wall, mut inner, mut stray) = (0usize, 0usize, 0usize);
         for (tri, _) in mesh.surfaces.iter().filter(|s| s.1 == tag) {
             let Some(&k) = outer.get(tri) else {
-                inner += 1;
+                if crate::mesh::check::is_face(mesh, topo, tri) {
+                    inner += 1;
+                } else {
+                    stray += 1;
+                }
                 continue;
             };
             on_wall += 1;
@@ -257,29 +285,53 @@ pub fn walls(
             return Err(Error::config(
                 "boundary",
                 key,
-                if inner == 0 {
+                if inner + stray == 0 {
                     format!(
                         "the surface group {key:?} (tag {tag}) of {} has no faces, so the condition would set nothing",
                         mesh.source
                     )
                 } else {
                     format!(
-                        "all {inner} faces of the surface group {key:?} (tag {tag}) of {} are interior (between two tetrahedra, or not faces of the mesh): a wall condition acts on the outer boundary only, so it would set nothing",
-                        mesh.source
+                        "none of the {} triangles of the surface group {key:?} (tag {tag}) of {} is on the outer boundary ({}): a wall condition acts on the outer boundary only, so it would set nothing",
+                        inner + stray,
+                        mesh.source,
+                        stray_words(inner, stray)
                     )
                 },
             ));
         }
-        if inner > 0 {
+        if inner + stray > 0 {
             cov.warnings.push(format!(
-                "boundary {key}: {inner} of the {} faces of its surface group are interior (between two tetrahedra) and are ignored; the {} condition applies on its {on_wall} wall faces",
-                inner + on_wall,
+                "boundary {key}: {} of the {} triangles of its surface group are ignored ({}); the {} condition applies on its {on_wall} wall faces",
+                inner + stray,
+                inner + stray + on_wall,
+                stray_words(inner, stray),
                 b.kind.name()
             ));
         }
         cov.boundaries.push((key.clone(), on_wall));
     }
     Ok((w, cov))
+}
+
+/// "3 interior faces (between two tetrahedra), 1 triangle that is no face of any
+/// tetrahedron", for messages.
+fn stray_words(inner: usize, stray: usize) -> String {
+    let mut w = Vec::new();
+    if inner > 0 {
+        w.push(format!(
+            "{inner} interior face{} (between two tetrahedra)",
+            if inner == 1 { "" } else { "s" }
+        ));
+    }
+    if stray > 0 {
+        w.push(format!(
+            "{stray} triangle{} that {} no face of any tetrahedron",
+            if stray == 1 { "" } else { "s" },
+            if stray == 1 { "is" } else { "are" }
+        ));
+    }
+    w.join(", ")
 }
 
 /// Each physical group of the mesh with what it holds, for `mesh-info`:
@@ -292,16 +344,22 @@ pub fn group_summary(mesh: &Mesh, topo: &Topology) -> Vec<String> {
         .map(|&(f, _)| topo.faces[f as usize])
         .collect();
     let mut vol: BTreeMap<i32, usize> = BTreeMap::new();
-    for &t in &mesh.tet_phys {
+    for &t in mesh
+        .tet_phys
+        .iter()
+        .chain(mesh.tet_groups.iter().map(|g| &g.1))
+    {
         *vol.entry(t).or_default() += 1;
     }
-    let mut surf: BTreeMap<i32, (usize, usize)> = BTreeMap::new();
+    let mut surf: BTreeMap<i32, (usize, usize, usize)> = BTreeMap::new();
     for (tri, t) in &mesh.surfaces {
         let e = surf.entry(*t).or_default();
         if outer.contains(tri) {
             e.0 += 1;
-        } else {
+        } else if crate::mesh::check::is_face(mesh, topo, tri) {
             e.1 += 1;
+        } else {
+            e.2 += 1;
         }
     }
     let mut lines = Vec::new();
@@ -315,12 +373,17 @@ pub fn group_summary(mesh: &Mesh, topo: &Topology) -> Vec<String> {
     for (&tag, &n) in &vol {
         lines.push(format!("3:{tag}{} ({n} tets)", name(3, tag)));
     }
-    for (&tag, &(o, i)) in &surf {
+    for (&tag, &(o, i, x)) in &surf {
         lines.push(format!(
-            "2:{tag}{} ({o} wall faces{})",
+            "2:{tag}{} ({o} wall faces{}{})",
             name(2, tag),
             if i > 0 {
                 format!(", {i} interior")
+            } else {
+                String::new()
+            },
+            if x > 0 {
+                format!(", {x} not faces of the mesh")
             } else {
                 String::new()
             }

@@ -546,12 +546,12 @@ impl Media {
                         ),
                     )
                 })?;
-                for n in (0..mesh.n_tets()).filter(|&n| mesh.tet_phys[n] == tag) {
+                for n in (0..mesh.n_tets()).filter(|&n| mesh.in_volume_group(n, tag)) {
                     m.disp[n] = k;
                 }
             }
             for n in 0..mesh.n_tets() {
-                if mesh.tet_phys[n] == tag {
+                if mesh.in_volume_group(n, tag) {
                     m.eps[n] = mat.eps_r;
                     m.mu[n] = mat.mu_r;
                     if sig != 0.0 {
@@ -564,7 +564,7 @@ impl Media {
             }
         }
         for (key, tag, mat) in layers {
-            let in_layer: Vec<bool> = mesh.tet_phys.iter().map(|&t| t == tag).collect();
+            let in_layer = mesh.volume_mask(tag);
             m.add_layer(
                 mesh,
                 &in_layer,

@@ -57,7 +57,9 @@ pub fn absorbing_vertices(
         .collect();
     if !tags.is_empty() {
         // all layers together: where two layer groups meet is no inner surface
-        let in_layer: Vec<bool> = mesh.tet_phys.iter().map(|t| tags.contains(t)).collect();
+        let in_layer: Vec<bool> = (0..mesh.n_tets())
+            .map(|n| tags.iter().any(|&t| mesh.in_volume_group(n, t)))
+            .collect();
         for v in crate::problem::layer::inner_surface(mesh, &in_layer) {
             on[v] = true;
         }

@@ -94,7 +94,9 @@ fn keys_that_would_set_nothing_are_refused_naming_them() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("boundary = mid") && e.contains("all 5 faces") && e.contains("interior"),
+        e.contains("boundary = mid")
+            && e.contains("none of the 5 triangles")
+            && e.contains("5 interior faces"),
         "{e}"
     );
     // a name two groups share
@@ -125,7 +127,9 @@ fn wall_faces_follow_group_membership_and_conflicts_are_refused() {
         2
     );
     assert!(
-        cov.warnings.len() == 1 && cov.warnings[0].contains("1 of the 3 faces"),
+        cov.warnings.len() == 1
+            && cov.warnings[0].contains("1 of the 3 triangles")
+            && cov.warnings[0].contains("1 interior face"),
         "{:?}",
         cov.warnings
     );

@@ -37,9 +37,12 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>> {
 
 /// Checks the `$MeshFormat` section at the start of `bytes` (the head of a file) and
 /// nothing more: a file that is not a mesh is refused before its body is read.
-fn check_format(bytes: &[u8], name: &str) -> Result<()> {
+/// Returns whether the file is ASCII (its body is text).
+fn check_format(bytes: &[u8], name: &str) -> Result<bool> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    Parser::new(bytes, name).format()
+    let mut p = Parser::new(bytes, name);
+    p.format()?;
+    Ok(!p.binary)
 }
 
 /// Parses mesh bytes; `name` is used in messages.
@@ -47,13 +50,19 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Mesh> {
     // a UTF-8 byte-order mark (some editors add one) is not part of the format
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let raw = Parser::new(bytes, name).run()?;
-    Mesh::from_raw(name, raw.nodes, raw.tets, raw.tris, raw.names)
+    let mut mesh = Mesh::from_raw(name, raw.nodes, raw.tets, raw.tris, raw.names)?;
+    // `from_raw` keeps the tets in file order, so the indices stay valid
+    mesh.tet_groups = raw.tet_groups;
+    mesh.tet_groups.sort_unstable();
+    mesh.tet_groups.dedup();
+    Ok(mesh)
 }
 
 struct Raw {
     nodes: Vec<[f64; 3]>,
     tets: Vec<RawTet>,
     tris: Vec<RawTri>,
+    tet_groups: Vec<(u32, i32)>,
     names: Vec<PhysicalName>,
 }
 
@@ -61,9 +70,15 @@ struct Raw {
 #[derive(Default)]
 struct Elements {
     tets: Vec<RawTet>,
-    /// Triangles with a physical tag (surface groups).
+    /// Triangles with a physical tag (surface groups), once per group of their entity.
     tris: Vec<RawTri>,
+    /// `(index in tets, tag)` of the further physical groups of a tet's entity.
+    tet_groups: Vec<(u32, i32)>,
 }
+
+/// The physical tags of each MSH 4.1 entity `(dim, tag)`, in file order (empty for an
+/// entity in no physical group).
+type EntityGroups = HashMap<(i32, i32), Vec<i32>>;
 
 struct Parser<'a> {
     b: &'a [u8],
@@ -148,6 +163,19 @@ impl<'a> Parser<'a> {
             return Err(self.err(format!("expected {tag}, found {:?}", clip(l))));
         }
         Ok(())
+    }
+
+    /// The next line's numbers, exactly `n` of them (`what` names them in the error): a
+    /// line with more fields than the format has is refused, not read in part.
+    fn nums_exact<T: std::str::FromStr>(&mut self, what: &str, n: usize) -> Result<Vec<T>> {
+        let v = self.nums::<T>(what, n)?;
+        if v.len() != n {
+            return Err(self.err(format!(
+                "{} fields where {what} has {n}: the line has fields the format does not (a mesh of another program or version?)",
+                v.len()
+            )));
+        }
+        Ok(v)
     }
 
     /// Whitespace-separated fields of the next line, parsed as numbers.
@@ -260,10 +288,15 @@ impl<'a> Parser<'a> {
         if f.len() < 3 {
             return Err(self.err(format!("bad format line {:?}", clip(l))));
         }
-        let ftype: i32 = f[1]
-            .parse()
-            .map_err(|_| self.err(format!("bad file type {:?}", f[1])))?;
-        self.binary = ftype == 1;
+        self.binary = match f[1] {
+            "0" => false,
+            "1" => true,
+            t => {
+                return Err(self.err(format!(
+                    "bad file type {t:?} in the format line (0 for ASCII, 1 for binary)"
+                )));
+            }
+        };
         self.version = match f[0] {
             "4.1" => 41,
             "2.2" => 22,
@@ -299,7 +332,7 @@ impl<'a> Parser<'a> {
 
     fn body(mut self) -> Result<Raw> {
         let mut names = Vec::new();
-        let mut entity_phys: HashMap<(i32, i32), i32> = HashMap::new();
+        let mut entity_phys: Option<EntityGroups> = None;
         let mut nodes: Vec<[f64; 3]> = Vec::new();
         let mut tagmap: Option<TagMap> = None;
         let mut elements = Elements::default();
@@ -311,7 +344,12 @@ impl<'a> Parser<'a> {
             }
             match t {
                 "$PhysicalNames" => names = self.physical_names()?,
-                "$Entities" if self.version == 41 => entity_phys = self.entities()?,
+                "$Entities" if self.version == 41 && entity_phys.is_some() => {
+                    return Err(self.err(
+                        "a second $Entities section (the file has one; merge them into one section)",
+                    ));
+                }
+                "$Entities" if self.version == 41 => entity_phys = Some(self.entities()?),
                 // a second section would silently replace the first (its nodes or elements
                 // lost): Gmsh writes one of each
                 "$Nodes" if tagmap.is_some() => {
@@ -343,7 +381,14 @@ impl<'a> Parser<'a> {
                         .as_ref()
                         .ok_or_else(|| self.err("$Elements before $Nodes"))?;
                     elements = if self.version == 41 {
-                        self.elements41(map, &entity_phys)?
+                        // MSH 4.1 gives an element's physical groups through its entity
+                        // only: without $Entities every group would be lost
+                        if entity_phys.is_none() && !names.is_empty() {
+                            return Err(self.err(
+                                "$Elements without an $Entities section before it: MSH 4.1 gives each element its physical group through its entity, so the file's physical groups would hold nothing (re-export the mesh with Gmsh)",
+                            ));
+                        }
+                        self.elements41(map, entity_phys.as_ref())?
                     } else {
                         self.elements22(map)?
                     };
@@ -366,6 +411,7 @@ impl<'a> Parser<'a> {
             nodes,
             tets: elements.tets,
             tris: elements.tris,
+            tet_groups: elements.tet_groups,
             names,
         })
     }

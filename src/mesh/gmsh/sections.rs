@@ -2,7 +2,7 @@
 //! `$Nodes` and `$Elements` in MSH 4.1 (ASCII and binary) and MSH 2.2 (ASCII), and the
 //! resolution of an element's node tags to node indices.
 
-use super::{Elements, Parser, TagMap, clip};
+use super::{Elements, EntityGroups, Parser, TagMap, clip};
 use crate::error::Result;
 use crate::mesh::{PhysicalName, RawTet, RawTri};
 use std::collections::HashMap;
@@ -27,8 +27,9 @@ impl Parser<'_> {
         Ok(out)
     }
 
-    /// $Entities of MSH 4.1: the physical tag (first one) of each entity.
-    pub(super) fn entities(&mut self) -> Result<HashMap<(i32, i32), i32>> {
+    /// $Entities of MSH 4.1: the physical tags of each entity (all of them: Gmsh writes
+    /// several for an entity in several physical groups).
+    pub(super) fn entities(&mut self) -> Result<EntityGroups> {
         let mut map = HashMap::new();
         if self.binary {
             let mut counts = [0usize; 4];
@@ -45,12 +46,11 @@ impl Parser<'_> {
                     }
                     let np = self.bin_u64("physical tag count")?;
                     let np = self.count(np, 4, "physical tag")?;
-                    for k in 0..np {
-                        let p = self.bin_i32("physical tag")?;
-                        if k == 0 {
-                            map.insert((dim as i32, tag), p);
-                        }
+                    let mut tags = Vec::with_capacity(np);
+                    for _ in 0..np {
+                        tags.push(self.bin_i32("physical tag")?);
                     }
+                    self.add_entity(&mut map, dim as i32, tag, tags)?;
                     if dim > 0 {
                         let nb = self.bin_u64("bounding entity count")?;
                         let nb = self.count(nb, 4, "bounding entity")?;
@@ -79,15 +79,35 @@ impl Parser<'_> {
                     if v.len() < np_at + 1 + np {
                         return Err(self.err("entity line lists fewer physical tags than it says"));
                     }
-                    if np > 0 {
-                        let p = self.tag32(v[np_at + 1] as i64, "physical tag")?;
-                        map.insert((dim as i32, tag), p);
-                    }
+                    let tags = v[np_at + 1..np_at + 1 + np]
+                        .iter()
+                        .map(|&p| self.tag32(p as i64, "physical tag"))
+                        .collect::<Result<Vec<i32>>>()?;
+                    self.add_entity(&mut map, dim as i32, tag, tags)?;
                 }
             }
         }
         self.expect("$EndEntities")?;
         Ok(map)
+    }
+
+    /// Records entity `(dim, tag)` with its physical tags (each once, file order),
+    /// refusing an entity defined twice.
+    fn add_entity(
+        &self,
+        map: &mut EntityGroups,
+        dim: i32,
+        tag: i32,
+        mut tags: Vec<i32>,
+    ) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        tags.retain(|t| seen.insert(*t));
+        if map.insert((dim, tag), tags).is_some() {
+            return Err(self.err(format!(
+                "entity {tag} of dimension {dim} is defined twice in $Entities"
+            )));
+        }
+        Ok(())
     }
 
     pub(super) fn nodes41(&mut self) -> Result<(Vec<[f64; 3]>, Vec<u64>)> {
@@ -128,7 +148,9 @@ impl Parser<'_> {
             }
             if self.binary {
                 for _ in 0..n {
-                    tags.push(self.bin_u64("node tags")?);
+                    let t = self.bin_u64("node tags")?;
+                    self.node_tag(t)?;
+                    tags.push(t);
                 }
                 for _ in 0..n {
                     let p = [
@@ -140,10 +162,12 @@ impl Parser<'_> {
                 }
             } else {
                 for _ in 0..n {
-                    tags.push(self.nums::<u64>("a node tag", 1)?[0]);
+                    let t = self.nums_exact::<u64>("a node tag line", 1)?[0];
+                    self.node_tag(t)?;
+                    tags.push(t);
                 }
                 for _ in 0..n {
-                    let v = self.nums::<f64>("node coordinates", 3)?;
+                    let v = self.nums_exact::<f64>("a node coordinate line", 3)?;
                     xyz.push([v[0], v[1], v[2]]);
                 }
             }
@@ -168,11 +192,19 @@ impl Parser<'_> {
         for _ in 0..n {
             let l = self.need_line("a node")?;
             let f: Vec<&str> = l.split_whitespace().collect();
-            let ok = f.len() >= 4;
+            if f.len() > 4 {
+                return Err(self.err(format!(
+                    "bad node line {:?}: {} fields where a node has 4 (tag x y z)",
+                    clip(l),
+                    f.len()
+                )));
+            }
+            let ok = f.len() == 4;
             let tag = f.first().and_then(|s| s.parse::<u64>().ok());
             let c: Option<Vec<f64>> = f.iter().skip(1).take(3).map(|s| s.parse().ok()).collect();
             match (ok, tag, c) {
                 (true, Some(t), Some(c)) => {
+                    self.node_tag(t)?;
                     tags.push(t);
                     xyz.push([c[0], c[1], c[2]]);
                 }
@@ -185,7 +217,7 @@ impl Parser<'_> {
     pub(super) fn elements41(
         &mut self,
         map: &TagMap,
-        ent: &HashMap<(i32, i32), i32>,
+        ent: Option<&EntityGroups>,
     ) -> Result<Elements> {
         let (nblocks, nel) = if self.binary {
             let h: Vec<u64> = (0..4)
@@ -246,7 +278,15 @@ impl Parser<'_> {
                     element_dim(ty).unwrap_or(dim)
                 )));
             }
-            let phys = ent.get(&(dim, etag)).copied().unwrap_or(0);
+            let groups: &[i32] = match ent {
+                Some(ent) => ent.get(&(dim, etag)).ok_or_else(|| {
+                    self.err(format!(
+                        "an element block of entity {etag} (dimension {dim}), which $Entities does not define: its elements' physical groups are unknown"
+                    ))
+                })?,
+                None => &[],
+            };
+            let phys = groups.first().copied().unwrap_or(0);
             for _ in 0..n {
                 let v: Vec<u64> = if self.binary {
                     (0..nn + 1)
@@ -261,12 +301,21 @@ impl Parser<'_> {
                             v.len() - 1
                         )));
                     }
+                    self.element_id(v[0])?;
                     self.unsigned(v[0], &v)?
                 };
+                if v[0] == 0 {
+                    self.element_id(0)?;
+                }
                 if ty == 4 {
+                    let k = out.tets.len() as u32;
                     out.tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
-                } else if is_triangle(ty) && phys != 0 {
-                    out.tris.push(self.triangle(map, v[0], &v[1..4], phys)?);
+                    out.tet_groups
+                        .extend(groups.iter().skip(1).map(|&g| (k, g)));
+                } else if is_triangle(ty) {
+                    for &g in groups {
+                        out.tris.push(self.triangle(map, v[0], &v[1..4], g)?);
+                    }
                 }
             }
         }
@@ -287,8 +336,9 @@ impl Parser<'_> {
         let mut out = Elements::default();
         for _ in 0..n {
             let v = self.nums::<i64>("an element", 3)?;
+            self.element_id(v[0])?;
             let (id, ty, ntags) = (
-                v[0].max(0) as u64,
+                v[0] as u64,
                 self.tag32(v[1], "element type")?,
                 v[2].max(0) as usize,
             );
@@ -319,6 +369,24 @@ impl Parser<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Refuses an element tag below 1 (Gmsh numbers elements from 1).
+    fn element_id(&self, id: i64) -> Result<()> {
+        if id < 1 {
+            return Err(self.err(format!(
+                "element tag {id}: Gmsh's element tags are positive (from 1)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Refuses node tag 0 (Gmsh numbers nodes from 1).
+    fn node_tag(&self, t: u64) -> Result<()> {
+        if t == 0 {
+            return Err(self.err("node tag 0: Gmsh's node tags are positive (from 1)"));
+        }
+        Ok(())
     }
 
     fn triangle(&self, map: &TagMap, id: u64, nodes: &[u64], phys: i32) -> Result<RawTri> {

@@ -158,3 +158,165 @@ fn three_encodings_of_the_tiny_mesh_agree() {
         "{v}"
     );
 }
+
+/// Two tets sharing a face in MSH 4.1: volume entity 1 (the first tet) is in the physical
+/// groups 2 "glass" and 7 "solid", entity 2 in group 2 only; the surface entity 1 (a
+/// wall triangle of the first tet) in groups 11 "xmin" and 12 "wall".
+fn m41_groups(entities: bool, tet_block_entity: i32) -> String {
+    let ent = if entities {
+        "$Entities\n0 0 1 2\n1 0 0 0 1 1 0 2 11 12 0\n1 0 0 0 1 1 1 2 2 7 0\n2 0 0 0 1 1 1 1 2 0\n$EndEntities\n"
+    } else {
+        ""
+    };
+    format!(
+        "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$PhysicalNames\n4\n3 2 \"glass\"\n3 7 \"solid\"\n2 11 \"xmin\"\n2 12 \"wall\"\n$EndPhysicalNames\n{ent}$Nodes\n1 5 1 5\n3 1 0 5\n1\n2\n3\n4\n5\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n1 1 1\n$EndNodes\n$Elements\n3 3 1 3\n2 1 2 1\n1 1 2 3\n3 1 4 1\n2 1 2 3 4\n3 {tet_block_entity} 4 1\n3 2 3 4 5\n$EndElements\n"
+    )
+}
+
+/// An MSH 4.1 entity in several physical groups keeps all of them (round four S5,
+/// mesh-044: only the first was kept, so "solid" held nothing), for volumes and surfaces.
+#[test]
+fn an_entity_in_several_physical_groups_keeps_all() {
+    let m = parse(m41_groups(true, 2).as_bytes(), "m.msh").unwrap();
+    assert_eq!(m.tet_phys, vec![2, 2]);
+    assert_eq!(m.tet_groups, vec![(0, 7)]);
+    assert_eq!(m.volume_mask(7), vec![true, false]);
+    assert_eq!(m.volume_mask(2), vec![true, true]);
+    assert!(m.in_volume_group(0, 7) && !m.in_volume_group(1, 7));
+    assert_eq!(m.volume_group("solid"), Some(7));
+    assert_eq!(m.volume_group("7"), Some(7));
+    assert_eq!(m.volume_tags(), vec![2, 7]);
+    let tags: Vec<i32> = m.surfaces.iter().map(|s| s.1).collect();
+    assert_eq!(tags, vec![11, 12], "{:?}", m.surfaces);
+    assert_eq!(m.surface_group("wall"), Some(12));
+    // renumbering carries the further groups with their tets
+    let r = m.renumbered(&[1, 0], &[0, 1, 2, 3, 4]).unwrap();
+    assert_eq!(r.tet_groups, vec![(1, 7)]);
+}
+
+/// A block naming an entity that `$Entities` lacks, and a 4.1 file with physical groups
+/// but no `$Entities`, are refused naming the entity or the section (mesh-046, mesh-048:
+/// their elements lost their groups without a word).
+#[test]
+fn unknown_entities_and_a_missing_entities_section_are_refused() {
+    let e = parse(m41_groups(true, 9).as_bytes(), "m.msh")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("entity 9") && e.contains("$Entities") && e.contains("line 37"),
+        "{e}"
+    );
+    let e = parse(m41_groups(false, 2).as_bytes(), "m.msh")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("without an $Entities section"), "{e}");
+}
+
+/// Malformed fields are refused, naming the line (mesh-008/009, 032/033, 070, 071): a
+/// file-type field other than 0 and 1, a field more on node lines, an element tag below 1
+/// and node tag 0.
+#[test]
+fn malformed_fields_are_refused_naming_the_line() {
+    let good = msh22(NODES, "2\n1 4 2 7 1 1 3 2 4\n2 4 2 7 1 2 3 4 5\n");
+    assert!(parse(good.as_bytes(), "m.msh").is_ok());
+    let err = |s: String| parse(s.as_bytes(), "m.msh").unwrap_err().to_string();
+    for t in ["2", "-1"] {
+        let e = err(good.replace("2.2 0 8", &format!("2.2 {t} 8")));
+        assert!(
+            e.contains("bad file type") && e.contains(t) && e.contains("line 2"),
+            "{e}"
+        );
+    }
+    let e = err(good.replace("\n3 0 1 0\n", "\n3 0 1 0 7.5\n"));
+    assert!(
+        e.contains("line 8") && e.contains("5 fields where a node has 4"),
+        "{e}"
+    );
+    let e = err(good.replace("\n2 4 2 7 1 2 3 4 5\n", "\n-5 4 2 7 1 2 3 4 5\n"));
+    assert!(e.contains("element tag -5") && e.contains("line 15"), "{e}");
+    let e = err(good.replace("\n2 4 2 7 1 2 3 4 5\n", "\n0 4 2 7 1 2 3 4 5\n"));
+    assert!(e.contains("element tag 0"), "{e}");
+    let e = err(good.replace("\n1 0 0 0\n", "\n0 0 0 0\n"));
+    assert!(e.contains("node tag 0") && e.contains("line 6"), "{e}");
+    // MSH 4.1: a fourth number on a coordinate line, a second on a tag line, tag 0
+    let m41 = m41_groups(true, 2);
+    assert!(parse(m41.as_bytes(), "m.msh").is_ok());
+    let e = err(m41.replace("\n1 1 1\n", "\n1 1 1 9\n"));
+    assert!(
+        e.contains("4 fields where a node coordinate line has 3"),
+        "{e}"
+    );
+    let e = err(m41.replace("3 1 0 5\n1\n", "3 1 0 5\n1 8\n"));
+    assert!(e.contains("where a node tag line has 1"), "{e}");
+    let e = err(m41
+        .replace("3 1 0 5\n1\n", "3 1 0 5\n0\n")
+        .replace("\n1 1 2 3\n", "\n1 0 2 3\n"));
+    assert!(e.contains("node tag 0"), "{e}");
+    let e = err(m41.replace("\n3 2 3 4 5\n", "\n-5 2 3 4 5\n"));
+    assert!(e.contains("element tag -5"), "{e}");
+}
+
+/// Surface-group triangles that bound no tet are named in a warning (mesh-052: dropped
+/// without a word; mesh-050: a diagonal counted as an interior face).
+#[test]
+fn stray_triangles_are_warned_of() {
+    use crate::mesh::{Topology, check};
+    let nodes = "8\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n6 5 5 5\n7 6 5 5\n8 5 6 5\n";
+    let els = "4\n1 4 2 7 1 1 3 2 4\n2 4 2 7 1 2 3 4 5\n3 2 2 11 1 6 7 8\n4 2 2 11 1 1 2 3\n";
+    let m = parse(msh22(nodes, els).as_bytes(), "m.msh").unwrap();
+    assert_eq!(m.dropped_triangles, vec![3]);
+    assert_eq!(m.surfaces.len(), 1);
+    let t = Topology::build(&m).unwrap();
+    let w = check(&m, &t).unwrap().join("\n");
+    assert!(
+        w.contains("1 triangle of surface groups (element 3)") && w.contains("no tetrahedron uses"),
+        "{w}"
+    );
+    // nodes 1, 4, 5: in the mesh, but no face of either tet
+    let els = "3\n1 4 2 7 1 1 3 2 4\n2 4 2 7 1 2 3 4 5\n3 2 2 11 1 1 4 5\n";
+    let m = parse(msh22(NODES, els).as_bytes(), "m.msh").unwrap();
+    let t = Topology::build(&m).unwrap();
+    let w = check(&m, &t).unwrap().join("\n");
+    assert!(
+        w.contains("(tag 11) holds 1 triangle whose nodes are no face of any tetrahedron"),
+        "{w}"
+    );
+    let g = crate::problem::group_summary(&m, &t).join("\n");
+    assert!(
+        g.contains("1 not faces of the mesh") && !g.contains("interior"),
+        "{g}"
+    );
+}
+
+/// A material on the second group of an entity acts on its tets (mesh-run-045: "solid"
+/// held no tetrahedra); two materials on one tet through two groups are refused, naming
+/// the tet and both groups.
+#[test]
+fn materials_act_through_every_group_of_an_entity() {
+    use crate::mesh::Topology;
+    use crate::problem::{Material, Media, material_coverage};
+    let m = parse(m41_groups(true, 2).as_bytes(), "m.msh").unwrap();
+    let t = Topology::build(&m).unwrap();
+    let mat = |eps_r: f64| Material {
+        eps_r,
+        ..Material::default()
+    };
+    let one: std::collections::BTreeMap<String, Material> =
+        [("solid".to_string(), mat(4.0))].into();
+    assert_eq!(
+        material_coverage(&m, &t, &one).unwrap(),
+        vec![("solid".to_string(), 1)]
+    );
+    let media = Media::resolve(&m, &one).unwrap();
+    assert_eq!(media.eps, vec![4.0, 1.0]);
+    let two: std::collections::BTreeMap<String, Material> = [
+        ("solid".to_string(), mat(4.0)),
+        ("glass".to_string(), mat(2.0)),
+    ]
+    .into();
+    let e = material_coverage(&m, &t, &two).unwrap_err().to_string();
+    assert!(
+        e.contains("tetrahedron 2") && e.contains("\"glass\"") && e.contains("\"solid\""),
+        "{e}"
+    );
+}
