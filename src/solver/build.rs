@@ -251,6 +251,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     }
     let (steps, flag) = defaults::steps(plan.length, scales.record_s(), dt_s)?;
     check_record_memory(steps, probe_points.len(), flag, dt_s)?;
+    notices.extend(analysis_time_notice(steps, probe_points.len(), flag));
     let fmax_hz = defaults::band(
         plan.fmax_hz,
         &wave,
@@ -397,6 +398,30 @@ fn check_record_memory(steps: usize, n_probes: usize, flag: &str, dt_s: f64) -> 
         ));
     }
     Ok(())
+}
+
+/// Seconds per sample and signal of the extraction after the time loop, and per row of
+/// `probe.csv`, measured on the 2-core development machine (round four U3: 1M steps of 9
+/// signals took about 45 s to extract and 3.7 s to write); a faster host takes less.
+const EXTRACT_S_PER_SAMPLE: f64 = 5e-6;
+const WRITE_S_PER_ROW: f64 = 3.7e-6;
+
+/// Records longer than this many samples (all signals together) get [`analysis_time_notice`].
+const LONG_RECORD_SAMPLES: f64 = 3e6;
+
+/// A notice of what a long record costs after the time loop (round four U3: 3M steps ran
+/// 7 s and then analysed for 190 s without a word): its estimated time, and how to
+/// shorten it.
+fn analysis_time_notice(steps: usize, n_probes: usize, flag: &str) -> Option<String> {
+    let signals = 3 * n_probes;
+    let samples = steps as f64 * signals as f64;
+    if samples < LONG_RECORD_SAMPLES {
+        return None;
+    }
+    let t = samples * EXTRACT_S_PER_SAMPLE + steps as f64 * WRITE_S_PER_ROW;
+    Some(format!(
+        "a long record ({steps} steps of {signals} signals): after the time loop, writing probe.csv and extracting the resonances take time in proportion to it, about {t:.0} s on a 2-core machine (less on a faster host); a shorter --{flag} shortens it"
+    ))
 }
 
 /// Refuses a mesh of `tets` tetrahedra (asked for by `name = value`) that exceeds the index
@@ -695,3 +720,23 @@ impl Selection<'_> {
 
 /// Meshes up to this many tets get a host power iteration to check a given `dt`.
 const SMALL_MESH: usize = 200_000;
+
+#[cfg(test)]
+mod tests {
+    /// A record long enough for its analysis to outlast a short time loop is announced
+    /// with the estimate and the flag that shortens it (round four U3); a usual one is not.
+    #[test]
+    fn a_long_record_announces_its_analysis_time() {
+        assert_eq!(super::analysis_time_notice(100_000, 3, "steps"), None);
+        let n = super::analysis_time_notice(3_000_000, 3, "steps").unwrap();
+        // 3M x 9 samples x 5 us + 3M rows x 3.7 us = 146 s
+        assert!(
+            n.contains("3000000 steps of 9 signals")
+                && n.contains("about 146 s")
+                && n.contains("--steps"),
+            "{n}"
+        );
+        let n = super::analysis_time_notice(2_000_000, 1, "time").unwrap();
+        assert!(n.contains("--time"), "{n}");
+    }
+}
