@@ -167,6 +167,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     lap(&mut times.assembly_s);
     times.assembled_on_device = resident.is_some();
     let (wave, sp, probe_points, scales) = placement(plan, &mesh, &media);
+    notices.extend(seed_notice(plan, &mesh));
     let dir = plan.problem.source_dir;
     // the source's and the probes' tets, in one search
     let mut all = vec![sp];
@@ -525,13 +526,7 @@ pub(crate) fn placement(
     let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(scales.f_peak_hz()));
     let mut rng = Rng::new(plan.seed);
     // the defaults, searched for together, drawn for in order: the source, then the probes
-    let mut fracs = vec![];
-    if plan.problem.source.is_none() {
-        fracs.push([0.81, 0.67, 0.47]);
-    }
-    if plan.problem.probes.is_empty() {
-        fracs.extend([[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]);
-    }
+    let fracs = default_fracs(plan);
     let mut defaults = default_points(mesh, &fracs, &mut rng).into_iter();
     let sp = match plan.problem.source {
         Some(p) => p,
@@ -542,6 +537,40 @@ pub(crate) fn placement(
         false => plan.problem.probes.clone(),
     };
     (wave, sp, probe_points, scales)
+}
+
+/// The fractions of the bounding box where the default source and the default probes go
+/// (the source first), for the points the plan does not give.
+fn default_fracs(plan: &Plan) -> Vec<V3> {
+    let mut fracs = vec![];
+    if plan.problem.source.is_none() {
+        fracs.push([0.81, 0.67, 0.47]);
+    }
+    if plan.problem.probes.is_empty() {
+        fracs.extend([[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]);
+    }
+    fracs
+}
+
+/// A warning when a given `--seed` draws nothing: every default point lies in the mesh,
+/// so none is replaced by a seeded one (round four S10, cli-646: two seeds gave the same
+/// record without a word). The case of a given source and probes is the plan's.
+pub(crate) fn seed_notice(plan: &Plan, mesh: &Mesh) -> Option<String> {
+    let fracs = default_fracs(plan);
+    if plan.seed == super::config::Config::default().seed || fracs.is_empty() {
+        return None;
+    }
+    let (lo, hi) = mesh.bbox();
+    let ps: Vec<V3> = fracs
+        .iter()
+        .map(|f| std::array::from_fn(|c| lo[c] + f[c] * (hi[c] - lo[c])))
+        .collect();
+    mesh.locate_all(&ps).iter().all(Option::is_some).then(|| {
+        format!(
+            "warning: seed = {} (--seed) has no effect on this mesh: it draws only default points that fall outside the mesh, and every default source and probe point lies inside it (give --probe/--source to place them)",
+            plan.seed
+        )
+    })
 }
 
 /// The OpenCL device of a plan (None: the CPU backend), with its notices

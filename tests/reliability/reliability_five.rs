@@ -421,3 +421,14 @@ fn a_record_whose_analysis_does_not_fit_is_refused_first() {
     assert!(!dir.join("probe.csv").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// S10 (cli-646): a `--seed` that replaces no default point (all of them lie in the mesh)
+/// is named in a warning; two seeds gave the same record without a word.
+#[test]
+fn a_seed_that_draws_nothing_is_named() {
+    warned(
+        "seed-inert",
+        &["--seed", "999"],
+        &["seed = 999", "has no effect on this mesh"],
+    );
+}
