@@ -97,18 +97,21 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
             }
         }
         let idx = |c: &str| col(c).unwrap_or(0);
-        for (line, rec) in r.records().enumerate() {
+        for (i, rec) in r.records().enumerate() {
             let rec = rec.map_err(|e| Error::Output {
                 path: p.clone(),
                 msg: e.to_string(),
             })?;
+            // the file line the record starts on: a quoted field may span several lines
+            // (the record's number was reported as its line)
+            let line = rec.position().map_or(i as u64 + 2, |pos| pos.line());
             // finite and within what a bench can measure (an inf or 1e308 would make the
             // plots' axes endless)
             let num = |c: &str| -> Result<f64> {
                 let s = rec.get(idx(c)).unwrap_or("");
                 let bad = |why: &str| Error::Output {
                     path: p.clone(),
-                    msg: format!("line {}: column {c} = {s:?} {why}", line + 2),
+                    msg: format!("line {line}: column {c} = {s:?} {why}"),
                 };
                 let v = s.parse::<f64>().map_err(|_| bad("is not a number"))?;
                 let top = match c {

@@ -190,3 +190,31 @@ fn report_refuses_duplicate_columns_and_inputs() {
     assert!(!dir.join("rep").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// V8 (report-614): after a quoted field spanning three lines, a bad value is reported on
+/// the file line its row starts on (line 5), not as the row's number (line 3).
+#[test]
+fn report_names_the_file_line_after_a_multi_line_field() {
+    let dir = tmp("lines");
+    let f = csv(
+        &dir,
+        "r.csv",
+        &[
+            row(
+                "GPU\nsecond line\nthird line",
+                "primal",
+                "tet_sym",
+                "6000",
+                "1e-4",
+            ),
+            row("GPU", "primal", "tet_sym", "x", "1e-4"),
+        ],
+    );
+    let o = report(&dir, &[&f]);
+    refused(
+        &o,
+        "bad tets",
+        &["r.csv: line 5: column tets = \"x\" is not a number"],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
