@@ -473,6 +473,8 @@ fn fmt_ms(s: f64) -> String {
 /// Writes the plots and `report.md` into `dir`; returns the files written.
 pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
     register_font()?;
+    // a file or a dangling link at --out is named as such (not "File exists")
+    dgatd::report::OutputDir::check_path(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut out = Vec::new();
     step_time_plot(rows, dir, &mut out)?;

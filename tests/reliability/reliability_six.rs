@@ -218,3 +218,78 @@ fn report_names_the_file_line_after_a_multi_line_field() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `dgatd bench` on the host only, as small as it goes, with `extra` flags and `--out out`.
+fn bench(extra: &[&str], out: &Path) -> Output {
+    dgatd()
+        .args([
+            "bench",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--dg-orders",
+            "",
+            "--precision",
+            "f64",
+            "--sizes",
+            "1e3",
+        ])
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+/// V5 (bench-589, report-621): `--out` naming a regular file, or a symbolic link to a
+/// missing folder, is described as such, naming the flag and the path (it was
+/// "File exists (os error 17)").
+#[cfg(unix)]
+#[test]
+fn an_out_that_is_a_file_or_a_dangling_link_is_described() {
+    let dir = tmp("out-file");
+    let f = csv(&dir, "r.csv", &device_rows("GPU"));
+    let file = dir.join("rep");
+    std::fs::write(&file, "a file").unwrap();
+    let o = report(&dir, &[&f]);
+    refused(
+        &o,
+        "report --out FILE",
+        &["invalid out", "rep", "exists and is not a directory"],
+    );
+    assert!(!stderr(&o).contains("File exists"));
+    let o = bench(&["--devices", "none"], &file);
+    refused(
+        &o,
+        "bench --out FILE",
+        &["invalid out", "rep", "exists and is not a directory"],
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a file");
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(dir.join("missing"), &file).unwrap();
+    let o = report(&dir, &[&f]);
+    refused(
+        &o,
+        "report --out LINK",
+        &[
+            "invalid out",
+            "symbolic link to",
+            "missing",
+            "does not exist",
+        ],
+    );
+    let o = bench(&["--devices", "none"], &file);
+    refused(
+        &o,
+        "bench --out LINK",
+        &[
+            "invalid out",
+            "symbolic link to",
+            "missing",
+            "does not exist",
+        ],
+    );
+    assert!(!dir.join("missing").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
