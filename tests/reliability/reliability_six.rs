@@ -293,3 +293,38 @@ fn an_out_that_is_a_file_or_a_dangling_link_is_described() {
     assert!(!dir.join("missing").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// S12 (bench-577, bench-584): a bench with neither a device nor the CPU backend is refused
+/// naming both flags (it timed the host's preprocessing and exited 0); a `--stream-elems`
+/// beyond the host's memory is refused naming the flag (the CPU probe cut it to 64Mi
+/// without a word), before anything is measured.
+#[test]
+fn a_bench_that_would_measure_less_than_asked_is_refused() {
+    let dir = tmp("bench-less");
+    let out = dir.join("b");
+    let o = bench(&["--devices", "none", "--no-cpu"], &out);
+    refused(
+        &o,
+        "--devices none --no-cpu",
+        &["nothing to measure", "--devices none", "--no-cpu"],
+    );
+    assert!(!out.join("bench.csv").exists());
+    let o = bench(&["--devices", "none", "--stream-elems", "9e11"], &out);
+    refused(
+        &o,
+        "--stream-elems 9e11 on the CPU",
+        &["invalid stream-elems = 9e11", "host memory"],
+    );
+    assert!(!out.join("bench.csv").exists());
+    // a size that fits is used as asked: 2 arrays of 1e5 f64 in the copy row's bytes
+    let o = bench(&["--devices", "none", "--stream-elems", "1e5"], &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = std::fs::read_to_string(out.join("bench.csv")).unwrap();
+    assert!(
+        rows.lines().any(|l| l.contains(",cpu-backend,")
+            && l.contains(",copy,stream,")
+            && l.contains(",1.600000e6,")),
+        "{rows}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -4,6 +4,40 @@ use super::*;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 
+/// Elements of a device's copy/triad arrays without `--stream-elems` (fewer where the
+/// device's memory is smaller).
+pub(super) const DEVICE_STREAM_ELEMS: usize = 134_000_000;
+
+/// Elements of the CPU backend's copy arrays without `--stream-elems` (64Mi).
+pub(super) const CPU_STREAM_ELEMS: usize = 64 << 20;
+
+/// The CPU backend's copy probe of `n` elements (`--stream-elems` = `given`), two arrays of
+/// the widest precision of `precisions`, against the memory this process may allocate:
+/// refused naming the flag where they do not fit (it was capped at 64Mi without a word).
+pub(super) fn check_cpu_stream(n: usize, given: &str, precisions: &[String]) -> Result<()> {
+    let s = if precisions.iter().any(|p| p == "f64") {
+        8
+    } else {
+        4
+    };
+    let need = 2.0 * n as f64 * s as f64;
+    if let Some(avail) = dgatd::cost::available_memory()
+        && need > 0.9 * avail as f64
+    {
+        return Err(Error::config(
+            "stream-elems",
+            given.trim(),
+            format!(
+                "the CPU backend's copy probe needs two arrays of {n} {} elements, {} of host memory, but {} is available; give fewer, or --no-cpu",
+                if s == 8 { "f64" } else { "f32" },
+                indicatif::HumanBytes(need.min(u64::MAX as f64) as u64),
+                indicatif::HumanBytes(avail)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The bench's probe kernels (`backend::opencl::PROBE_SOURCE`) for precision T.
 pub(super) struct Probes {
     copy: Kernel,
@@ -42,6 +76,7 @@ pub(super) fn stream_rows<T: Real>(
     let s = std::mem::size_of::<T>();
     let n = cfg
         .stream_elems
+        .unwrap_or(DEVICE_STREAM_ELEMS)
         .min((dev.info.max_alloc as usize / s).saturating_sub(1))
         .min((dev.info.global_mem as usize / s / 4).max(1024))
         / 4
@@ -169,7 +204,8 @@ pub(super) fn fma_row<T: Real>(
 
 pub(super) fn cpu_stream<T: Real>(cfg: &BenchConfig, base: &Row) -> Row {
     use rayon::prelude::*;
-    let n = cfg.stream_elems.min(64 << 20);
+    // as --stream-elems asks (checked against the memory by check_cpu_stream)
+    let n = cfg.stream_elems.unwrap_or(CPU_STREAM_ELEMS);
     let a: Vec<T> = (0..n).map(|i| T::of(i as f64)).collect();
     let mut b = vec![T::zero(); n];
     let v = time_wall(cfg.warmup.max(1), cfg.reps.min(20), || {
