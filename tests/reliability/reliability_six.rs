@@ -328,3 +328,44 @@ fn a_bench_that_would_measure_less_than_asked_is_refused() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The OpenCL devices `dgatd devices` lists: true when there is one; false, said loudly,
+/// when there is none, and a panic then when `DGATD_REQUIRE_OPENCL=1`.
+fn have_opencl() -> bool {
+    let required = std::env::var("DGATD_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
+    match dgatd::backend::opencl::select_device(None) {
+        Ok(_) => true,
+        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
+        Err(e) => {
+            eprintln!("\n*** SKIPPED: OpenCL test needs a device ({e}) ***\n");
+            false
+        }
+    }
+}
+
+/// A4 (bench-585): `--stream-elems 9e11` on an OpenCL device (7.2 TB per f64 array) is
+/// refused before anything is allocated, naming the flag, the bytes asked and the device's
+/// limit (PoCL aborted in its allocator: SIGABRT).
+#[test]
+fn stream_elems_beyond_the_device_are_refused() {
+    if !have_opencl() {
+        return;
+    }
+    let dir = tmp("stream-device");
+    let out = dir.join("b");
+    let o = bench(
+        &["--devices", "0", "--no-cpu", "--stream-elems", "9e11"],
+        &out,
+    );
+    refused(
+        &o,
+        "--stream-elems 9e11 on device 0",
+        &[
+            "invalid stream-elems = 900000000000",
+            "7.2 TB each",
+            "but its largest allocation is",
+        ],
+    );
+    assert!(!out.join("bench.csv").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -38,6 +38,63 @@ pub(super) fn check_cpu_stream(n: usize, given: &str, precisions: &[String]) -> 
     Ok(())
 }
 
+/// A device's copy/triad probe of `--stream-elems` elements, checked before anything is
+/// allocated (PoCL aborted in its allocator when asked for 9e11 doubles; a smaller request
+/// was cut to fit without a word): in each precision it runs in, one array must fit the
+/// device's largest allocation, the three arrays its global memory, and the host array each
+/// is uploaded from the host's memory (with them, on a CPU device, whose memory is the
+/// host's). Without the flag, the default is fitted to the device as before.
+pub(super) fn check_device_streams(cfg: &BenchConfig, devices: &[Arc<ClDevice>]) -> Result<()> {
+    let Some(n) = cfg.stream_elems else {
+        return Ok(());
+    };
+    let human = |b: f64| indicatif::HumanBytes(b.min(u64::MAX as f64) as u64).to_string();
+    let avail = dgatd::cost::available_memory();
+    for d in devices {
+        for p in &cfg.precisions {
+            if p == "f64" && !d.info.fp64 {
+                continue;
+            }
+            let one = n as f64 * if p == "f64" { 8.0 } else { 4.0 };
+            let host = if d.info.is_cpu() { 4.0 * one } else { one };
+            let why = if one > d.info.max_alloc as f64 {
+                Some(format!(
+                    "its largest allocation is {}",
+                    human(d.info.max_alloc as f64)
+                ))
+            } else if 3.0 * one > 0.92 * d.info.global_mem as f64 {
+                Some(format!(
+                    "its global memory is {}",
+                    human(d.info.global_mem as f64)
+                ))
+            } else if let Some(a) = avail
+                && host > 0.9 * a as f64
+            {
+                Some(format!(
+                    "the host has {} available for {}",
+                    human(a as f64),
+                    human(host)
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(Error::config(
+                    "stream-elems",
+                    n,
+                    format!(
+                        "the copy/triad probe asks {} for 3 arrays of {n} {p} elements, {} each ({} in all), but {why}; give fewer (or leave --stream-elems out to fit the device)",
+                        d.info.name,
+                        human(one),
+                        human(3.0 * one)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The bench's probe kernels (`backend::opencl::PROBE_SOURCE`) for precision T.
 pub(super) struct Probes {
     copy: Kernel,
@@ -74,13 +131,16 @@ pub(super) fn stream_rows<T: Real>(
 ) -> Result<Vec<Row>> {
     let k = Probes::build::<T>(dev)?;
     let s = std::mem::size_of::<T>();
-    let n = cfg
-        .stream_elems
-        .unwrap_or(DEVICE_STREAM_ELEMS)
-        .min((dev.info.max_alloc as usize / s).saturating_sub(1))
-        .min((dev.info.global_mem as usize / s / 4).max(1024))
-        / 4
+    // as --stream-elems asks (checked by check_device_streams), else the default fitted
+    // to the device; a multiple of 4 for the vec4 kernels
+    let n = match cfg.stream_elems {
+        Some(n) => n,
+        None => DEVICE_STREAM_ELEMS
+            .min((dev.info.max_alloc as usize / s).saturating_sub(1))
+            .min((dev.info.global_mem as usize / s / 4).max(1024)),
+    } / 4
         * 4;
+    let n = n.max(4);
     let a = dev.upload(
         &(0..n)
             .map(|i| T::of((i % 1000) as f64 * 1e-3 + 1.0))
