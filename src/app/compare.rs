@@ -300,7 +300,7 @@ pub struct CompareArgs {
     )]
     pub fluxes: Vec<Flux>,
     /// Simulated time of every run, in seconds.
-    #[arg(long, default_value_t = 3e-7)]
+    #[arg(long, default_value_t = 3e-7, allow_negative_numbers = true)]
     pub time: f64,
     #[arg(long, value_enum, default_value_t)]
     pub backend: BackendKind,

@@ -369,3 +369,58 @@ fn stream_elems_beyond_the_device_are_refused() {
     assert!(!out.join("bench.csv").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// V3 (bench-567, bench-569, compare-641): a negative number after `--reps`, `--warmup` or
+/// `compare --time` is that flag's (bad) value, not "unexpected argument '-1' found".
+#[test]
+fn negative_numbers_are_the_bench_and_compare_flags_values() {
+    let dir = tmp("negative");
+    for flag in ["--reps", "--warmup"] {
+        let o = dgatd()
+            .args(["bench", "--devices", "none", flag, "-1", "--out"])
+            .arg(dir.join("b"))
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{flag} -1: {err}");
+        assert!(!err.contains("unexpected argument"), "{flag} -1: {err}");
+        assert!(
+            err.contains(flag) && err.contains("a negative number"),
+            "{flag} -1: {err}"
+        );
+    }
+    let o = dgatd()
+        .args(["compare", "--time", "-1", "--out"])
+        .arg(dir.join("c"))
+        .output()
+        .unwrap();
+    refused(
+        &o,
+        "compare --time -1",
+        &["invalid time = -1", "positive number of seconds"],
+    );
+    assert!(!stderr(&o).contains("unexpected argument"));
+    assert!(!dir.join("c").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// V4 (compare-644): `compare --mesh ''` (or an empty item in its list) is refused naming
+/// the flag and saying the path is empty (it was ": No such file or directory").
+#[test]
+fn an_empty_compare_mesh_is_named() {
+    let dir = tmp("compare-mesh");
+    for mesh in ["", "bundled:coarse,"] {
+        let o = dgatd()
+            .args(["compare", "--mesh", mesh, "--out"])
+            .arg(dir.join("c"))
+            .output()
+            .unwrap();
+        refused(
+            &o,
+            &format!("--mesh {mesh:?}"),
+            &["invalid mesh", "an empty path"],
+        );
+        assert!(!dir.join("c").exists());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

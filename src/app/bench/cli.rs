@@ -21,9 +21,11 @@ pub struct BenchArgs {
     /// Target tet counts of the generated box meshes (6 n³ tets, n rounded).
     #[arg(long, default_value = "1e3,1e4,1e5,1e6")]
     pub sizes: String,
-    #[arg(long, default_value_t = 30)]
+    /// Timed repetitions of each measurement (at least 1).
+    #[arg(long, default_value_t = 30, allow_negative_numbers = true, value_parser = whole_number)]
     pub reps: usize,
-    #[arg(long, default_value_t = 5)]
+    /// Untimed launches before the timed ones.
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = whole_number)]
     pub warmup: usize,
     /// CSR variants are skipped above this many tets.
     #[arg(long, default_value = "6e6")]
@@ -55,6 +57,18 @@ pub struct BenchArgs {
     pub losses: String,
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
+}
+
+/// A count flag's value (`--reps`, `--warmup`): a whole number, 0 or more. A negative one
+/// reaches here (`allow_negative_numbers`; it was "unexpected argument '-1' found") and is
+/// refused as such; clap names the flag.
+fn whole_number(s: &str) -> std::result::Result<usize, String> {
+    if s.trim().starts_with('-') {
+        return Err("a negative number: give a whole number, 0 or more".into());
+    }
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| "expected a whole number, 0 or more".into())
 }
 
 /// The slab fractions of flag `flag`: a comma-separated list in (0, 1], empty for none.
