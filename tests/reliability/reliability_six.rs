@@ -362,7 +362,7 @@ fn stream_elems_beyond_the_device_are_refused() {
         "--stream-elems 9e11 on device 0",
         &[
             "invalid stream-elems = 900000000000",
-            "7.2 TB each",
+            "6.55 TiB each",
             "but its largest allocation is",
         ],
     );
