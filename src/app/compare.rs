@@ -300,7 +300,7 @@ pub struct CompareArgs {
     )]
     pub fluxes: Vec<Flux>,
     /// Simulated time of every run, in seconds.
-    #[arg(long, default_value_t = 3e-7)]
+    #[arg(long, default_value_t = 3e-7, allow_negative_numbers = true)]
     pub time: f64,
     #[arg(long, value_enum, default_value_t)]
     pub backend: BackendKind,
@@ -321,8 +321,17 @@ pub fn command(a: &CompareArgs) -> Result<()> {
             "must be a positive number of seconds",
         ));
     }
+    let meshes: Vec<String> = a.mesh.split(',').map(|s| s.trim().to_string()).collect();
+    // (an empty path failed as ": No such file or directory", naming nothing)
+    if meshes.iter().any(|m| m.is_empty()) {
+        return Err(Error::config(
+            "mesh",
+            format!("{:?}", a.mesh),
+            "an empty path in the list: give comma-separated Gmsh .msh files or bundled:coarse|medium|fine",
+        ));
+    }
     let plan = Plan {
-        meshes: a.mesh.split(',').map(|s| s.trim().to_string()).collect(),
+        meshes,
         orders: a.orders.iter().map(|&o| o as usize).collect(),
         fluxes: a.fluxes.clone(),
         time_s: a.time,

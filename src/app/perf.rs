@@ -40,9 +40,22 @@ const OPTIONAL: [&str; 1] = ["frac_roof"];
 /// [`OPTIONAL`] ones) and numbers parse.
 pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
     let mut out = Vec::new();
+    // each file once: the same file named twice (or by another path) counted its rows twice
+    let mut seen: Vec<(PathBuf, &Path)> = Vec::new();
     for p in paths {
         let name = p.display().to_string();
         dgatd::internal::regular_file(p).map_err(|e| Error::io(p, e))?;
+        let canon = std::fs::canonicalize(p).map_err(|e| Error::io(p, e))?;
+        if let Some((_, first)) = seen.iter().find(|(c, _)| *c == canon) {
+            return Err(Error::Output {
+                path: p.clone(),
+                msg: format!(
+                    "the same file as {} given before it: its rows would count twice; give each file once",
+                    first.display()
+                ),
+            });
+        }
+        seen.push((canon, p));
         let file = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
         // a line (and so a field) of any length is refused, not buffered whole
         let mut r = csv::Reader::from_reader(LineBounded::new(file));
@@ -54,6 +67,26 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
             })?
             .clone();
         let col = |c: &str| headers.iter().position(|h| h == c);
+        // a column given twice: which copy is meant is not known (the first was read)
+        for c in COLUMNS {
+            let at: Vec<usize> = (headers.iter().enumerate())
+                .filter(|(_, h)| *h == c)
+                .map(|(i, _)| i + 1)
+                .collect();
+            if at.len() > 1 {
+                return Err(Error::Output {
+                    path: p.clone(),
+                    msg: format!(
+                        "line 1: column {c:?} appears {} times in the header (fields {}): not a dgatd bench CSV",
+                        at.len(),
+                        at.iter()
+                            .map(|i| i.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
         // columns appended later are optional, so older CSVs still read
         for c in COLUMNS.iter().filter(|c| !OPTIONAL.contains(c)) {
             if col(c).is_none() {
@@ -64,18 +97,21 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
             }
         }
         let idx = |c: &str| col(c).unwrap_or(0);
-        for (line, rec) in r.records().enumerate() {
+        for (i, rec) in r.records().enumerate() {
             let rec = rec.map_err(|e| Error::Output {
                 path: p.clone(),
                 msg: e.to_string(),
             })?;
+            // the file line the record starts on: a quoted field may span several lines
+            // (the record's number was reported as its line)
+            let line = rec.position().map_or(i as u64 + 2, |pos| pos.line());
             // finite and within what a bench can measure (an inf or 1e308 would make the
             // plots' axes endless)
             let num = |c: &str| -> Result<f64> {
                 let s = rec.get(idx(c)).unwrap_or("");
                 let bad = |why: &str| Error::Output {
                     path: p.clone(),
-                    msg: format!("line {}: column {c} = {s:?} {why}", line + 2),
+                    msg: format!("line {line}: column {c} = {s:?} {why}"),
                 };
                 let v = s.parse::<f64>().map_err(|_| bad("is not a number"))?;
                 let top = match c {
@@ -198,12 +234,46 @@ fn short(dev: &str) -> String {
     dev.chars().take(24).collect()
 }
 
-/// Series label of a row's device: the CPU backend is named as such.
-fn who(r: &BenchRow) -> String {
-    if r.platform == "cpu-backend" {
-        format!("CPU backend ({})", short(&r.device))
-    } else {
-        short(&r.device)
+/// A row's device as a key: (CPU backend?, full name). Series are keyed on it, never on the
+/// shortened label (two devices equal in their first 24 characters were one series).
+type DevKey<'a> = (bool, &'a str);
+
+fn dev_key(r: &BenchRow) -> DevKey<'_> {
+    (r.platform == "cpu-backend", r.device.as_str())
+}
+
+/// The label of each device of the rows in plots: its name cut to 24 characters (the CPU
+/// backend named as such), and where two devices' labels would be equal, ` #2`, ` #3`, ...
+/// after the later ones (in the order of their full names), so that no two are alike.
+struct DeviceLabels<'a> {
+    of: BTreeMap<DevKey<'a>, String>,
+}
+
+impl<'a> DeviceLabels<'a> {
+    fn new(rows: &'a [BenchRow]) -> Self {
+        let keys: std::collections::BTreeSet<DevKey> = rows.iter().map(dev_key).collect();
+        let mut used = std::collections::HashSet::new();
+        let mut of = BTreeMap::new();
+        for k in keys {
+            let base = if k.0 {
+                format!("CPU backend ({})", short(k.1))
+            } else {
+                short(k.1)
+            };
+            let mut label = base.clone();
+            let mut n = 2;
+            while !used.insert(label.clone()) {
+                label = format!("{base} #{n}");
+                n += 1;
+            }
+            of.insert(k, label);
+        }
+        DeviceLabels { of }
+    }
+
+    /// Series label of a row's device.
+    fn who(&self, r: &'a BenchRow) -> &str {
+        self.of.get(&dev_key(r)).map(String::as_str).unwrap_or("")
     }
 }
 
@@ -403,6 +473,8 @@ fn fmt_ms(s: f64) -> String {
 /// Writes the plots and `report.md` into `dir`; returns the files written.
 pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
     register_font()?;
+    // a file or a dangling link at --out is named as such (not "File exists")
+    dgatd::report::OutputDir::check_path(dir)?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut out = Vec::new();
     step_time_plot(rows, dir, &mut out)?;
@@ -417,9 +489,10 @@ pub fn write_report(rows: &[BenchRow], dir: &Path) -> Result<Vec<PathBuf>> {
 /// 1. `step_time.{png,svg}`: the time per step versus DoFs, one line per device,
 ///    precision and step variant (none without step rows).
 fn step_time_plot(rows: &[BenchRow], dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let names = DeviceLabels::new(rows);
     let mut s: Series = BTreeMap::new();
     for r in rows.iter().filter(|r| r.kernel == "step" && r.dofs > 0.0) {
-        s.entry(format!("{} {} {}", who(r), r.precision, r.variant))
+        s.entry(format!("{} {} {}", names.who(r), r.precision, r.variant))
             .or_default()
             .push((r.dofs, r.median_s));
     }
@@ -435,9 +508,12 @@ fn step_time_plot(rows: &[BenchRow], dir: &Path, out: &mut Vec<PathBuf>) -> Resu
 }
 
 /// 2. `bandwidth_<device>_<precision>.{png,svg}`: the fraction of the copy bandwidth per
-///    kernel, one chart per device and precision.
+///    kernel, one chart per device (by its full name) and precision. Where two charts'
+///    names would be equal (`GPU-A` and `GPU A`), the later one (in the order of the full
+///    names) gets `_2`, `_3`, ...: no chart replaces another.
 fn bandwidth_plots(rows: &[BenchRow], dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut groups: BTreeMap<(String, String), Series> = BTreeMap::new();
+    let names = DeviceLabels::new(rows);
+    let mut groups: BTreeMap<(DevKey, &str), Series> = BTreeMap::new();
     for r in rows
         .iter()
         // kernels only (not the host's preprocessing time, which moves no modelled bytes)
@@ -446,29 +522,50 @@ fn bandwidth_plots(rows: &[BenchRow], dir: &Path, out: &mut Vec<PathBuf>) -> Res
         })
     {
         groups
-            .entry((who(r), r.precision.clone()))
+            .entry((dev_key(r), r.precision.as_str()))
             .or_default()
             .entry(format!("{} {}", r.kernel, r.variant))
             .or_default()
             .push((r.tets, r.frac_copy_bw));
     }
+    let mut stems = std::collections::HashSet::new();
     for ((dev, p), s) in &groups {
-        let title = format!("{} {p}: fraction of measured copy bandwidth", short(dev));
+        let label = names.of.get(dev).map(String::as_str).unwrap_or("");
+        let title = format!("{label} {p}: fraction of measured copy bandwidth");
         let l = Labels {
             title: &title,
             x: "tetrahedra",
             y: "achieved / copy bandwidth",
         };
-        both_formats(
-            dir,
-            &format!("bandwidth_{}_{}", slug(dev), slug(p)),
-            &l,
-            s,
-            false,
-            out,
-        )?;
+        let who = if dev.0 {
+            format!("CPU backend ({})", short(dev.1))
+        } else {
+            short(dev.1)
+        };
+        let base = format!("bandwidth_{}_{}", slug(&who), slug(p));
+        let mut stem = base.clone();
+        let mut n = 2;
+        while !stems.insert(stem.clone()) {
+            stem = format!("{base}_{n}");
+            n += 1;
+        }
+        both_formats(dir, &stem, &l, s, false, out)?;
     }
     Ok(())
+}
+
+/// `s` as one cell of a Markdown table: `|` escaped (`\\|`), and newlines and other
+/// control characters made spaces (a device name holding either broke the table's rows).
+fn cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// 3. `report.md`: the source files, the speedup table, the bandwidth table at the
@@ -479,7 +576,7 @@ fn report_md(rows: &[BenchRow], plots: &[PathBuf]) -> String {
     let mut files: Vec<&str> = rows.iter().map(|r| r.file.as_str()).collect();
     files.dedup();
     for f in files {
-        md.push_str(&format!("- `{f}`\n"));
+        md.push_str(&format!("- `{}`\n", cell(f)));
     }
     md.push_str("\n## Speedup of one time step (like Table I of the seed paper)\n\n");
     md.push_str("CPU = the CPU backend (`step tet+factored`, same host when available); CSR-SpMV = primal block kernel + the seed's CSR dual update (`tet+csr_vector`); custom = primal block kernel + factored dual update (`tet+factored`).\n\n");
@@ -586,8 +683,8 @@ fn speedup_table(rows: &[BenchRow], md: &mut String) {
         };
         md.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            dev,
-            p,
+            cell(&dev),
+            cell(&p),
             t as u64,
             cpu.map(|(c, m)| format!("{}{m}", fmt_ms(c.median_s)))
                 .unwrap_or_else(|| "-".into()),
@@ -621,7 +718,13 @@ fn largest_mesh_table(rows: &[BenchRow], md: &mut String) {
         for r in at {
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {:.0} | {:.3} |\n",
-                dev, p, *t as u64, r.kernel, r.variant, r.gbs, r.frac_copy_bw
+                cell(dev),
+                cell(p),
+                *t as u64,
+                cell(&r.kernel),
+                cell(&r.variant),
+                r.gbs,
+                r.frac_copy_bw
             ));
         }
     }

@@ -68,21 +68,7 @@ impl OutputDir {
     /// lock of a dead run was replaced, a notice saying so.
     pub fn prepare(path: &Path) -> Result<(OutputDir, Option<String>)> {
         let bad = |why: String| Error::config("out", path.display(), why);
-        if path.exists() && !path.is_dir() {
-            return Err(bad("exists and is not a directory".into()));
-        }
-        // a link whose target is missing (create_dir_all said only "File exists")
-        if !path.exists()
-            && let Ok(m) = std::fs::symlink_metadata(path)
-            && m.file_type().is_symlink()
-        {
-            let to = std::fs::read_link(path)
-                .map(|t| t.display().to_string())
-                .unwrap_or_else(|_| "?".into());
-            return Err(bad(format!(
-                "is a symbolic link to {to}, which does not exist: create the folder it names, or give another --out"
-            )));
-        }
+        Self::check_path(path)?;
         std::fs::create_dir_all(path)
             .map_err(|e| bad(format!("the output directory cannot be created: {e}")))?;
         let lock_path = path.join(LOCK);
@@ -134,6 +120,28 @@ impl OutputDir {
             },
             notice,
         ))
+    }
+
+    /// Refuses `path` as the `--out` folder where one cannot be made there: something that
+    /// is not a folder (a file) is at it, or a symbolic link whose target does not exist
+    /// (`create_dir_all` said only "File exists" of both).
+    pub fn check_path(path: &Path) -> Result<()> {
+        let bad = |why: String| Error::config("out", path.display(), why);
+        if path.exists() && !path.is_dir() {
+            return Err(bad("exists and is not a directory".into()));
+        }
+        if !path.exists()
+            && let Ok(m) = std::fs::symlink_metadata(path)
+            && m.file_type().is_symlink()
+        {
+            let to = std::fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            return Err(bad(format!(
+                "is a symbolic link to {to}, which does not exist: create the folder it names, or give another --out"
+            )));
+        }
+        Ok(())
     }
 
     /// Opens (creating it if needed) and locks the lock file; returns it with the owner

@@ -21,9 +21,11 @@ pub struct BenchArgs {
     /// Target tet counts of the generated box meshes (6 n³ tets, n rounded).
     #[arg(long, default_value = "1e3,1e4,1e5,1e6")]
     pub sizes: String,
-    #[arg(long, default_value_t = 30)]
+    /// Timed repetitions of each measurement (at least 1).
+    #[arg(long, default_value_t = 30, allow_negative_numbers = true, value_parser = whole_number)]
     pub reps: usize,
-    #[arg(long, default_value_t = 5)]
+    /// Untimed launches before the timed ones.
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = whole_number)]
     pub warmup: usize,
     /// CSR variants are skipped above this many tets.
     #[arg(long, default_value = "6e6")]
@@ -31,9 +33,11 @@ pub struct BenchArgs {
     /// The CPU backend is skipped above this many tets.
     #[arg(long, default_value = "2e6")]
     pub cpu_max_tets: String,
-    /// Elements of the copy/triad arrays.
-    #[arg(long, default_value = "1.34e8")]
-    pub stream_elems: String,
+    /// Elements of the copy/triad arrays. Given, they are used as asked (refused when
+    /// they do not fit the host's or a device's memory); not given: 1.34e8 on a device,
+    /// fewer where its memory is smaller, and 64Mi (67108864) on the CPU backend.
+    #[arg(long)]
+    pub stream_elems: Option<String>,
     /// DG orders timed at each mesh size ("" for none).
     #[arg(long, default_value = "1,2,3,4")]
     pub dg_orders: String,
@@ -53,6 +57,18 @@ pub struct BenchArgs {
     pub losses: String,
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
+}
+
+/// A count flag's value (`--reps`, `--warmup`): a whole number, 0 or more. A negative one
+/// reaches here (`allow_negative_numbers`; it was "unexpected argument '-1' found") and is
+/// refused as such; clap names the flag.
+fn whole_number(s: &str) -> std::result::Result<usize, String> {
+    if s.trim().starts_with('-') {
+        return Err("a negative number: give a whole number, 0 or more".into());
+    }
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| "expected a whole number, 0 or more".into())
 }
 
 /// The slab fractions of flag `flag`: a comma-separated list in (0, 1], empty for none.
@@ -121,6 +137,24 @@ fn config(a: &BenchArgs) -> Result<BenchConfig> {
         "none" => vec![],
         d => d.split(',').map(|s| s.trim().to_string()).collect(),
     };
+    // (it timed the host's preprocessing alone, and exited 0)
+    if devices.is_empty() && a.no_cpu {
+        return Err(Error::config(
+            "devices",
+            &a.devices,
+            "nothing to measure: --devices none with --no-cpu leaves neither a device nor the CPU backend; name a device or drop --no-cpu",
+        ));
+    }
+    let stream_elems = match &a.stream_elems {
+        Some(s) => {
+            let n = count("stream-elems", s)?;
+            if !a.no_cpu {
+                super::streams::check_cpu_stream(n, s, &precisions)?;
+            }
+            Some(n)
+        }
+        None => None,
+    };
     Ok(BenchConfig {
         devices,
         cpu: !a.no_cpu,
@@ -130,7 +164,7 @@ fn config(a: &BenchArgs) -> Result<BenchConfig> {
         warmup: a.warmup,
         csr_max_tets: count("csr-max-tets", &a.csr_max_tets)?,
         cpu_max_tets: count("cpu-max-tets", &a.cpu_max_tets)?,
-        stream_elems: count("stream-elems", &a.stream_elems)?,
+        stream_elems,
         dg_orders: dg_orders(&a.dg_orders)?,
         dg_max_tets: count("dg-max-tets", &a.dg_max_tets)?,
         dispersion: fractions("dispersion", &a.dispersion)?,

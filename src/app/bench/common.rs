@@ -108,8 +108,10 @@ pub struct BenchConfig {
     pub csr_max_tets: usize,
     /// The CPU backend is skipped above this many tets.
     pub cpu_max_tets: usize,
-    /// Elements of the copy/triad arrays (capped by the device's max allocation).
-    pub stream_elems: usize,
+    /// Elements of the copy/triad arrays as `--stream-elems` gives them (checked against
+    /// the memory); None: [`super::streams::DEVICE_STREAM_ELEMS`] fitted to each device,
+    /// [`super::streams::CPU_STREAM_ELEMS`] on the CPU backend.
+    pub stream_elems: Option<usize>,
     /// DG orders timed at each mesh size (DG rows), and the largest mesh for them.
     pub dg_orders: Vec<usize>,
     pub dg_max_tets: usize,

@@ -147,7 +147,9 @@ pub fn run(
     report: &mut dyn FnMut(&Row) -> Result<()>,
     log: &mut dyn FnMut(&str),
 ) -> Result<()> {
-    let mut m = Machines::new(open_devices(cfg)?);
+    let devices = open_devices(cfg)?;
+    check_device_streams(cfg, &devices)?;
+    let mut m = Machines::new(devices);
     let mut out = Sink { report, log };
     // Bandwidth ceilings first.
     ceiling_rows(cfg, &mut m, &mut out)?;

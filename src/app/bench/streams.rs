@@ -4,6 +4,97 @@ use super::*;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 
+/// Elements of a device's copy/triad arrays without `--stream-elems` (fewer where the
+/// device's memory is smaller).
+pub(super) const DEVICE_STREAM_ELEMS: usize = 134_000_000;
+
+/// Elements of the CPU backend's copy arrays without `--stream-elems` (64Mi).
+pub(super) const CPU_STREAM_ELEMS: usize = 64 << 20;
+
+/// The CPU backend's copy probe of `n` elements (`--stream-elems` = `given`), two arrays of
+/// the widest precision of `precisions`, against the memory this process may allocate:
+/// refused naming the flag where they do not fit (it was capped at 64Mi without a word).
+pub(super) fn check_cpu_stream(n: usize, given: &str, precisions: &[String]) -> Result<()> {
+    let s = if precisions.iter().any(|p| p == "f64") {
+        8
+    } else {
+        4
+    };
+    let need = 2.0 * n as f64 * s as f64;
+    if let Some(avail) = dgatd::cost::available_memory()
+        && need > 0.9 * avail as f64
+    {
+        return Err(Error::config(
+            "stream-elems",
+            given.trim(),
+            format!(
+                "the CPU backend's copy probe needs two arrays of {n} {} elements, {} of host memory, but {} is available; give fewer, or --no-cpu",
+                if s == 8 { "f64" } else { "f32" },
+                indicatif::HumanBytes(need.min(u64::MAX as f64) as u64),
+                indicatif::HumanBytes(avail)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A device's copy/triad probe of `--stream-elems` elements, checked before anything is
+/// allocated (PoCL aborted in its allocator when asked for 9e11 doubles; a smaller request
+/// was cut to fit without a word): in each precision it runs in, one array must fit the
+/// device's largest allocation, the three arrays its global memory, and the host array each
+/// is uploaded from the host's memory (with them, on a CPU device, whose memory is the
+/// host's). Without the flag, the default is fitted to the device as before.
+pub(super) fn check_device_streams(cfg: &BenchConfig, devices: &[Arc<ClDevice>]) -> Result<()> {
+    let Some(n) = cfg.stream_elems else {
+        return Ok(());
+    };
+    let human = |b: f64| indicatif::HumanBytes(b.min(u64::MAX as f64) as u64).to_string();
+    let avail = dgatd::cost::available_memory();
+    for d in devices {
+        for p in &cfg.precisions {
+            if p == "f64" && !d.info.fp64 {
+                continue;
+            }
+            let one = n as f64 * if p == "f64" { 8.0 } else { 4.0 };
+            let host = if d.info.is_cpu() { 4.0 * one } else { one };
+            let why = if one > d.info.max_alloc as f64 {
+                Some(format!(
+                    "its largest allocation is {}",
+                    human(d.info.max_alloc as f64)
+                ))
+            } else if 3.0 * one > 0.92 * d.info.global_mem as f64 {
+                Some(format!(
+                    "its global memory is {}",
+                    human(d.info.global_mem as f64)
+                ))
+            } else if let Some(a) = avail
+                && host > 0.9 * a as f64
+            {
+                Some(format!(
+                    "the host has {} available for {}",
+                    human(a as f64),
+                    human(host)
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(Error::config(
+                    "stream-elems",
+                    n,
+                    format!(
+                        "the copy/triad probe asks {} for 3 arrays of {n} {p} elements, {} each ({} in all), but {why}; give fewer (or leave --stream-elems out to fit the device)",
+                        d.info.name,
+                        human(one),
+                        human(3.0 * one)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The bench's probe kernels (`backend::opencl::PROBE_SOURCE`) for precision T.
 pub(super) struct Probes {
     copy: Kernel,
@@ -40,12 +131,16 @@ pub(super) fn stream_rows<T: Real>(
 ) -> Result<Vec<Row>> {
     let k = Probes::build::<T>(dev)?;
     let s = std::mem::size_of::<T>();
-    let n = cfg
-        .stream_elems
-        .min((dev.info.max_alloc as usize / s).saturating_sub(1))
-        .min((dev.info.global_mem as usize / s / 4).max(1024))
-        / 4
+    // as --stream-elems asks (checked by check_device_streams), else the default fitted
+    // to the device; a multiple of 4 for the vec4 kernels
+    let n = match cfg.stream_elems {
+        Some(n) => n,
+        None => DEVICE_STREAM_ELEMS
+            .min((dev.info.max_alloc as usize / s).saturating_sub(1))
+            .min((dev.info.global_mem as usize / s / 4).max(1024)),
+    } / 4
         * 4;
+    let n = n.max(4);
     let a = dev.upload(
         &(0..n)
             .map(|i| T::of((i % 1000) as f64 * 1e-3 + 1.0))
@@ -169,7 +264,8 @@ pub(super) fn fma_row<T: Real>(
 
 pub(super) fn cpu_stream<T: Real>(cfg: &BenchConfig, base: &Row) -> Row {
     use rayon::prelude::*;
-    let n = cfg.stream_elems.min(64 << 20);
+    // as --stream-elems asks (checked against the memory by check_cpu_stream)
+    let n = cfg.stream_elems.unwrap_or(CPU_STREAM_ELEMS);
     let a: Vec<T> = (0..n).map(|i| T::of(i as f64)).collect();
     let mut b = vec![T::zero(); n];
     let v = time_wall(cfg.warmup.max(1), cfg.reps.min(20), || {
