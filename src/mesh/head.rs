@@ -120,13 +120,19 @@ impl TextScan {
 mod tests {
     use super::super::gmsh::read_file;
 
+    /// An empty folder of this test process for files named `tag`.
+    fn scratch(tag: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("dgatd-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
     /// A large file of garbage is refused from its head: the error names the file and
     /// line 1, and comes before the body would be read (a sparse 8 GiB file, more than
     /// this test would read in its time).
     #[test]
     fn garbage_is_refused_from_its_head() {
-        let d = std::env::temp_dir().join(format!("dgatd-head-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
+        let d = scratch("head");
         let p = d.join("big.msh");
         let f = std::fs::File::create(&p).unwrap();
         f.set_len(8 << 30).unwrap();
@@ -143,19 +149,13 @@ mod tests {
         assert!(e.contains("not a Gmsh mesh file"), "{e}");
         std::fs::remove_dir_all(&d).ok();
     }
-}
-
-#[cfg(test)]
-mod body_tests {
-    use super::super::gmsh::read_file;
 
     /// A mesh header followed by gigabytes of NUL bytes (round four U1/A2, mesh-079: read
     /// whole, 3 GB, before the error on line 7) is refused from its first piece, naming the
     /// line; so is an ASCII line longer than `MAX_LINE`.
     #[test]
     fn a_body_that_is_not_text_is_refused_before_it_is_read() {
-        let d = std::env::temp_dir().join(format!("dgatd-body-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
+        let d = scratch("body");
         let p = d.join("big.msh");
         std::fs::write(
             &p,

@@ -241,6 +241,11 @@ impl Mesh {
         m
     }
 
+    /// Whether a tetrahedron is in the volume group of tag `tag`.
+    pub fn has_volume_tag(&self, tag: i32) -> bool {
+        self.tet_phys.contains(&tag) || self.tet_groups.iter().any(|g| g.1 == tag)
+    }
+
     /// The tags of the volume groups that hold tetrahedra (sorted, each once).
     pub fn volume_tags(&self) -> Vec<i32> {
         let mut tags: Vec<i32> = self.tet_phys.clone();
@@ -347,11 +352,8 @@ impl Mesh {
 
     /// Physical tag of a volume group given by name or by number.
     pub fn volume_group(&self, key: &str) -> Option<i32> {
-        self.group(3, key).or_else(|| {
-            key.parse()
-                .ok()
-                .filter(|&t| self.volume_tags().binary_search(&t).is_ok())
-        })
+        self.group(3, key)
+            .or_else(|| key.parse().ok().filter(|&t| self.has_volume_tag(t)))
     }
 
     /// Physical tag of a surface group given by name or by number.

@@ -117,9 +117,7 @@ fn volume_tag(mesh: &Mesh, key: &str) -> Result<i32> {
     if tags.len() > 1 {
         return Err(ambiguous("material", key, "volume", &tags, mesh));
     }
-    name_and_tag("material", key, 3, mesh, |t| {
-        mesh.volume_tags().binary_search(&t).is_ok()
-    })?;
+    name_and_tag("material", key, 3, mesh, |t| mesh.has_volume_tag(t))?;
     mesh.volume_group(key).ok_or_else(|| Error::UnknownGroup {
         what: "material",
         key: key.to_string(),

@@ -27,7 +27,7 @@ pub(crate) mod coverage;
 pub(crate) mod dispersion;
 pub(crate) mod dispersion_relation;
 pub(crate) mod layer;
-mod placement;
+pub(crate) mod placement;
 mod waveform;
 
 pub use coverage::{group_summary, materials as material_coverage, walls as wall_coverage};

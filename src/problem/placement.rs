@@ -13,19 +13,31 @@ pub fn default_point(mesh: &Mesh, frac: V3, rng: &mut Rng) -> V3 {
 /// [`default_point`] of every fraction of `fracs` in turn (the generator draws for them in
 /// that order), with one search of the mesh for all of them.
 pub fn default_points(mesh: &Mesh, fracs: &[V3], rng: &mut Rng) -> Vec<V3> {
+    default_points_drawn(mesh, fracs, rng).0
+}
+
+/// [`default_points`], with how many of them the generator drew (those whose fraction of
+/// the bounding box lies outside the mesh).
+pub(crate) fn default_points_drawn(mesh: &Mesh, fracs: &[V3], rng: &mut Rng) -> (Vec<V3>, usize) {
     let (lo, hi) = mesh.bbox();
     let ps: Vec<V3> = fracs
         .iter()
         .map(|f| std::array::from_fn(|c| lo[c] + f[c] * (hi[c] - lo[c])))
         .collect();
     let found = mesh.locate_all(&ps);
-    ps.into_iter()
+    let mut drawn = 0;
+    let points = ps
+        .into_iter()
         .zip(found)
         .map(|(p, t)| match t {
             Some(_) => p,
-            None => fallback(mesh, rng),
+            None => {
+                drawn += 1;
+                fallback(mesh, rng)
+            }
         })
-        .collect()
+        .collect();
+    (points, drawn)
 }
 
 /// The centroid of a tet drawn by `rng`.

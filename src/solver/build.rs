@@ -18,7 +18,8 @@ use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::DualForm;
 use crate::mesh::shape;
 use crate::mesh::{Mesh, Topology, generate, gmsh};
-use crate::problem::{Media, Walls, Waveform, default_points};
+use crate::problem::placement::default_points_drawn;
+use crate::problem::{Media, Walls, Waveform};
 use crate::real::Precision;
 use crate::solver::config::Assembly;
 use crate::solver::config::Method;
@@ -166,8 +167,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     };
     lap(&mut times.assembly_s);
     times.assembled_on_device = resident.is_some();
-    let (wave, sp, probe_points, scales) = placement(plan, &mesh, &media);
-    notices.extend(seed_notice(plan, &mesh));
+    let (wave, sp, probe_points, scales) = placement(plan, &mesh, &media, &mut notices);
     let dir = plan.problem.source_dir;
     // the source's and the probes' tets, in one search
     let mut all = vec![sp];
@@ -517,17 +517,35 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
 /// [`defaults::Scales`]), the source point and the probe points of a run (defaults placed by
 /// the seeded generator), and the mesh's scales, the same for one process and for a
 /// partitioned run.
+///
+/// A given `--seed` that draws no point (every default lies in the mesh) is named in a
+/// warning (round four S10, cli-646: two seeds gave the same record without a word; the
+/// case of a given source and probes is the plan's).
 pub(crate) fn placement(
     plan: &Plan,
     mesh: &Mesh,
     media: &Media,
+    notices: &mut Vec<String>,
 ) -> (Waveform, V3, Vec<V3>, Scales) {
     let scales = Scales::of(mesh, media);
     let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(scales.f_peak_hz()));
     let mut rng = Rng::new(plan.seed);
     // the defaults, searched for together, drawn for in order: the source, then the probes
-    let fracs = default_fracs(plan);
-    let mut defaults = default_points(mesh, &fracs, &mut rng).into_iter();
+    let mut fracs = vec![];
+    if plan.problem.source.is_none() {
+        fracs.push([0.81, 0.67, 0.47]);
+    }
+    if plan.problem.probes.is_empty() {
+        fracs.extend([[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]);
+    }
+    let (defaults, drawn) = default_points_drawn(mesh, &fracs, &mut rng);
+    if drawn == 0 && !fracs.is_empty() && plan.seed != super::config::Config::default().seed {
+        notices.push(format!(
+            "warning: seed = {} (--seed) has no effect on this mesh: it draws only default points that fall outside the mesh, and every default source and probe point lies inside it (give --probe/--source to place them)",
+            plan.seed
+        ));
+    }
+    let mut defaults = defaults.into_iter();
     let sp = match plan.problem.source {
         Some(p) => p,
         None => defaults.next().expect("a default source point"),
@@ -537,40 +555,6 @@ pub(crate) fn placement(
         false => plan.problem.probes.clone(),
     };
     (wave, sp, probe_points, scales)
-}
-
-/// The fractions of the bounding box where the default source and the default probes go
-/// (the source first), for the points the plan does not give.
-fn default_fracs(plan: &Plan) -> Vec<V3> {
-    let mut fracs = vec![];
-    if plan.problem.source.is_none() {
-        fracs.push([0.81, 0.67, 0.47]);
-    }
-    if plan.problem.probes.is_empty() {
-        fracs.extend([[0.38, 0.77, 0.55], [0.26, 0.35, 0.41], [0.70, 0.24, 0.60]]);
-    }
-    fracs
-}
-
-/// A warning when a given `--seed` draws nothing: every default point lies in the mesh,
-/// so none is replaced by a seeded one (round four S10, cli-646: two seeds gave the same
-/// record without a word). The case of a given source and probes is the plan's.
-pub(crate) fn seed_notice(plan: &Plan, mesh: &Mesh) -> Option<String> {
-    let fracs = default_fracs(plan);
-    if plan.seed == super::config::Config::default().seed || fracs.is_empty() {
-        return None;
-    }
-    let (lo, hi) = mesh.bbox();
-    let ps: Vec<V3> = fracs
-        .iter()
-        .map(|f| std::array::from_fn(|c| lo[c] + f[c] * (hi[c] - lo[c])))
-        .collect();
-    mesh.locate_all(&ps).iter().all(Option::is_some).then(|| {
-        format!(
-            "warning: seed = {} (--seed) has no effect on this mesh: it draws only default points that fall outside the mesh, and every default source and probe point lies inside it (give --probe/--source to place them)",
-            plan.seed
-        )
-    })
 }
 
 /// The OpenCL device of a plan (None: the CPU backend), with its notices

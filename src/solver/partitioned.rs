@@ -143,8 +143,7 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
         ));
     }
     let fixed = walls.fixed_edges(&topo);
-    let (wave, sp, probe_points, scales) = build::placement(plan, &mesh, &media);
-    notices.extend(build::seed_notice(plan, &mesh));
+    let (wave, sp, probe_points, scales) = build::placement(plan, &mesh, &media, &mut notices);
     let source = Source::located(&mesh, sp, plan.problem.source_dir)?;
     let probes = probe_points
         .iter()

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bin;
 mod hostile_config;
 mod reliability;
 mod reliability_47;

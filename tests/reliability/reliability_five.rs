@@ -15,22 +15,7 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-/// The built `dgatd`, or the one `DGATD_TEST_BIN` names (to show a case failing on an
-/// older build).
-fn dgatd() -> Command {
-    let bin = std::env::var_os("DGATD_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dgatd")));
-    let mut c = Command::new(bin);
-    c.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("DGATD_FAULT_AT_STEP")
-        .env_remove("DGATD_FAULT_WRITE");
-    c
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::bin::{dgatd, stderr};
 
 /// The round-four reproduction's base: a CPU run on the 1 m box of 384 tets.
 const BASE: [&str; 10] = [
@@ -389,12 +374,9 @@ fn a_record_whose_analysis_does_not_fit_is_refused_first() {
         return;
     }
     let dir = tmp("analysis-memory");
-    let bin = std::env::var_os("DGATD_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dgatd")));
     let o = Command::new("prlimit")
         .arg(format!("--as={}", 2u64 << 30))
-        .arg(bin)
+        .arg(crate::bin::path())
         .args([
             "resonator",
             "--box",

@@ -16,22 +16,7 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-/// The built `dgatd`, or the one `DGATD_TEST_BIN` names (to show a case failing on an
-/// older build).
-fn dgatd() -> Command {
-    let bin = std::env::var_os("DGATD_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dgatd")));
-    let mut c = Command::new(bin);
-    c.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("DGATD_FAULT_AT_STEP")
-        .env_remove("DGATD_FAULT_WRITE");
-    c
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::bin::{dgatd, stderr};
 
 /// Runs `c` to its end, failing the test (and killing it) past `secs` seconds.
 fn output_within(c: &mut Command, secs: u64) -> Output {

@@ -8,7 +8,7 @@
 //! names the flag or file and what is wrong.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("dgatd-rel6-{}-{name}", std::process::id()));
@@ -17,22 +17,7 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
-/// The built `dgatd`, or the one `DGATD_TEST_BIN` names (to show a case failing on an
-/// older build).
-fn dgatd() -> Command {
-    let bin = std::env::var_os("DGATD_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_dgatd")));
-    let mut c = Command::new(bin);
-    c.current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("DGATD_FAULT_AT_STEP")
-        .env_remove("DGATD_FAULT_WRITE");
-    c
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::bin::{dgatd, stderr};
 
 /// Exit 1 (an error, not a panic or abort) and every needle in the message.
 fn refused(o: &Output, what: &str, needles: &[&str]) {

@@ -289,9 +289,13 @@ impl Parser<'_> {
             let phys = groups.first().copied().unwrap_or(0);
             for _ in 0..n {
                 let v: Vec<u64> = if self.binary {
-                    (0..nn + 1)
+                    let v = (0..nn + 1)
                         .map(|_| self.bin_u64("element"))
-                        .collect::<Result<_>>()?
+                        .collect::<Result<Vec<u64>>>()?;
+                    if v[0] == 0 {
+                        self.element_id(0)?;
+                    }
+                    v
                 } else {
                     let v = self.nums::<i64>("an element", nn + 1)?;
                     if v.len() != nn + 1 {
@@ -304,9 +308,6 @@ impl Parser<'_> {
                     self.element_id(v[0])?;
                     self.unsigned(v[0], &v)?
                 };
-                if v[0] == 0 {
-                    self.element_id(0)?;
-                }
                 if ty == 4 {
                     let k = out.tets.len() as u32;
                     out.tets.push(self.resolve(map, v[0], &v[1..5], phys)?);
