@@ -67,10 +67,7 @@ pub use problem::Problem;
 pub use real::{Precision, Real};
 pub use solver::resonator::run;
 pub use solver::{Config, Plan, ResonatorResult};
-pub use util::{C64, V3};
+pub use util::{C0, C64, V3};
 
 #[doc(hidden)]
 pub mod internal;
-
-/// Speed of light in vacuum, m/s (exact, SI).
-pub const C0: f64 = 299_792_458.0;

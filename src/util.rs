@@ -1,6 +1,9 @@
 //! Small helpers: a seeded RNG for reproducible tests and default probe placement, a
 //! file hash for `run.toml`, atomic file writes, and 3-vector arithmetic.
 
+/// Speed of light in vacuum, m/s (exact, SI).
+pub const C0: f64 = 299_792_458.0;
+
 /// SplitMix64: a tiny, well-mixed, seeded generator (Steele, Lea, Flood 2014).
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
@@ -72,7 +75,7 @@ pub fn create_fresh(path: &std::path::Path) -> std::io::Result<std::fs::File> {
 /// Writes `bytes` to `path` through a temporary file in the same directory, a sync and a
 /// rename, so an interrupted write never leaves a truncated file behind. The temporary
 /// file is removed when the write fails.
-pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
+pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::error::Result<()> {
     let tmp = path.with_extension(format!(
         "{}.tmp",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
@@ -86,11 +89,11 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
     })();
     if let Err(e) = r {
         let _ = std::fs::remove_file(&tmp);
-        return Err(crate::Error::io(&tmp, e));
+        return Err(crate::error::Error::io(&tmp, e));
     }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        crate::Error::io(path, e)
+        crate::error::Error::io(path, e)
     })
 }
 
@@ -99,7 +102,7 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> crate::Result<()> {
 pub fn write_atomic_with(
     path: &std::path::Path,
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> crate::Result<()> {
+) -> crate::error::Result<()> {
     let tmp = path.with_extension(format!(
         "{}.tmp",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
@@ -115,11 +118,11 @@ pub fn write_atomic_with(
     })();
     if let Err(e) = r {
         let _ = std::fs::remove_file(&tmp);
-        return Err(crate::Error::io(&tmp, e));
+        return Err(crate::error::Error::io(&tmp, e));
     }
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        crate::Error::io(path, e)
+        crate::error::Error::io(path, e)
     })
 }
 
@@ -166,10 +169,10 @@ pub fn injected_write_fault(path: &std::path::Path) -> std::io::Result<()> {
 
 /// Refuses to start writing `need` bytes into `dir` when its file system has less
 /// available (`what` says what the bytes are for).
-pub fn check_space(dir: &std::path::Path, need: u64, what: &str) -> crate::Result<()> {
-    let avail = fs4::available_space(dir).map_err(|e| crate::Error::io(dir, e))?;
+pub fn check_space(dir: &std::path::Path, need: u64, what: &str) -> crate::error::Result<()> {
+    let avail = fs4::available_space(dir).map_err(|e| crate::error::Error::io(dir, e))?;
     if need > avail {
-        return Err(crate::Error::Output {
+        return Err(crate::error::Error::Output {
             path: dir.to_path_buf(),
             msg: format!(
                 "{what} need about {}, but only {} is free there; free space or choose another --out",

@@ -256,3 +256,86 @@ fn unsafe_code_only_in_the_runtime_layer() {
         "no unsafe found in src/ocl: the scan is broken"
     );
 }
+
+/// The floors of the library, from the ground up: a module may import modules of lower
+/// floors and its own submodules, never one of its own floor or above. `lib.rs` (the public
+/// face, which re-exports the API) and the hidden `internal` module stand on top, so the
+/// library imports `crate::error::Result`, not the root's re-export `crate::Result`.
+const FLOORS: &[&[&str]] = &[
+    &["error"],
+    &["util", "real", "cost"],
+    &["mesh", "ocl"],
+    &["problem", "complex"],
+    &["dga", "dg", "spectrum"],
+    &["backend"],
+    &["partition"],
+    &["solver"],
+    &["report"],
+    &["lib", "internal"],
+];
+
+/// The top-level module of a library file (`src/mesh/gmsh/mod.rs` -> `mesh`, `src/lib.rs`
+/// -> `lib`).
+fn top_module(src: &Path, file: &str) -> String {
+    let rel = Path::new(file).strip_prefix(src).unwrap();
+    let first = rel.iter().next().unwrap().to_string_lossy();
+    first.trim_end_matches(".rs").to_string()
+}
+
+fn floor_of(module: &str) -> usize {
+    FLOORS
+        .iter()
+        .position(|f| f.contains(&module))
+        .unwrap_or_else(|| panic!("module {module} is on no floor of tests/layering.rs"))
+}
+
+/// The imports between top-level modules that do not go down a floor.
+fn upward(src: &Path, g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut out = vec![];
+    for (from, tos) in g {
+        let a = top_module(src, from);
+        for to in tos {
+            let b = top_module(src, to);
+            if a != b && floor_of(&b) >= floor_of(&a) {
+                out.push(format!(
+                    "{from} -> {to} ({a} on floor {}, {b} on floor {})",
+                    floor_of(&a),
+                    floor_of(&b)
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_library_module_imports_its_own_floor_or_above() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = vec![];
+    rust_files(&src, &mut all);
+    // the library's files, without unit-test files (`tests.rs`, a #[cfg(test)] module)
+    let lib: Vec<PathBuf> = all
+        .into_iter()
+        .filter(|f| !(f.starts_with(src.join("app")) || f.ends_with("main.rs")))
+        .filter(|f| !f.ends_with("tests.rs"))
+        .collect();
+    let g = graph(&src, &lib, 0);
+    // every top-level module stands on a floor (a new one must be placed)
+    for f in g.keys() {
+        floor_of(&top_module(&src, f));
+    }
+    let up = upward(&src, &g);
+    assert!(
+        up.is_empty(),
+        "imports that do not go down a floor:\n{}",
+        up.join("\n")
+    );
+    // the check sees the floors' imports (it would pass vacuously otherwise): the backend
+    // imports the ground, and a planted import from mesh to solver is found
+    let mut planted = g.clone();
+    let mesh = src.join("mesh").join("mod.rs").display().to_string();
+    let solver = src.join("solver").join("mod.rs").display().to_string();
+    assert!(g.contains_key(&mesh) && g.contains_key(&solver));
+    planted.get_mut(&mesh).unwrap().insert(solver);
+    assert_eq!(upward(&src, &planted).len(), 1);
+}

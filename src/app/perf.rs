@@ -66,36 +66,8 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
                 msg: e.to_string(),
             })?
             .clone();
+        check_header(p, &headers)?;
         let col = |c: &str| headers.iter().position(|h| h == c);
-        // a column given twice: which copy is meant is not known (the first was read)
-        for c in COLUMNS {
-            let at: Vec<usize> = (headers.iter().enumerate())
-                .filter(|(_, h)| *h == c)
-                .map(|(i, _)| i + 1)
-                .collect();
-            if at.len() > 1 {
-                return Err(Error::Output {
-                    path: p.clone(),
-                    msg: format!(
-                        "line 1: column {c:?} appears {} times in the header (fields {}): not a dgatd bench CSV",
-                        at.len(),
-                        at.iter()
-                            .map(|i| i.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                });
-            }
-        }
-        // columns appended later are optional, so older CSVs still read
-        for c in COLUMNS.iter().filter(|c| !OPTIONAL.contains(c)) {
-            if col(c).is_none() {
-                return Err(Error::Output {
-                    path: p.clone(),
-                    msg: format!("missing column {c:?}: not a dgatd bench CSV"),
-                });
-            }
-        }
         let idx = |c: &str| col(c).unwrap_or(0);
         for (i, rec) in r.records().enumerate() {
             let rec = rec.map_err(|e| Error::Output {
@@ -105,45 +77,7 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
             // the file line the record starts on: a quoted field may span several lines
             // (the record's number was reported as its line)
             let line = rec.position().map_or(i as u64 + 2, |pos| pos.line());
-            // finite and within what a bench can measure (an inf or 1e308 would make the
-            // plots' axes endless)
-            let num = |c: &str| -> Result<f64> {
-                let s = rec.get(idx(c)).unwrap_or("");
-                let bad = |why: &str| Error::Output {
-                    path: p.clone(),
-                    msg: format!("line {line}: column {c} = {s:?} {why}"),
-                };
-                let v = s.parse::<f64>().map_err(|_| bad("is not a number"))?;
-                let top = match c {
-                    "tets" => 1e12,
-                    "dofs" => 1e14,
-                    "median_s" => 1e6,
-                    _ => 1e9,
-                };
-                // a denormal such as 5e-324 on a log axis made the plot hang: values below
-                // 1e-30 (but 0) are no measurement either
-                if !(v.is_finite() && (v == 0.0 || v >= 1e-30) && v <= top) {
-                    return Err(bad(&format!(
-                        "is not a measured value (finite, 0 or 1e-30 to {top:e})"
-                    )));
-                }
-                Ok(v)
-            };
-            let txt = |c: &str| rec.get(idx(c)).unwrap_or("").to_string();
-            out.push(BenchRow {
-                file: name.clone(),
-                host: txt("host"),
-                platform: txt("platform"),
-                device: txt("device"),
-                precision: txt("precision"),
-                kernel: txt("kernel"),
-                variant: txt("variant"),
-                tets: num("tets")?,
-                dofs: num("dofs")?,
-                median_s: num("median_s")?,
-                gbs: num("gbs")?,
-                frac_copy_bw: num("frac_copy_bw")?,
-            });
+            out.push(bench_row(p, &name, line, &rec, &idx)?);
         }
     }
     if out.is_empty() {
@@ -154,6 +88,92 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
         ));
     }
     Ok(out)
+}
+
+/// Refuses a header that names a column twice (which copy is meant is not known) or lacks a
+/// required column.
+fn check_header(p: &Path, headers: &csv::StringRecord) -> Result<()> {
+    let col = |c: &str| headers.iter().position(|h| h == c);
+    // a column given twice: which copy is meant is not known (the first was read)
+    for c in COLUMNS {
+        let at: Vec<usize> = (headers.iter().enumerate())
+            .filter(|(_, h)| *h == c)
+            .map(|(i, _)| i + 1)
+            .collect();
+        if at.len() > 1 {
+            return Err(Error::Output {
+                path: p.to_path_buf(),
+                msg: format!(
+                    "line 1: column {c:?} appears {} times in the header (fields {}): not a dgatd bench CSV",
+                    at.len(),
+                    at.iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+    }
+    // columns appended later are optional, so older CSVs still read
+    for c in COLUMNS.iter().filter(|c| !OPTIONAL.contains(c)) {
+        if col(c).is_none() {
+            return Err(Error::Output {
+                path: p.to_path_buf(),
+                msg: format!("missing column {c:?}: not a dgatd bench CSV"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// One bench CSV record (starting on file `line` of `p`) as a row: its numbers finite and
+/// within what a bench can measure.
+fn bench_row(
+    p: &Path,
+    name: &str,
+    line: u64,
+    rec: &csv::StringRecord,
+    idx: &dyn Fn(&str) -> usize,
+) -> Result<BenchRow> {
+    // finite and within what a bench can measure (an inf or 1e308 would make the
+    // plots' axes endless)
+    let num = |c: &str| -> Result<f64> {
+        let s = rec.get(idx(c)).unwrap_or("");
+        let bad = |why: &str| Error::Output {
+            path: p.to_path_buf(),
+            msg: format!("line {line}: column {c} = {s:?} {why}"),
+        };
+        let v = s.parse::<f64>().map_err(|_| bad("is not a number"))?;
+        let top = match c {
+            "tets" => 1e12,
+            "dofs" => 1e14,
+            "median_s" => 1e6,
+            _ => 1e9,
+        };
+        // a denormal such as 5e-324 on a log axis made the plot hang: values below
+        // 1e-30 (but 0) are no measurement either
+        if !(v.is_finite() && (v == 0.0 || v >= 1e-30) && v <= top) {
+            return Err(bad(&format!(
+                "is not a measured value (finite, 0 or 1e-30 to {top:e})"
+            )));
+        }
+        Ok(v)
+    };
+    let txt = |c: &str| rec.get(idx(c)).unwrap_or("").to_string();
+    Ok(BenchRow {
+        file: name.to_string(),
+        host: txt("host"),
+        platform: txt("platform"),
+        device: txt("device"),
+        precision: txt("precision"),
+        kernel: txt("kernel"),
+        variant: txt("variant"),
+        tets: num("tets")?,
+        dofs: num("dofs")?,
+        median_s: num("median_s")?,
+        gbs: num("gbs")?,
+        frac_copy_bw: num("frac_copy_bw")?,
+    })
 }
 
 /// The longest line a bench CSV may have (its rows are a few hundred bytes).

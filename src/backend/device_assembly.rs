@@ -20,12 +20,12 @@
 
 use super::opencl::{Arg, ClDevice, LOCAL, event_seconds, launch, tet_stride};
 pub use super::opencl::{ResidentMasses, ResidentOperators};
-use crate::Real;
 use crate::dga::operators::csr_layout;
 use crate::dga::{Dga, Masses, VertexBlocks, block_layout, dual_circulations};
 use crate::mesh::{Mesh, Topology};
 use crate::problem::Media;
-use crate::{Error, Result};
+use crate::real::Real;
+use crate::{error::Error, error::Result};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;

@@ -215,7 +215,7 @@ pub fn recipe(library: &str) -> String {
 
 /// The platforms and devices a process sees, in one line: `NVIDIA CUDA: 2 x GPU NVIDIA H100;
 /// Portable Computing Language: CPU pthread-…`, or why none.
-pub fn seen_line(visible: &crate::Result<Vec<DeviceInfo>>) -> String {
+pub fn seen_line(visible: &crate::error::Result<Vec<DeviceInfo>>) -> String {
     match visible {
         Err(e) => format!("no OpenCL device ({e})"),
         Ok(v) if v.is_empty() => "no OpenCL device".into(),
@@ -242,7 +242,7 @@ pub fn seen_line(visible: &crate::Result<Vec<DeviceInfo>>) -> String {
 /// loader's environment and the recipe.
 pub fn hidden_warning(
     on: Option<&DeviceInfo>,
-    visible: &crate::Result<Vec<DeviceInfo>>,
+    visible: &crate::error::Result<Vec<DeviceInfo>>,
     hidden: &[Hidden],
 ) -> String {
     let (running, on_purpose) = match on {

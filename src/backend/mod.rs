@@ -18,7 +18,7 @@ pub use planner::{dg_opencl, dga_opencl};
 pub use discovery::Hidden as HiddenGpu;
 pub use planner::{Excitation, Method, Request, Selected, Target, select};
 
-use crate::Result;
+use crate::error::Result;
 use crate::util::C64;
 
 /// A leapfrog time stepper holding the state `U^n`, `F^(n-1/2)` on some device.
@@ -45,7 +45,7 @@ pub trait Stepper {
         if aux.is_empty() {
             Ok(())
         } else {
-            Err(crate::Error::config(
+            Err(crate::error::Error::config(
                 "state",
                 aux.len(),
                 "auxiliary (dispersive) state given to a run without dispersive media",
@@ -83,8 +83,8 @@ pub trait Stepper {
     }
 }
 
-fn no_dft(name: &str) -> crate::Error {
-    crate::Error::config(
+fn no_dft(name: &str) -> crate::error::Error {
+    crate::error::Error::config(
         "mode shapes",
         name,
         "this stepper keeps no running Fourier transforms (DGA on one process only)",
@@ -110,7 +110,7 @@ impl Stepper for FaultAt {
             if ok > 0 {
                 self.inner.advance(first, ok, samples)?;
             }
-            return Err(crate::Error::OpenCl {
+            return Err(crate::error::Error::OpenCl {
                 what: format!("kernel at step {} (injected fault)", self.at),
                 msg: "CL_DEVICE_NOT_AVAILABLE (-2): the device was lost".into(),
             });

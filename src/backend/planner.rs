@@ -9,7 +9,7 @@
 //! | method | CPU | OpenCL device |
 //! | --- | --- | --- |
 //! | DGA leapfrog | [`super::cpu::CpuStepper`] | [`super::opencl::ClStepper`] (slot-major `U` where it applies) |
-//! | nodal DG, LSERK4 | [`crate::dg::cpu::DgCpuStepper`] (f64) | [`crate::dg::opencl::DgClStepper`] |
+//! | nodal DG, LSERK4 | [`crate::backend::cpu::DgCpuStepper`] (f64) | [`crate::backend::opencl::DgClStepper`] |
 //!
 //! Units: ρ is the spectral radius of the unit-Δt operator in 1/m² for the DGA (`K`, the
 //! leapfrog is stable for `Δt < 2/√ρ` metres of light travel) and in 1/m for DG (`L`);
@@ -18,15 +18,16 @@
 use super::Stepper;
 use super::cpu::CpuStepper;
 use super::opencl::{ClDevice, ClStepper, ResidentOperators, ULayout};
+use crate::backend::cpu::DgCpuStepper;
+use crate::backend::opencl::DgClStepper;
 use crate::dg::DgOperator;
-use crate::dg::cpu::{DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED};
-use crate::dg::opencl::DgClStepper;
+use crate::dg::{DgProbe, DgSource, RHO_ITERS, RHO_SEED};
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators};
 use crate::problem::Waveform;
 use crate::real::Precision;
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -37,6 +38,7 @@ pub const DGA_RHO_SEED: u64 = 0x5eed;
 
 /// What is stepped.
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum Method {
     Dga(Arc<Dga>),
     Dg(Arc<DgOperator>),
@@ -44,6 +46,7 @@ pub enum Method {
 
 /// Where it is stepped.
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum Target {
     Cpu,
     OpenCl(Arc<ClDevice>),
@@ -236,7 +239,7 @@ pub fn dg_opencl<T: Real>(
 /// DG on the CPU (f64): ρ(L) from the host's power iteration.
 fn dg_cpu(req: Request<'_>, rule: &mut StepRule<'_>) -> Result<Selected> {
     let (op, source, probes) = dg_parts(req)?;
-    let mut rho = || Ok(crate::dg::cpu::spectral_radius(&op, RHO_ITERS, RHO_SEED));
+    let mut rho = || Ok(crate::dg::spectral_radius(&op, RHO_ITERS, RHO_SEED));
     let (dt, rho) = rule(&mut rho)?;
     Ok(Selected {
         stepper: Box::new(DgCpuStepper::new(op.clone(), dt, source, probes)),

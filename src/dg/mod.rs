@@ -19,18 +19,14 @@
 //! Storage: `q[(k·6 + c)·Np + i]`, component c = Ex, Ey, Ez, Hx, Hy, Hz at node i of tet k.
 
 pub(crate) mod basis;
-pub(crate) mod cpu;
-pub(crate) mod opencl;
+pub(crate) mod rhs;
 
 pub use basis::RefElement;
-pub use cpu::{
-    DgCpuStepper, DgProbe, DgSource, RHO_ITERS, RHO_SEED, energy, spectral_radius, time_step,
-};
-pub use opencl::{DgClStepper, DgUpdate, PROGRAM as CL_PROGRAM, SOURCE as CL_SOURCE};
+pub use rhs::{DgProbe, DgSource, RHO_ITERS, RHO_SEED, energy, spectral_radius, time_step};
 
 use crate::mesh::Mesh;
 use crate::util::{C64, V3, cross, norm};
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 
 use std::collections::HashMap;
 

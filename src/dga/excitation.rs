@@ -19,7 +19,7 @@ use super::Dga;
 use crate::complex::TetGeom;
 use crate::mesh::{Mesh, Topology};
 use crate::util::{V3, dot, norm};
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use nalgebra::Matrix3;
 
 /// A current source: the sparse pattern `g = Meps⁻¹ j` over half-edge slots (for unit

@@ -35,7 +35,7 @@
 //! conducts, `G = I/(ε∞ + b₀)`: a scalar per material.
 
 use super::{Dga, VertexBlocks};
-use crate::Real;
+use crate::real::Real;
 use nalgebra::DMatrix;
 use rayon::prelude::*;
 use sprs::CsMat;

@@ -21,7 +21,7 @@
 use super::Mesh;
 use super::topology::{NONE, Topology};
 use crate::util::{det3, sub};
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use rayon::prelude::*;
 
 /// Union-find over `n` items (path halving; union by index for determinism).

@@ -2,7 +2,7 @@
 //! events, and the kernel time of a completed event.
 
 use super::{ClDevice, Lane, cl_err};
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;

@@ -18,7 +18,7 @@
 //!
 //! Every `unsafe` block of the crate is in this module; each says why it is sound. The
 //! operators and steppers built on it live in [`crate::backend::opencl`] and
-//! [`crate::dg::opencl`].
+//! [`crate::backend::opencl::DgClStepper`].
 
 mod context;
 mod device;
@@ -32,7 +32,7 @@ pub use launch::{Arg, event_seconds, kernels, launch, launch_on};
 pub use pinned::Pinned;
 pub use program::BuildLog;
 
-use crate::Error;
+use crate::error::Error;
 
 /// The buffer-fill kernel (`fill_u32`), built once per device on first use.
 pub const FILL_SOURCE: &str = include_str!("../../cl/ocl/fill.cl");

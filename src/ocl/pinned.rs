@@ -9,7 +9,7 @@
 //! is ordinary host memory, and the copies are the same copies.
 
 use super::{ClDevice, cl_err};
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use opencl3::memory::{
     Buffer, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE, ClMem,
 };
@@ -54,7 +54,7 @@ impl<T: Copy + Default> Pinned<T> {
     }
 }
 
-impl<T: crate::Real> Pinned<T> {
+impl<T: crate::real::Real> Pinned<T> {
     /// The elements `at..at + len` of each run of `lens`, consecutive from the start, as
     /// bytes (a halo's values per neighbour, for a transport that moves bytes).
     pub fn byte_runs(&self, lens: impl Iterator<Item = usize>) -> Vec<&[u8]> {

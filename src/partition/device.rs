@@ -57,7 +57,7 @@ use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::DualForm;
 use crate::problem::Waveform;
 use crate::util::Rng;
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
 use std::sync::Arc;

@@ -59,7 +59,7 @@ pub use stepper::PartStepper;
 pub use stepper::{spectral_radius, time_step};
 
 use crate::mesh::{Mesh, Topology};
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 
 /// A k-way partition of the tets and the vertex ownership that follows from it.
 #[derive(Clone, Debug)]

@@ -7,7 +7,7 @@
 //! values); see `results/scaling/README.md` for the design and its cost model.
 
 use super::comm::{Comm, TAG_HALO, TAG_WORDS};
-use crate::Result;
+use crate::error::Result;
 use mpi::datatype::PartitionMut;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;

@@ -219,8 +219,8 @@ impl super::Partition {
         topo: &crate::mesh::Topology,
         weights: Option<Vec<u32>>,
         n_parts: usize,
-    ) -> crate::Result<super::Partition> {
-        use crate::Error;
+    ) -> crate::error::Result<super::Partition> {
+        use crate::error::Error;
         let t = mesh.n_tets();
         if n_parts == 0 || n_parts > t {
             return Err(Error::config(

@@ -2,7 +2,7 @@
 //! slabs, and the size from which `auto` prefers the geometric partition.
 
 use super::Partition;
-use crate::Result;
+use crate::error::Result;
 use crate::mesh::{Mesh, Topology};
 
 /// How the tets are partitioned (the resolved `partitioner` of a run; `auto` is resolved by

@@ -19,14 +19,14 @@
 
 use super::{Comm, Part};
 use crate::backend::Stepper;
+use crate::backend::cpu::RHO_MARGIN;
 use crate::complex::TetGeom;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::Operators;
 use crate::problem::Waveform;
-use crate::solver::timestep::RHO_MARGIN;
 use crate::util::{Rng, dot};
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -214,7 +214,7 @@ impl Bufs {
 }
 
 /// Power-iteration estimate of ρ(K) over all ranks (no margin), the distributed form of
-/// [`crate::solver::timestep::spectral_radius`]: the same start vector (the seeded generator jumped to
+/// [`crate::backend::cpu::spectral_radius`]: the same start vector (the seeded generator jumped to
 /// each free half's global position), the same local kernels, and global dot products.
 /// Collective: every rank calls it.
 pub fn spectral_radius<C: Comm>(
@@ -265,7 +265,7 @@ pub fn spectral_radius<C: Comm>(
     Ok(lambda)
 }
 
-/// The stable time step over all ranks, as [`crate::solver::timestep::time_step`]: `(Δt, ρ·margin)`.
+/// The stable time step over all ranks, as `solver::timestep::time_step`: `(Δt, ρ·margin)`.
 pub fn time_step<C: Comm>(comm: &C, part: &Part, dga: &Dga, cfl: f64) -> Result<(f64, f64)> {
     if !(cfl > 0.0 && cfl <= 1.0) {
         return Err(Error::config("cfl", cfl, "must be in (0, 1]"));

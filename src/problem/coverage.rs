@@ -11,7 +11,7 @@
 
 use super::{Boundary, BoundaryKind, Material, Metal, Walls};
 use crate::mesh::{Mesh, Topology};
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::collections::{BTreeMap, HashMap};
 
 /// What each key of a problem covers: `(key, count)` of tets per material and of outer

@@ -34,7 +34,7 @@
 //! resonator job reports, so a Drude-filled cavity can be checked to round-off.
 
 use crate::util::C64;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 
 /// One pole of a susceptibility, in SI units.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -162,7 +162,7 @@ impl Pole {
     /// The same pole with its rates in the library's time unit, metres of light travel
     /// (`t_m = c₀ t_s`): rates divided by c₀, times multiplied by it.
     pub fn in_metres(&self) -> Pole {
-        let c = crate::C0;
+        let c = crate::util::C0;
         match *self {
             Pole::Debye { delta_eps, tau } => Pole::Debye {
                 delta_eps,

@@ -20,7 +20,7 @@
 
 use crate::mesh::Mesh;
 use crate::util::{V3, norm, sub};
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use rayon::prelude::*;
 
 /// The inner surface of the tets `in_layer`: the vertices they share with the other tets,

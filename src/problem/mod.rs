@@ -41,13 +41,13 @@ pub use waveform::Waveform;
 use crate::mesh::topology::{FACE_CYCLE, LOCAL_EDGES};
 use crate::mesh::{Mesh, Topology};
 use crate::util::V3;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::collections::BTreeMap;
 
 /// Vacuum permittivity ε₀ (F/m), CODATA 2018.
 pub const EPS0: f64 = 8.854_187_812_8e-12;
 /// Vacuum impedance η₀ = 1/(ε₀ c) (Ω).
-pub const ETA0: f64 = 1.0 / (EPS0 * crate::C0);
+pub const ETA0: f64 = 1.0 / (EPS0 * crate::util::C0);
 
 /// A homogeneous, isotropic medium, optionally conducting.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -421,7 +421,7 @@ impl Metal {
 }
 
 /// Vacuum permeability μ₀ = 1/(ε₀ c²) (H/m).
-pub const MU0: f64 = 1.0 / (EPS0 * crate::C0 * crate::C0);
+pub const MU0: f64 = 1.0 / (EPS0 * crate::util::C0 * crate::util::C0);
 
 /// The physical problem: what fills the mesh, what bounds it, what drives it and where it
 /// is observed. Groups are named as in the mesh file (name or number).

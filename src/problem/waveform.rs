@@ -4,7 +4,7 @@
 //! `w(t) = -(t - t0)/τ · exp(½ - (t - t0)²/(2τ²))`, peak amplitude 1, spectrum peaking at
 //! `f_peak = 1/(2π τ)`, `t0 = 6τ`. Times in metres of light travel.
 
-use crate::C0;
+use crate::util::C0;
 
 /// Zero-mean derivative-of-Gaussian waveform (times in metres of light travel).
 #[derive(Clone, Copy, Debug, PartialEq)]

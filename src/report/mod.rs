@@ -24,7 +24,7 @@
 
 use crate::solver::config::Extract;
 use crate::solver::resonator::ResonatorResult;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::path::{Path, PathBuf};
 
 pub(crate) mod outdir;
@@ -396,8 +396,8 @@ pub fn run_toml(r: &ResonatorResult) -> Result<String> {
             direction: r.source.dir,
             tet: r.source.tet,
             f_peak_hz: r.waveform.f_peak_hz(),
-            tau_s: r.waveform.tau / crate::C0,
-            t0_s: r.waveform.t0 / crate::C0,
+            tau_s: r.waveform.tau / crate::util::C0,
+            t0_s: r.waveform.t0 / crate::util::C0,
         },
         probes: r.probe_points.clone(),
         unresolved: r.analysis.unresolved.clone(),

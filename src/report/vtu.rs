@@ -3,7 +3,7 @@
 
 use crate::mesh::Mesh;
 use crate::solver::modeshape::ModeShape;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -134,7 +134,7 @@ pub const MAX_CATALOGUE: f64 = 1e5;
 /// must be the mesh's (to 3%: a polyhedral cylinder or sphere is within that), else the
 /// labels would belong to another cavity; and its catalogue up to `1.1 fmax_hz` (Weyl's
 /// estimate `(8π/3) V (n f / c)³` of the mode count) must stay below [`MAX_CATALOGUE`].
-pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::Result<()> {
+pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::error::Result<()> {
     let CavitySpec::Given(c) = plan.cavity else {
         return Ok(());
     };
@@ -167,7 +167,7 @@ pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::Resu
         .fold(0.0, f64::max);
     let given = plan.config.cavity.to_string();
     if !(off <= 0.03) {
-        return Err(crate::Error::config(
+        return Err(crate::error::Error::config(
             "cavity",
             &given,
             format!(
@@ -184,7 +184,7 @@ pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::Resu
     let have_v: f64 = (0..mesh.n_tets()).map(|t| mesh.tet_volume(t).abs()).sum();
     let dv = (volume - have_v).abs() / have_v;
     if !(dv <= 0.10) {
-        return Err(crate::Error::config(
+        return Err(crate::error::Error::config(
             "cavity",
             &given,
             format!(
@@ -194,9 +194,10 @@ pub fn check_given_cavity(plan: &Plan, mesh: &Mesh, fmax_hz: f64) -> crate::Resu
         ));
     }
     let n = homogeneous_index(plan, mesh).unwrap_or(1.0);
-    let modes = 8.0 * std::f64::consts::PI / 3.0 * volume * (1.1 * fmax_hz * n / crate::C0).powi(3);
+    let modes =
+        8.0 * std::f64::consts::PI / 3.0 * volume * (1.1 * fmax_hz * n / crate::util::C0).powi(3);
     if modes > MAX_CATALOGUE {
-        return Err(crate::Error::config(
+        return Err(crate::error::Error::config(
             "cavity",
             &given,
             format!(

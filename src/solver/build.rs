@@ -12,7 +12,8 @@ use crate::backend::opencl::{ClDevice, DeviceInfo};
 use crate::backend::{Excitation, Method as Discretised, Request, Stepper, Target, select};
 use crate::cost;
 use crate::dg::DgOperator;
-use crate::dg::cpu::{DgProbe, DgSource, RHO_ITERS, time_step_for};
+use crate::dg::rhs::time_step_for;
+use crate::dg::{DgProbe, DgSource, RHO_ITERS};
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::DualForm;
@@ -24,7 +25,7 @@ use crate::real::Precision;
 use crate::solver::config::Assembly;
 use crate::solver::config::Method;
 use crate::util::{Rng, V3};
-use crate::{C0, Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real, util::C0};
 use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
@@ -220,7 +221,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
             let eta = match &disc {
                 Discretisation::Dg(op) if on_host => format!(
                     ", about {:.0} s",
-                    apps as f64 * crate::dg::cpu::seconds_per_application(op)
+                    apps as f64 * crate::dg::rhs::seconds_per_application(op)
                 ),
                 _ => String::new(),
             };

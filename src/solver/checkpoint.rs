@@ -16,7 +16,7 @@
 //! leaves the previous checkpoint intact.
 
 use crate::util::fnv1a64;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 

@@ -30,7 +30,7 @@ pub use crate::mesh::order::MeshOrder;
 use crate::problem::{Boundary, Material};
 use crate::real::Precision;
 use crate::util::V3;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 

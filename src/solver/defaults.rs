@@ -29,7 +29,7 @@
 use super::plan::Length;
 use crate::mesh::Mesh;
 use crate::problem::{Media, Waveform};
-use crate::{C0, Error, Result};
+use crate::{error::Error, error::Result, util::C0};
 
 /// Periods of the default `f_peak` in the default record.
 pub const RECORD_PERIODS: f64 = 150.0;

@@ -17,7 +17,7 @@ use super::plan::{BackendSpec, Plan};
 use crate::backend::discovery;
 use crate::backend::opencl::{self, DeviceInfo};
 use crate::real::Precision;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 
 /// A one-process run's device.
 #[derive(Debug)]

@@ -19,9 +19,9 @@
 //! sooner. A graded layer reflects most from deeper in, so its echo grows later and weaker
 //! than this estimate.
 
-use crate::C0;
 use crate::mesh::{Mesh, Topology};
 use crate::problem::{Media, Problem, Walls, Waveform};
+use crate::util::C0;
 use crate::util::{V3, norm, sub};
 
 /// The earliest echo of the run's absorbing surfaces at its probes.

@@ -30,7 +30,7 @@
 use super::config::Config;
 use crate::mesh::Mesh;
 use crate::problem::{ETA0, Material};
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 
 /// Most poles (Debye, Drude and Lorentz together) one material takes. Fits of measured
 /// media use few: a Drude term and five Lorentz pairs for the noble metals (Rakić et al.,

@@ -10,9 +10,9 @@
 //! note §5); the per-tet E is the average of its 4 hexahedra. Each mode is normalised so
 //! that its largest cell E is real and of modulus 1 (H scaled by the same factor).
 
-use crate::Result;
 use crate::backend::Stepper;
 use crate::complex::TetGeom;
+use crate::error::Result;
 use crate::mesh::{Mesh, Topology};
 use crate::util::{C64, V3};
 use nalgebra::Matrix3;
@@ -90,7 +90,7 @@ pub fn mode_shapes(
     let (u0, f0) = stepper.state()?;
     stepper.set_state(&vec![0.0; u0.len()], &vec![0.0; f0.len()])?;
     stepper.dft_start(modes.len())?;
-    let dt_s = dt / crate::C0;
+    let dt_s = dt / crate::util::C0;
     let phases = |t: f64| -> Vec<C64> {
         modes
             .iter()

@@ -59,7 +59,7 @@ use crate::partition::{
 use crate::problem::{Media, Waveform};
 use crate::real::Precision;
 use crate::util::V3;
-use crate::{C0, Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real, util::C0};
 use std::sync::Arc;
 use std::time::Instant;
 

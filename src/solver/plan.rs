@@ -9,7 +9,7 @@ use crate::dga::operators::DualForm;
 use crate::problem::{BoundaryKind, Problem};
 use crate::real::Precision;
 use crate::util::V3;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::path::PathBuf;
 use std::time::Duration;
 

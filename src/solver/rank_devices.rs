@@ -25,7 +25,7 @@ use crate::backend::discovery;
 use crate::backend::opencl::{self, ClDevice, DeviceInfo};
 use crate::partition::Comm;
 use crate::real::Precision;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::sync::Arc;
 
 /// What one rank sees, as exchanged between ranks.

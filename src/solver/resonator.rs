@@ -14,7 +14,7 @@ use crate::mesh::Mesh;
 use crate::problem::Waveform;
 use crate::spectrum::Peak;
 use crate::util::V3;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::path::PathBuf;
 
 /// Everything a resonator run produced.
@@ -394,7 +394,11 @@ fn result(
         notices.push("f_corrected_hz = f_hz: dispersive media fill only part of the mesh, where no exact discrete relation undoes the time step's shift (a homogeneous dispersive fill is corrected exactly)".into());
     }
     notices.extend(b.echo.as_ref().and_then(|e| {
-        super::echo::notice(e, record.steps as f64 * dt_s, b.wave.end() / crate::C0)
+        super::echo::notice(
+            e,
+            record.steps as f64 * dt_s,
+            b.wave.end() / crate::util::C0,
+        )
     }));
     ResonatorResult {
         probe_csv,

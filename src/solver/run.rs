@@ -2,7 +2,7 @@
 //! guard, checkpoints and interruption. Never loses the samples recorded before a failure.
 
 use crate::backend::Stepper;
-use crate::{C0, Error, Result};
+use crate::{error::Error, error::Result, util::C0};
 use std::path::{Path, PathBuf};
 
 /// What a run produced.

@@ -23,7 +23,7 @@
 use crate::mesh::generate::{BALL_OUTER, Shell};
 use crate::spectrum::analytic::Cavity;
 use crate::util::V3;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use std::fmt;
 use std::str::FromStr;
 

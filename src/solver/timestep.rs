@@ -3,13 +3,10 @@
 //! quotient in the `Meps` inner product) and enlarged by a 2% margin.
 
 use crate::dga::Dga;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 
-/// Power-iteration estimate of ρ(K) ([`crate::backend::cpu::spectral_radius`]).
-pub use crate::backend::cpu::spectral_radius;
-
-/// Margin applied to the power-iteration estimate of ρ(K).
-pub const RHO_MARGIN: f64 = 1.02;
+/// Power-iteration estimate of ρ(K) and its margin ([`crate::backend::cpu::spectral_radius`]).
+pub use crate::backend::cpu::{RHO_MARGIN, spectral_radius};
 
 /// The stable time step (in metres of light travel) for a CFL number in (0, 1].
 pub fn time_step(dga: &Dga, cfl: f64) -> Result<(f64, f64)> {
@@ -45,7 +42,7 @@ pub fn pole_rates(media: &crate::problem::Media) -> Vec<PoleRate> {
             };
             out.push(PoleRate {
                 what: format!("the {kind} pole of material '{name}'"),
-                rate: pole_rate(p, eps_inf) / crate::C0,
+                rate: pole_rate(p, eps_inf) / crate::util::C0,
             });
         }
     }
@@ -60,7 +57,7 @@ pub fn pole_rates(media: &crate::problem::Media) -> Vec<PoleRate> {
 /// reproduces its low-frequency tail); both cases are told in `notices`.
 pub fn pole_limited(dt: f64, rho: f64, poles: &[PoleRate], notices: &mut Vec<String>) -> f64 {
     use crate::problem::dispersion_relation::POLE_THETA;
-    let c0 = crate::C0;
+    let c0 = crate::util::C0;
     let top = rho.sqrt();
     let mut out = dt;
     let mut by = None;

@@ -10,7 +10,7 @@
 //! `J_m(x) = 1/(2π) ∫_0^{2π} cos(mτ - x sin τ) dτ`, whose periodic integrand makes the
 //! trapezoidal rule converge geometrically; zeros are bracketed on a grid and bisected.
 
-use crate::C0;
+use crate::util::C0;
 use std::f64::consts::PI;
 
 /// `J_m(x)` for integer m >= 0 and |x| <= ~50 (absolute error ~1e-15).

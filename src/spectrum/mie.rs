@@ -21,7 +21,7 @@
 //! requested index. `j_l`, `y_l` come from the closed forms of order 0 and 1 and upward
 //! recurrence, accurate for the low orders (`l ≤ 4`) and arguments (`|z| ≳ 0.1`) used here.
 
-use crate::C0;
+use crate::util::C0;
 use crate::util::C64;
 use std::f64::consts::PI;
 

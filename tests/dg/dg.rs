@@ -5,7 +5,8 @@
 //! integrator's dissipation.
 #![allow(clippy::needless_range_loop)]
 
-use dgatd::dg::{self, DgCpuStepper};
+use dgatd::backend::cpu::DgCpuStepper;
+use dgatd::dg;
 use dgatd::dg::{DgOperator, Flux};
 use dgatd::mesh::box_mesh;
 use std::f64::consts::PI;

@@ -43,13 +43,14 @@
 
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
+use dgatd::backend::cpu::DgCpuStepper;
 use dgatd::backend::opencl::{
     Arg, BlockVariant, CircVariant, ClDevice, ClStepper, CsrVariant, DispVariant, LOCAL, Lane,
     PrimalVariant, ULayout, Variants, launch, select_device,
 };
-use dgatd::dg::{DgClStepper, DgUpdate};
-use dgatd::dg::{DgCpuStepper, DgProbe, DgSource};
+use dgatd::backend::opencl::{DgClStepper, DgUpdate};
 use dgatd::dg::{DgOperator, Flux};
+use dgatd::dg::{DgProbe, DgSource};
 use dgatd::dga::Dga;
 use dgatd::dga::{DualForm, Operators};
 use dgatd::dga::{Probe, Source};
@@ -72,7 +73,10 @@ const SOURCES: [(&str, &str); 6] = [
         dgatd::backend::opencl::PROBE_PROGRAM,
         dgatd::backend::opencl::PROBE_SOURCE,
     ),
-    (dgatd::dg::CL_PROGRAM, dgatd::dg::CL_SOURCE),
+    (
+        dgatd::backend::opencl::DG_PROGRAM,
+        dgatd::backend::opencl::DG_SOURCE,
+    ),
     ("cl/ocl/fill.cl", include_str!("../../cl/ocl/fill.cl")),
     (
         "cl/assembly/assemble.cl",

@@ -1,5 +1,5 @@
 //! The OpenCL backend (`backend::opencl`, `ocl`, `backend::device_assembly`,
-//! `backend::discovery`, `dg::opencl`): kernels and whole runs against the CPU reference,
+//! `backend::discovery`, `backend::opencl::dg`): kernels and whole runs against the CPU reference,
 //! mixed storage, device assembly, the kernel smoke run on the default device and under
 //! Oclgrind, and the hidden-GPU warning. Without a device the tests print SKIPPED (a
 //! failure with DGATD_REQUIRE_OPENCL=1).

@@ -11,11 +11,11 @@
 use crate::common::*;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::{self, CpuStepper};
+use dgatd::backend::opencl::DgUpdate;
 use dgatd::backend::opencl::{
     BlockVariant, CircVariant, ClDevice, ClStepper, CsrVariant, PrimalVariant, ULayout, Variants,
     list_devices,
 };
-use dgatd::dg::DgUpdate;
 use dgatd::dga::{DualForm, Operators};
 use dgatd::dga::{Probe, Source};
 use dgatd::problem::Waveform;
@@ -775,9 +775,10 @@ fn too_small_devices_are_refused_with_figures() {
 #[test]
 fn dg_runs_match_the_cpu() {
     use dgatd::backend::Stepper;
-    use dgatd::dg::DgClStepper;
-    use dgatd::dg::{DgCpuStepper, DgProbe, DgSource};
+    use dgatd::backend::cpu::DgCpuStepper;
+    use dgatd::backend::opencl::DgClStepper;
     use dgatd::dg::{DgOperator, Flux};
+    use dgatd::dg::{DgProbe, DgSource};
     let Some(dev) = cl_device() else { return };
     let m = jittered_box([2, 2, 2], 11, 0.2);
     let k = m.n_tets();
@@ -847,7 +848,7 @@ fn dg_runs_match_the_cpu() {
 #[test]
 fn dg_blocked_update_matches_the_node_update() {
     use dgatd::backend::Stepper;
-    use dgatd::dg::DgClStepper;
+    use dgatd::backend::opencl::DgClStepper;
     use dgatd::dg::DgSource;
     use dgatd::dg::{DgOperator, Flux};
     let Some(dev) = cl_device() else { return };
@@ -940,7 +941,7 @@ fn dg_blocked_update_matches_the_node_update() {
 #[test]
 fn dg_device_spectral_radius_matches_the_cpu() {
     use dgatd::backend::Stepper;
-    use dgatd::dg::DgClStepper;
+    use dgatd::backend::opencl::DgClStepper;
     use dgatd::dg::{DgOperator, Flux};
     use dgatd::dg::{RHO_ITERS, RHO_SEED, spectral_radius};
     let Some(dev) = cl_device() else { return };

@@ -47,7 +47,7 @@ pub(super) fn dg_device_rows<T: Real>(
     push("dg_update", "", upd, ub, uf);
     // The other update kernels, each as its own row (`N=k+node`, `N=k+blocked`, `N=k+resident`,
     // `N=k+paired`).
-    use dgatd::dg::DgUpdate;
+    use dgatd::backend::opencl::DgUpdate;
     let default = s.update();
     for u in DgUpdate::ALL {
         if u == default || s.set_update(u).is_err() {
@@ -78,7 +78,7 @@ pub(super) fn dg_cpu_row(
     base: &Row,
     copy_gbs: f64,
 ) -> Row {
-    let mut s = dgatd::dg::DgCpuStepper::new(op.clone(), 1e-3, None, vec![]);
+    let mut s = dgatd::backend::cpu::DgCpuStepper::new(op.clone(), 1e-3, None, vec![]);
     let mut r = dgatd::internal::Rng::new(9);
     s.q.iter_mut().for_each(|x| *x = r.sym());
     for _ in 0..cfg.warmup {

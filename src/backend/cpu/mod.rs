@@ -12,17 +12,19 @@
 //! cores (`results/cpu/lean/`).
 
 use super::Stepper;
-use crate::Real;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators};
 use crate::problem::Waveform;
+use crate::real::Real;
 use crate::util::C64;
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+mod dg;
 pub(crate) mod lean;
+pub use dg::DgCpuStepper;
 pub use lean::{
     Lean, circulations as lean_circulations, primal as lean_primal,
     vertex_blocks as lean_vertex_blocks,
@@ -565,7 +567,11 @@ impl<T: Real> Stepper for CpuStepper<T> {
     }
 }
 
-/// Power-iteration estimate of ρ(K) (no margin). Uses the CPU kernels on unit operators.
+/// Margin applied to the power-iteration estimate of ρ(K) before the time step is taken
+/// from it (the estimate approaches ρ from below).
+pub const RHO_MARGIN: f64 = 1.02;
+
+/// Power-iteration estimate of ρ(K) (no margin, [`RHO_MARGIN`]). Uses the CPU kernels on unit operators.
 pub fn spectral_radius(dga: &Dga, iters: usize, seed: u64) -> f64 {
     // σ does not change the stability limit (design note §12): the lossless K.
     let ops = Operators::<f64>::lossless(dga, 1.0, false);

@@ -8,7 +8,7 @@
 use super::kernels::Kernels;
 use crate::ocl::{Arg, ClDevice, LOCAL, kernels, launch};
 use crate::util::C64;
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 

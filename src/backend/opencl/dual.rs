@@ -16,7 +16,7 @@ use super::variant::{BlockLayout, BlockVariant, CircVariant, CsrVariant};
 use crate::dga::Dga;
 use crate::dga::operators::{DualForm, build_csr};
 use crate::ocl::{Arg, ClDevice, LOCAL, Lane, kernels, launch, launch_on};
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;

@@ -9,7 +9,7 @@
 use super::kernels::Kernels;
 use crate::dga::operators::Operators;
 use crate::ocl::{Arg, ClDevice, LOCAL, kernels, launch};
-use crate::{Real, Result};
+use crate::{error::Result, real::Real};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;

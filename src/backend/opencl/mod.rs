@@ -29,6 +29,7 @@
 //! and `stepper` (the [`Stepper`] trait, running transforms).
 
 mod dft;
+mod dg;
 mod disp;
 mod dual;
 mod energy;
@@ -52,6 +53,7 @@ pub use crate::ocl::{
     Arg, BuildLog, ClDevice, DeviceInfo, FILL_SOURCE, LOCAL, Lane, Pinned, ZERO_BY_WRITE_MAX,
     cl_std_option, event_seconds, kernels, launch, launch_on, list_devices, select_device,
 };
+pub use dg::{DgClStepper, DgUpdate, PROGRAM as DG_PROGRAM, SOURCE as DG_SOURCE};
 pub use energy::{Field, NoHalo, PowerHalo};
 pub use forms::{MixedOperators, PairCirculation};
 pub use kernels::{CSR_LANES, Kernels, PROBE_PROGRAM, PROBE_SOURCE, PROGRAM, SOURCE, real_options};
@@ -72,7 +74,7 @@ use crate::dga::operators::{DualForm, Operators};
 use crate::ocl::cl_err;
 use crate::problem::Waveform;
 use crate::util::{C64, Rng};
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use dft::Dft;
 use disp::*;
 use dual::{Dual, DualStart};

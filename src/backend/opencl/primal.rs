@@ -12,7 +12,7 @@ use super::slot_major::SlotMajor;
 use super::variant::PrimalVariant;
 use crate::dga::Dga;
 use crate::ocl::{Arg, ClDevice, LOCAL, Lane, kernels, launch_on};
-use crate::{Real, Result};
+use crate::{error::Result, real::Real};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::path::Path;
 
+mod elements;
 mod sections;
 #[cfg(test)]
 mod tests;

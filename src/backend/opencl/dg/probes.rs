@@ -1,11 +1,11 @@
 //! The DG probes on the device: E at each probe point, interpolated in its tet with the
-//! nodal weights of [`crate::dg::cpu::DgProbe`], written into a chunk of samples
+//! nodal weights of [`crate::dg::DgProbe`], written into a chunk of samples
 //! (`cl/dg/node.cl`, `dg_probe`).
 
 use crate::backend::opencl::SAMPLE_CHUNK;
-use crate::dg::cpu::DgProbe;
+use crate::dg::DgProbe;
 use crate::ocl::{Arg, ClDevice, kernels, launch};
-use crate::{Real, Result};
+use crate::{error::Result, real::Real};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;

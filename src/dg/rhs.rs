@@ -1,13 +1,14 @@
-//! CPU reference of the DG right-hand side and the LSERK4 stepper (rayon over tets).
+//! The DG right-hand side `dq/dt = L q` evaluated on the CPU (rayon over tets): the reference
+//! every device form is tested against, the energy, the power iteration for ρ(L) and the
+//! stable LSERK4 time step. The CPU stepper that integrates it is
+//! [`crate::backend::cpu::DgCpuStepper`].
 
-use super::{DgOperator, RK4A, RK4B, RK4C};
-use crate::backend::Stepper;
+use super::DgOperator;
 use crate::mesh::Mesh;
 use crate::problem::Waveform;
 use crate::util::{V3, cross};
-use crate::{Error, Result};
+use crate::{error::Error, error::Result};
 use rayon::prelude::*;
-use std::sync::Arc;
 
 /// A point source `J = w(t) d̂` spread uniformly over one tet.
 #[derive(Clone, Debug)]
@@ -226,98 +227,4 @@ pub fn time_step_for(rho_est: f64, cfl: f64) -> (f64, f64) {
 /// Stable LSERK4 time step with ρ from the CPU power iteration.
 pub fn time_step(op: &DgOperator, cfl: f64) -> (f64, f64) {
     time_step_for(spectral_radius(op, RHO_ITERS, RHO_SEED), cfl)
-}
-
-/// The CPU DG stepper.
-pub struct DgCpuStepper {
-    pub op: Arc<DgOperator>,
-    pub q: Vec<f64>,
-    res: Vec<f64>,
-    k: Vec<f64>,
-    pub dt: f64,
-    pub source: Option<DgSource>,
-    pub probes: Vec<DgProbe>,
-}
-
-impl DgCpuStepper {
-    pub fn new(
-        op: Arc<DgOperator>,
-        dt: f64,
-        source: Option<DgSource>,
-        probes: Vec<DgProbe>,
-    ) -> Self {
-        let n = op.n_dofs();
-        DgCpuStepper {
-            op,
-            q: vec![0.0; n],
-            res: vec![0.0; n],
-            k: vec![0.0; n],
-            dt,
-            source,
-            probes,
-        }
-    }
-
-    /// One LSERK4 step from time `t`.
-    pub fn step(&mut self, t: f64) {
-        let np = self.op.re.np;
-        for s in 0..5 {
-            rhs(&self.op, &self.q, &mut self.k);
-            if let Some(src) = &self.source {
-                let w = src.wave.at(t + RK4C[s] * self.dt) / self.op.eps[src.tet];
-                for c in 0..3 {
-                    for i in 0..np {
-                        self.k[(src.tet * 6 + c) * np + i] -= w * src.dir[c];
-                    }
-                }
-            }
-            let (a, b, dt) = (RK4A[s], RK4B[s], self.dt);
-            self.res
-                .par_iter_mut()
-                .zip(self.q.par_iter_mut())
-                .zip(self.k.par_iter())
-                .for_each(|((r, q), k)| {
-                    *r = a * *r + dt * k;
-                    *q += b * *r;
-                });
-        }
-    }
-}
-
-impl Stepper for DgCpuStepper {
-    fn name(&self) -> String {
-        format!(
-            "cpu (rayon, {} threads, DG N={})",
-            rayon::current_num_threads(),
-            self.op.re.n
-        )
-    }
-    fn advance(&mut self, first: usize, n: usize, samples: &mut Vec<f64>) -> Result<()> {
-        let np = self.op.re.np;
-        for s in first..first + n {
-            self.step(s as f64 * self.dt);
-            for p in &self.probes {
-                samples.extend(p.sample(&self.q, np));
-            }
-        }
-        Ok(())
-    }
-    fn energy(&mut self) -> Result<f64> {
-        Ok(energy(&self.op, &self.q))
-    }
-    fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
-        Ok((self.q.clone(), vec![]))
-    }
-    fn set_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
-        if u.len() != self.q.len() || !f.is_empty() {
-            return Err(Error::config(
-                "state",
-                format!("{}+{}", u.len(), f.len()),
-                "length does not match the DG discretisation",
-            ));
-        }
-        self.q.copy_from_slice(u);
-        self.res.iter_mut().for_each(|r| *r = 0.0);
-        Ok(())
-    }
 }

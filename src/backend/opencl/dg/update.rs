@@ -10,7 +10,7 @@
 
 use crate::dg::DgOperator;
 use crate::ocl::{Arg, ClDevice, LOCAL, launch};
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;

@@ -11,12 +11,11 @@ mod update;
 
 pub use update::DgUpdate;
 
-use super::cpu::{DgProbe, DgSource};
-use super::{DgOperator, RK4A, RK4B, RK4C};
+use super::{DeviceSampling, advance_sampled};
 use crate::backend::Stepper;
-use crate::backend::opencl::{DeviceSampling, advance_sampled};
+use crate::dg::{DgOperator, DgProbe, DgSource, RK4A, RK4B, RK4C};
 use crate::ocl::ClDevice;
-use crate::{Error, Real, Result};
+use crate::{error::Error, error::Result, real::Real};
 use flux::Flux;
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
@@ -25,11 +24,11 @@ use std::sync::Arc;
 use update::{Shapes, Stage, Update};
 
 pub const SOURCE: &str = concat!(
-    include_str!("../../../cl/dg/common.cl"),
-    include_str!("../../../cl/dg/node.cl"),
-    include_str!("../../../cl/dg/blocked.cl"),
-    include_str!("../../../cl/dg/two_nodes.cl"),
-    include_str!("../../../cl/dg/lines.cl"),
+    include_str!("../../../../cl/dg/common.cl"),
+    include_str!("../../../../cl/dg/node.cl"),
+    include_str!("../../../../cl/dg/blocked.cl"),
+    include_str!("../../../../cl/dg/two_nodes.cl"),
+    include_str!("../../../../cl/dg/lines.cl"),
 );
 /// The name of the DG program in build logs and messages.
 pub const PROGRAM: &str = "cl/dg/*.cl";
@@ -186,7 +185,7 @@ impl<T: Real> DgClStepper<T> {
     }
 
     /// Spectral radius of the DG operator on the device: the power iteration on `L²` of
-    /// [`super::cpu::spectral_radius`] (same seed and iterations), each product of `L` by the
+    /// [`crate::dg::spectral_radius`] (same seed and iterations), each product of `L` by the
     /// device kernels, the normalisation on the host. Leaves the field and residual zero.
     pub fn spectral_radius(&mut self, iters: usize, seed: u64) -> Result<f64> {
         let n = self.op.n_dofs();
@@ -247,7 +246,7 @@ impl<T: Real> Stepper for DgClStepper<T> {
     }
     fn energy(&mut self) -> Result<f64> {
         let (q, _) = self.state()?;
-        Ok(super::cpu::energy(&self.op, &q))
+        Ok(crate::dg::energy(&self.op, &q))
     }
     fn state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
         let q = self
