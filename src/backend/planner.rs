@@ -25,9 +25,10 @@ use crate::dg::{DgProbe, DgSource, RHO_ITERS, RHO_SEED};
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators};
+use crate::error::{Error, Result};
 use crate::problem::Waveform;
 use crate::real::Precision;
-use crate::{error::Error, error::Result, real::Real};
+use crate::real::Real;
 use std::any::Any;
 use std::sync::Arc;
 

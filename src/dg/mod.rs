@@ -24,9 +24,9 @@ pub(crate) mod rhs;
 pub use basis::RefElement;
 pub use rhs::{DgProbe, DgSource, RHO_ITERS, RHO_SEED, energy, spectral_radius, time_step};
 
+use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::util::{C64, V3, cross, norm};
-use crate::{error::Error, error::Result};
 
 use std::collections::HashMap;
 

@@ -4,10 +4,10 @@
 //! [`crate::backend::cpu::DgCpuStepper`].
 
 use super::DgOperator;
+use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::problem::Waveform;
 use crate::util::{V3, cross};
-use crate::{error::Error, error::Result};
 use rayon::prelude::*;
 
 /// A point source `J = w(t) d̂` spread uniformly over one tet.

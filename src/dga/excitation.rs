@@ -17,9 +17,10 @@
 
 use super::Dga;
 use crate::complex::TetGeom;
+use crate::error::{Error, Result};
 use crate::mesh::{Mesh, Topology};
+use crate::real::Real;
 use crate::util::{V3, dot, norm};
-use crate::{error::Error, error::Result, real::Real};
 use nalgebra::Matrix3;
 
 /// A current source: the sparse pattern `g = Meps⁻¹ j` over half-edge slots (for unit

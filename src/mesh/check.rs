@@ -20,8 +20,8 @@
 
 use super::Mesh;
 use super::topology::{NONE, Topology};
+use crate::error::{Error, Result};
 use crate::util::{det3, sub};
-use crate::{error::Error, error::Result};
 use rayon::prelude::*;
 
 /// Union-find over `n` items (path halving; union by index for determinism).

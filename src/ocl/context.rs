@@ -3,7 +3,8 @@
 
 use super::launch::{Arg, launch};
 use super::{BuildLog, DeviceInfo, FILL_SOURCE, LOCAL, ZERO_BY_WRITE_MAX, cl_err};
-use crate::{error::Error, error::Result, real::Real};
+use crate::error::{Error, Result};
+use crate::real::Real;
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
 use opencl3::device::Device;

@@ -1,7 +1,7 @@
 //! Device listing and choice: every device of every OpenCL platform, described, and the
 //! choice of one by index, by name, or by default (the first GPU, else the first CPU).
 
-use crate::{error::Error, error::Result};
+use crate::error::{Error, Result};
 use opencl3::device::{CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU, Device};
 use opencl3::platform::get_platforms;
 

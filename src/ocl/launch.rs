@@ -2,7 +2,8 @@
 //! events, and the kernel time of a completed event.
 
 use super::{ClDevice, Lane, cl_err};
-use crate::{error::Error, error::Result, real::Real};
+use crate::error::{Error, Result};
+use crate::real::Real;
 use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;

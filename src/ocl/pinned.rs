@@ -9,7 +9,7 @@
 //! is ordinary host memory, and the copies are the same copies.
 
 use super::{ClDevice, cl_err};
-use crate::{error::Error, error::Result};
+use crate::error::{Error, Result};
 use opencl3::memory::{
     Buffer, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE, ClMem,
 };

@@ -3,7 +3,7 @@
 //! build kept per device.
 
 use super::{ClDevice, cl_std_option};
-use crate::{error::Error, error::Result};
+use crate::error::{Error, Result};
 use opencl3::program::Program;
 use opencl3::types::cl_device_id;
 

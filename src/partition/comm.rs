@@ -6,7 +6,7 @@
 //! Global sums are formed by gathering every rank's contribution and adding them in rank
 //! order, so every rank gets the same bits and a run is reproducible for a given P.
 
-use crate::{error::Error, error::Result};
+use crate::error::{Error, Result};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;

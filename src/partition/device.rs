@@ -55,9 +55,10 @@ use crate::backend::opencl::{
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::DualForm;
+use crate::error::{Error, Result};
 use crate::problem::Waveform;
+use crate::real::Real;
 use crate::util::Rng;
-use crate::{error::Error, error::Result, real::Real};
 use opencl3::event::Event;
 use opencl3::memory::Buffer;
 use std::sync::Arc;

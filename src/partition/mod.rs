@@ -58,8 +58,8 @@ pub use scheme::{RCB_FROM_TETS, Scheme};
 pub use stepper::PartStepper;
 pub use stepper::{spectral_radius, time_step};
 
+use crate::error::{Error, Result};
 use crate::mesh::{Mesh, Topology};
-use crate::{error::Error, error::Result};
 
 /// A k-way partition of the tets and the vertex ownership that follows from it.
 #[derive(Clone, Debug)]

@@ -4,9 +4,9 @@
 
 use super::{HaloLists, Partition};
 use crate::dga::Dga;
+use crate::error::{Error, Result};
 use crate::mesh::{Mesh, Topology};
 use crate::problem::Media;
-use crate::{error::Error, error::Result};
 
 /// What rank `rank` exchanges with one neighbour `peer` each step. Lists are in ascending
 /// global order on both sides, so the `k`-th value sent by one rank is the `k`-th received by

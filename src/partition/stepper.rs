@@ -24,9 +24,10 @@ use crate::complex::TetGeom;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::Operators;
+use crate::error::{Error, Result};
 use crate::problem::Waveform;
+use crate::real::Real;
 use crate::util::{Rng, dot};
-use crate::{error::Error, error::Result, real::Real};
 use rayon::prelude::*;
 use std::sync::Arc;
 

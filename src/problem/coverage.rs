@@ -10,8 +10,8 @@
 //! an error.
 
 use super::{Boundary, BoundaryKind, Material, Metal, Walls};
+use crate::error::{Error, Result};
 use crate::mesh::{Mesh, Topology};
-use crate::{error::Error, error::Result};
 use std::collections::{BTreeMap, HashMap};
 
 /// What each key of a problem covers: `(key, count)` of tets per material and of outer

@@ -33,8 +33,8 @@
 //! warping factor `1 / (1 + ω_p² Δt² / (4 ε∞))`. `Ω̂` is the leapfrog-corrected frequency the
 //! resonator job reports, so a Drude-filled cavity can be checked to round-off.
 
+use crate::error::{Error, Result};
 use crate::util::C64;
-use crate::{error::Error, error::Result};
 
 /// One pole of a susceptibility, in SI units.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -18,9 +18,9 @@
 //! search is brute force over the inner surface's nodes (`O(layer tets × surface nodes)`,
 //! in parallel).
 
+use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::util::{V3, norm, sub};
-use crate::{error::Error, error::Result};
 use rayon::prelude::*;
 
 /// The inner surface of the tets `in_layer`: the vertices they share with the other tets,

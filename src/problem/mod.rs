@@ -38,10 +38,10 @@ pub use dispersion::{AuxEnergy, Biquad, DebyeSpec, DrudeSpec, LorentzSpec};
 pub use placement::{default_point, default_points, random_probes};
 pub use waveform::Waveform;
 
+use crate::error::{Error, Result};
 use crate::mesh::topology::{FACE_CYCLE, LOCAL_EDGES};
 use crate::mesh::{Mesh, Topology};
 use crate::util::V3;
-use crate::{error::Error, error::Result};
 use std::collections::BTreeMap;
 
 /// Vacuum permittivity ε₀ (F/m), CODATA 2018.

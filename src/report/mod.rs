@@ -22,9 +22,9 @@
 //!
 //! Plots (`spectrum.png`, `spectrum.svg`) are drawn by the application.
 
+use crate::error::{Error, Result};
 use crate::solver::config::Extract;
 use crate::solver::resonator::ResonatorResult;
-use crate::{error::Error, error::Result};
 use std::path::{Path, PathBuf};
 
 pub(crate) mod outdir;

@@ -8,7 +8,7 @@
 //! the lock when its process dies, so a lock file left by a killed run is recognised as
 //! stale (the lock is free again) and taken over with a notice naming the dead owner.
 
-use crate::{error::Error, error::Result};
+use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};

@@ -1,9 +1,9 @@
 //! A minimal VTK XML unstructured-grid writer (ASCII), enough for ParaView to open the
 //! mesh with per-cell and per-point data. Cell type 10 = VTK_TETRA.
 
+use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::solver::modeshape::ModeShape;
-use crate::{error::Error, error::Result};
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -15,8 +15,8 @@
 //! `checkpoint.bin.tmp`, synced, and renamed over the old one, so a crash while writing
 //! leaves the previous checkpoint intact.
 
+use crate::error::{Error, Result};
 use crate::util::fnv1a64;
-use crate::{error::Error, error::Result};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 

@@ -26,11 +26,11 @@
 pub use super::spec::{BallSpec, BoxSpec, CavitySpec};
 use crate::dg::Flux;
 use crate::dga::operators::DualForm;
+use crate::error::{Error, Result};
 pub use crate::mesh::order::MeshOrder;
 use crate::problem::{Boundary, Material};
 use crate::real::Precision;
 use crate::util::V3;
-use crate::{error::Error, error::Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 

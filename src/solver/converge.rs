@@ -14,8 +14,8 @@
 
 use super::plan::Plan;
 use super::resonator::{self, ResonatorResult, RunOptions};
+use crate::error::{Error, Result};
 pub use crate::spectrum::richardson::{Extrapolated, richardson};
-use crate::{error::Error, error::Result};
 
 /// One level of a ladder: its refinement, size and the corrected frequency of each
 /// labelled mode (the strongest line assigned to it).

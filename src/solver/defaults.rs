@@ -27,9 +27,10 @@
 //! flag (`fmax` above Nyquist, `time` shorter than one step).
 
 use super::plan::Length;
+use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::problem::{Media, Waveform};
-use crate::{error::Error, error::Result, util::C0};
+use crate::util::C0;
 
 /// Periods of the default `f_peak` in the default record.
 pub const RECORD_PERIODS: f64 = 150.0;

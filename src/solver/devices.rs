@@ -16,8 +16,8 @@
 use super::plan::{BackendSpec, Plan};
 use crate::backend::discovery;
 use crate::backend::opencl::{self, DeviceInfo};
+use crate::error::{Error, Result};
 use crate::real::Precision;
-use crate::{error::Error, error::Result};
 
 /// A one-process run's device.
 #[derive(Debug)]

@@ -28,9 +28,9 @@
 //! - At most [`MAX_POLES`] poles per material and [`MAX_PROBES`] probes (see there).
 
 use super::config::Config;
+use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::problem::{ETA0, Material};
-use crate::{error::Error, error::Result};
 
 /// Most poles (Debye, Drude and Lorentz together) one material takes. Fits of measured
 /// media use few: a Drude term and five Lorentz pairs for the noble metals (Rakić et al.,

@@ -51,6 +51,7 @@ use crate::backend::Stepper;
 use crate::backend::opencl::ClDevice;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
+use crate::error::{Error, Result};
 use crate::mesh::Topology;
 use crate::partition::{
     ClPartStepper, Comm, HaloTiming, PartStepper, Scheme, Stats, broadcast_setup, distribute_with,
@@ -58,8 +59,9 @@ use crate::partition::{
 };
 use crate::problem::{Media, Waveform};
 use crate::real::Precision;
+use crate::real::Real;
+use crate::util::C0;
 use crate::util::V3;
-use crate::{error::Error, error::Result, real::Real, util::C0};
 use std::sync::Arc;
 use std::time::Instant;
 

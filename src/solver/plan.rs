@@ -6,10 +6,10 @@
 use super::config::{BackendKind, Config, Extract, Method, Origin};
 use crate::dg::Flux;
 use crate::dga::operators::DualForm;
+use crate::error::{Error, Result};
 use crate::problem::{BoundaryKind, Problem};
 use crate::real::Precision;
 use crate::util::V3;
-use crate::{error::Error, error::Result};
 use std::path::PathBuf;
 use std::time::Duration;
 

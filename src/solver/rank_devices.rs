@@ -23,9 +23,9 @@
 use super::plan::{BackendSpec, Plan};
 use crate::backend::discovery;
 use crate::backend::opencl::{self, ClDevice, DeviceInfo};
+use crate::error::{Error, Result};
 use crate::partition::Comm;
 use crate::real::Precision;
-use crate::{error::Error, error::Result};
 use std::sync::Arc;
 
 /// What one rank sees, as exchanged between ranks.

@@ -10,11 +10,11 @@ use super::plan::Plan;
 use super::run::{Record, RunControl, RunSoFar};
 use crate::backend::Stepper;
 use crate::dga::excitation::Source;
+use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::problem::Waveform;
 use crate::spectrum::Peak;
 use crate::util::V3;
-use crate::{error::Error, error::Result};
 use std::path::PathBuf;
 
 /// Everything a resonator run produced.

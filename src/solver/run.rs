@@ -2,7 +2,8 @@
 //! guard, checkpoints and interruption. Never loses the samples recorded before a failure.
 
 use crate::backend::Stepper;
-use crate::{error::Error, error::Result, util::C0};
+use crate::error::{Error, Result};
+use crate::util::C0;
 use std::path::{Path, PathBuf};
 
 /// What a run produced.

@@ -20,10 +20,10 @@
 //! ([`std::fmt::Display`], and so in `run.toml`) as the canonical string, which reads
 //! back to the same value; flags parse through [`std::str::FromStr`].
 
+use crate::error::{Error, Result};
 use crate::mesh::generate::{BALL_OUTER, Shell};
 use crate::spectrum::analytic::Cavity;
 use crate::util::V3;
-use crate::{error::Error, error::Result};
 use std::fmt;
 use std::str::FromStr;
 

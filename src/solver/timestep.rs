@@ -3,7 +3,7 @@
 //! quotient in the `Meps` inner product) and enlarged by a 2% margin.
 
 use crate::dga::Dga;
-use crate::{error::Error, error::Result};
+use crate::error::{Error, Result};
 
 /// Power-iteration estimate of ρ(K) and its margin ([`crate::backend::cpu::spectral_radius`]).
 pub use crate::backend::cpu::{RHO_MARGIN, spectral_radius};

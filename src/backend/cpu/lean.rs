@@ -31,7 +31,8 @@ use crate::dga::Dga;
 #[cfg(doc)]
 use crate::dga::FACE_SIGN;
 use crate::dga::operators::Operators;
-use crate::{error::Error, error::Result, real::Real};
+use crate::error::{Error, Result};
+use crate::real::Real;
 use rayon::prelude::*;
 
 /// Bit 31 of an edge id in [`Lean::pedge`]: the orientation bit.

@@ -15,10 +15,10 @@ use super::Stepper;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
 use crate::dga::operators::{DualForm, Operators};
+use crate::error::{Error, Result};
 use crate::problem::Waveform;
 use crate::real::Real;
 use crate::util::C64;
-use crate::{error::Error, error::Result};
 use rayon::prelude::*;
 use std::sync::Arc;
 

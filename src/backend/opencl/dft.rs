@@ -6,9 +6,10 @@
 //! [`Dft`] owns its accumulators and kernel; the stepper hands it `U` (in its layout) and `F`.
 
 use super::kernels::Kernels;
+use crate::error::{Error, Result};
 use crate::ocl::{Arg, ClDevice, LOCAL, kernels, launch};
+use crate::real::Real;
 use crate::util::C64;
-use crate::{error::Error, error::Result, real::Real};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 

@@ -11,8 +11,9 @@
 use super::kernels::Kernels;
 use super::variant::DispVariant;
 use crate::dga::operators::{DispOps, FusedDisp};
+use crate::error::{Error, Result};
 use crate::ocl::{Arg, ClDevice, LOCAL, kernels, launch};
-use crate::{error::Error, error::Result, real::Real};
+use crate::real::Real;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;

@@ -8,9 +8,10 @@
 
 use super::kernels::Kernels;
 use crate::dga::excitation::{Probe, Source};
+use crate::error::Result;
 use crate::ocl::{Arg, ClDevice, LOCAL, Lane, kernels, launch_on};
 use crate::problem::Waveform;
-use crate::{error::Result, real::Real};
+use crate::real::Real;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;

@@ -8,8 +8,9 @@
 
 use super::kernels::Kernels;
 use crate::dga::operators::Operators;
+use crate::error::Result;
 use crate::ocl::{Arg, ClDevice, LOCAL, kernels, launch};
-use crate::{error::Result, real::Real};
+use crate::real::Real;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;

@@ -6,8 +6,9 @@
 //! [`Flux`] owns the connectivity, the face data, the flux buffer and its kernel.
 
 use crate::dg::DgOperator;
+use crate::error::Result;
 use crate::ocl::{Arg, ClDevice, LOCAL, kernels, launch};
-use crate::{error::Result, real::Real};
+use crate::real::Real;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;

@@ -4,8 +4,9 @@
 
 use crate::backend::opencl::SAMPLE_CHUNK;
 use crate::dg::DgProbe;
+use crate::error::Result;
 use crate::ocl::{Arg, ClDevice, kernels, launch};
-use crate::{error::Result, real::Real};
+use crate::real::Real;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;

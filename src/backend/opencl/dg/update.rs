@@ -9,8 +9,9 @@
 //! program is built.
 
 use crate::dg::DgOperator;
+use crate::error::{Error, Result};
 use crate::ocl::{Arg, ClDevice, LOCAL, launch};
-use crate::{error::Error, error::Result, real::Real};
+use crate::real::Real;
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
