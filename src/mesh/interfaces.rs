@@ -240,36 +240,78 @@ fn fit_patch(mesh: &Mesh, topo: &Topology, list: &[(u32, SurfaceKey)], faces: &[
         }
     }
     let (_, e) = eigen(nn);
-    let (axis, u, w) = (e[0], e[1], e[2]);
-    let local: Vec<V3> = pts
-        .iter()
-        .map(|p| [dot(*p, u), dot(*p, w), dot(*p, axis)])
-        .collect();
-    if pts.len() >= 4
-        && let Some(f) = super::shape::fit_round(&local, 2)
+    if pts.len() >= 5
+        && let Some((wall, res)) = fit_cylinder(&pts, e)
     {
-        let origin = add(scale(u, f.center[0]), scale(w, f.center[1]));
-        let wall = CurvedWall::Cylinder {
-            origin,
-            axis,
-            radius: f.radius,
-            tol: 0.0,
-        };
-        let res = pts
-            .iter()
-            .map(|p| (wall.distance(*p) - f.radius).abs())
-            .fold(0.0, f64::max);
         if res <= tol {
-            return Kind::Curved(CurvedWall::Cylinder {
+            if let CurvedWall::Cylinder {
                 origin,
                 axis,
-                radius: f.radius,
-                tol: ((4.0 * res).max(1e-9 * h) / f.radius).max(1e-12),
-            });
+                radius,
+                ..
+            } = wall
+            {
+                return Kind::Curved(CurvedWall::Cylinder {
+                    origin,
+                    axis,
+                    radius,
+                    tol: ((4.0 * res).max(1e-9 * h) / radius).max(1e-12),
+                });
+            }
         }
         best = best.min(res);
     }
     Kind::Unfitted(best / h)
+}
+
+/// The cylinder through `pts` with its axis near `frame[0]` (`frame` orthonormal) and its
+/// largest vertex distance: the circle fitted to the points projected along the axis, the
+/// axis then adjusted (a pattern search over two tilt angles, from 0.05 rad down to 1e-12)
+/// to the smallest sum of squared distances. The normals' axis is close but not exact: a
+/// chord triangle's plane is not parallel to the axis.
+fn fit_cylinder(pts: &[V3], frame: [V3; 3]) -> Option<(CurvedWall, f64)> {
+    let at = |t: [f64; 2]| -> Option<(CurvedWall, f64, f64)> {
+        let axis = add(frame[0], add(scale(frame[1], t[0]), scale(frame[2], t[1])));
+        let axis = scale(axis, 1.0 / norm(axis));
+        let u = {
+            let x = sub(frame[1], scale(axis, dot(frame[1], axis)));
+            scale(x, 1.0 / norm(x))
+        };
+        let w = cross(axis, u);
+        let local: Vec<V3> = pts.iter().map(|p| [dot(*p, u), dot(*p, w), 0.0]).collect();
+        let f = super::shape::fit_round(&local, 2)?;
+        let wall = CurvedWall::Cylinder {
+            origin: add(scale(u, f.center[0]), scale(w, f.center[1])),
+            axis,
+            radius: f.radius,
+            tol: 0.0,
+        };
+        let (mut ss, mut worst) = (0.0, 0.0f64);
+        for p in pts {
+            let d = (wall.distance(*p) - f.radius).abs();
+            ss += d * d;
+            worst = worst.max(d);
+        }
+        Some((wall, ss, worst))
+    };
+    let mut t = [0.0, 0.0];
+    let mut cur = at(t)?;
+    let mut step = 0.05;
+    while step > 1e-12 {
+        let mut moved = false;
+        for d in [[step, 0.0], [-step, 0.0], [0.0, step], [0.0, -step]] {
+            let c = [t[0] + d[0], t[1] + d[1]];
+            if let Some(x) = at(c)
+                && x.1 < cur.1
+            {
+                (t, cur, moved) = (c, x, true);
+            }
+        }
+        if !moved {
+            step *= 0.5;
+        }
+    }
+    Some((cur.0, cur.2))
 }
 
 /// Fits every surface patch of `mesh` (see the module documentation). With `boundary`

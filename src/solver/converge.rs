@@ -89,7 +89,7 @@ pub fn ladder(
         levels.push(level_of(r, &result));
         if r == base_refine + extra {
             let mut finest = result;
-            let followed = tracks(&finest, &levels);
+            let followed = tracks(&levels);
             finest.extrapolated = extrapolate(&finest, &levels, &followed);
             finest.tracks = followed;
             return Ok(Ladder { finest, levels });
@@ -180,7 +180,7 @@ fn same_probes(a: &[V3], b: &[V3]) -> bool {
 
 /// Every line of the finest level across the ladder (in the order of its peaks): a
 /// labelled mode by its label, any other line by [`track::match_levels`].
-pub fn tracks(finest: &ResonatorResult, levels: &[Level]) -> Vec<Track> {
+pub fn tracks(levels: &[Level]) -> Vec<Track> {
     let Some(top) = levels.last() else {
         return vec![];
     };
@@ -283,8 +283,7 @@ pub fn tracks(finest: &ResonatorResult, levels: &[Level]) -> Vec<Track> {
         }
         alive = next;
     }
-    for (t, peak) in out.iter_mut().zip(finest.peaks()) {
-        debug_assert!(t.series.last().is_some_and(|p| p.f_hz == finest.corrected(peak)));
+    for t in out.iter_mut() {
         let qs: Option<Vec<f64>> = t.series.iter().map(|p| p.q).collect();
         t.q = qs.and_then(|q| richardson(&q));
         if t.by != Tracking::Label {
@@ -322,25 +321,27 @@ fn unmatched_note(line: &Line, coarse: &Level, step: &Step, shapes: bool) -> Str
         Step::Unmatched(Some((j, c))) => {
             let other = &coarse.lines[*j].0;
             let mut why = vec![];
-            if c.df > track::MAX_DF {
+            if !c.f_ok {
                 why.push(format!("{:+.1}% in f", 100.0 * (other.f_hz / line.f_hz - 1.0)));
             }
-            if c.dg > 0.0 && c.cost.is_infinite() && c.df <= track::MAX_DF {
+            if !c.q_ok {
                 why.push("Q off by more than a factor 2".into());
             }
-            if let Some(s) = c.overlap
-                && s < track::MIN_OVERLAP
+            if !c.shape_ok
+                && let Some(s) = c.overlap
             {
                 why.push(format!("shape overlap {s:.2}"));
             }
-            if coarse.lines[*j].1.is_some() && c.cost.is_finite() {
-                why.push(format!("it is the labelled {}", coarse.lines[*j].1.as_deref().unwrap_or("")));
+            if c.cost.is_finite()
+                && let Some(m) = &coarse.lines[*j].1
+            {
+                why.push(format!("the matched line of the labelled {m}"));
             }
             if why.is_empty() {
                 why.push("taken by a closer line".into());
             }
             format!(
-                "not matched at {at}: no line within {:.0}% in f, a factor 2 in Q{}; the nearest, {}, is {}",
+                "not matched at {at}: no line within {:.0}% in f, a factor 2 in Q{}; the nearest in f, {}, is {}",
                 100.0 * track::MAX_DF,
                 if shapes {
                     format!(" and an overlap of {} in shape", track::MIN_OVERLAP)
@@ -352,5 +353,73 @@ fn unmatched_note(line: &Line, coarse: &Level, step: &Step, shapes: bool) -> Str
             )
         }
         _ => format!("not matched at {at}: that level has no line"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(refine: u32, lines: Vec<(Line, Option<&str>)>) -> Level {
+        Level {
+            refine,
+            tets: 100 << (3 * refine),
+            dofs: 0,
+            run_s: 0.0,
+            modes: lines
+                .iter()
+                .filter_map(|(l, m)| Some(((*m)?.to_string(), l.f_hz)))
+                .collect(),
+            lines: lines
+                .into_iter()
+                .map(|(l, m)| (l, m.map(str::to_string)))
+                .collect(),
+            probes: vec![[0.1, 0.2, 0.3]],
+        }
+    }
+
+    fn line(f: f64, q: f64, z: [f64; 3]) -> Line {
+        Line::new(f, Some(q), &z, &[0.0, 0.5, 1.0])
+    }
+
+    /// Three levels: an unlabelled line converging at second order is followed by shape
+    /// and extrapolated (f and Q); a line that appears at the finest level only gets its
+    /// note and no extrapolation; a labelled mode keeps its label's series.
+    #[test]
+    fn lines_without_labels_are_followed_and_a_lone_line_is_named() {
+        let a = [1.0, 0.2, 0.4];
+        let b = [0.1, 1.0, -0.3];
+        let f = |h: f64| 100e6 * (1.0 + 0.04 * h * h);
+        let q = |h: f64| 8.0 * (1.0 - 0.1 * h * h);
+        let levels = vec![
+            level(0, vec![(line(f(1.0), q(1.0), a), None), (line(150e6, 1e5, b), Some("TM010"))]),
+            level(1, vec![(line(f(0.5), q(0.5), a), None), (line(150.5e6, 1e5, b), Some("TM010"))]),
+            level(
+                2,
+                vec![
+                    (line(f(0.25), q(0.25), a), None),
+                    (line(120e6, 30.0, b), None),
+                    (line(150.6e6, 1e5, b), Some("TM010")),
+                ],
+            ),
+        ];
+        let t = tracks(&levels);
+        assert_eq!(t.len(), 3);
+        assert_eq!((t[0].name.as_str(), t[0].by), ("line0", Tracking::Shape));
+        assert_eq!(t[0].series.len(), 3);
+        let x = t[0].f.unwrap();
+        assert!((x.f_hz / 100e6 - 1.0).abs() < 1e-12, "{x:?}");
+        assert!((x.order.unwrap() - 2.0).abs() < 1e-9);
+        assert!((t[0].q.unwrap().f_hz - 8.0).abs() < 1e-9);
+        assert!(t[0].note.is_none());
+        assert!(t[0].series[1].overlap.unwrap() > 0.999);
+        // the lone line: a note naming the level and the nearest line, no extrapolation
+        assert!(t[1].f.is_none() && t[1].q.is_none());
+        let note = t[1].note.as_deref().unwrap();
+        assert!(note.contains("not matched at refine 1") && note.contains("in f"), "{note}");
+        // the labelled mode: by its label over every level
+        assert_eq!((t[2].name.as_str(), t[2].by), ("TM010", Tracking::Label));
+        assert_eq!(t[2].series.len(), 3);
+        assert_eq!(t[2].f, richardson(&[150e6, 150.5e6, 150.6e6]));
     }
 }
