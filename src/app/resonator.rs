@@ -43,7 +43,8 @@ pub struct ResonatorArgs {
     /// group outer). An equiangular cubed-sphere mesh of 48 S^3 tets, S shells in all.
     #[arg(long, conflicts_with_all = ["mesh", "box_mesh"])]
     pub ball: Option<BallSpec>,
-    /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].
+    /// Uniform 1:8 refinements of the mesh (new nodes on cylinder walls and on curved
+    /// interfaces that a sphere or a cylinder fits are projected onto them) [0].
     #[arg(long, allow_negative_numbers = true)]
     pub refine: Option<u32>,
     /// Numbering of the tets and nodes after refinement: file (as read or generated) or

@@ -542,7 +542,10 @@ fn fitted_edges(
             continue;
         }
         let n = crate::util::scale(c, 1.0 / cn);
-        let ctr = crate::util::scale(crate::util::add(crate::util::add(x[0], x[1]), x[2]), 1.0 / 3.0);
+        let ctr = crate::util::scale(
+            crate::util::add(crate::util::add(x[0], x[1]), x[2]),
+            1.0 / 3.0,
+        );
         for (a, b) in [(v[0], v[1]), (v[1], v[2]), (v[2], v[0])] {
             let Some(e) = topo.edge_between(a, b) else {
                 continue;

@@ -81,7 +81,10 @@ pub fn surface_faces(mesh: &Mesh, topo: &Topology) -> Vec<(u32, SurfaceKey)> {
     }
     for (f, t) in topo.face_tets.iter().enumerate() {
         if t[1] == NONE {
-            out.push((f as u32, SurfaceKey::Boundary(bnd.get(&(f as u32)).copied().unwrap_or(0))));
+            out.push((
+                f as u32,
+                SurfaceKey::Boundary(bnd.get(&(f as u32)).copied().unwrap_or(0)),
+            ));
         } else {
             let (a, b) = (mesh.tet_phys[t[0] as usize], mesh.tet_phys[t[1] as usize]);
             if a != b {
@@ -332,9 +335,8 @@ pub fn fit(mesh: &Mesh, boundary: bool) -> Surfaces {
     let all: Vec<usize> = (0..list.len()).collect();
     let same_key = |a: usize, b: usize| list[a].1 == list[b].1;
     let cos = FEATURE_ANGLE_DEG.to_radians().cos();
-    let smooth = |a: usize, b: usize| {
-        list[a].1 == list[b].1 && dot(normals[a], normals[b]).abs() >= cos
-    };
+    let smooth =
+        |a: usize, b: usize| list[a].1 == list[b].1 && dot(normals[a], normals[b]).abs() >= cos;
     let mut out = Surfaces::default();
     for patch in patches(&topo, &list, &all, &same_key) {
         let key = list[patch[0]].1;

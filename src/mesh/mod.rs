@@ -18,8 +18,8 @@ pub(crate) mod topology;
 
 pub use check::check;
 pub use generate::{BOX_WALLS, CurvedWall, box_mesh, refine, refine_onto};
-pub use interfaces::{SurfaceFit, SurfaceKey, Surfaces, Unfitted, fit as fit_surfaces};
 pub use gmsh::{parse as parse_gmsh, read as read_gmsh};
+pub use interfaces::{SurfaceFit, SurfaceKey, Surfaces, Unfitted, fit as fit_surfaces};
 pub use order::{MeshOrder, centroids, morton, shuffled};
 pub use shape::{Shape, detect as detect_shape, fit_round};
 pub use topology::{LOCAL_EDGES, NONE};

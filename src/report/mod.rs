@@ -503,11 +503,7 @@ pub fn write_convergence(
         ]
     };
     for (name, x, i) in ladder_rows(finest) {
-        rows.push(extrapolated_row(
-            name,
-            Some(x.f_hz),
-            finest.tracks.get(i),
-        ));
+        rows.push(extrapolated_row(name, Some(x.f_hz), finest.tracks.get(i)));
     }
     // the lines without a label: each level it was followed to, then its extrapolation
     // (empty, with the note, where it was not matched)
@@ -538,7 +534,9 @@ pub fn write_convergence(
 
 /// The labelled modes of the finest level with their extrapolation, by frequency, and the
 /// index of their peak.
-fn ladder_rows(r: &ResonatorResult) -> Vec<(String, crate::spectrum::richardson::Extrapolated, usize)> {
+fn ladder_rows(
+    r: &ResonatorResult,
+) -> Vec<(String, crate::spectrum::richardson::Extrapolated, usize)> {
     r.analysis
         .matched
         .iter()

@@ -563,6 +563,28 @@ mod tests {
         assert_eq!(parse(&text).unwrap(), c, "{text}");
     }
 
+    /// `converge` is a key like every flag's long name (it was refused as an unknown
+    /// field), written back when given; out of the flag's range 1..=4 the plan refuses it.
+    #[test]
+    fn converge_is_a_key() {
+        let c = parse("converge = 2\n").unwrap();
+        assert_eq!(c.converge, Some(2));
+        let text = c.to_toml().unwrap().to_string();
+        assert!(text.contains("converge = 2"), "{text}");
+        assert!(
+            !Config::default()
+                .to_toml()
+                .unwrap()
+                .to_string()
+                .contains("converge")
+        );
+        let e = crate::solver::Plan::new(&parse("converge = 9\n").unwrap(), None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("converge") && e.contains("1 to 4"), "{e}");
+    }
+
     #[test]
     fn errors_name_the_file_line_and_key() {
         let e = parse("steps = 10\ncfl = 0.5\nbogus = 3\n")

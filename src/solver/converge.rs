@@ -252,7 +252,10 @@ pub fn tracks(levels: &[Level]) -> Vec<Track> {
             .iter()
             .map(|l| l.1.as_deref().is_some_and(|m| labels.contains(&m)))
             .collect();
-        let from: Vec<Line> = alive.iter().map(|&(_, j)| fine.lines[j].0.clone()).collect();
+        let from: Vec<Line> = alive
+            .iter()
+            .map(|&(_, j)| fine.lines[j].0.clone())
+            .collect();
         let to: Vec<Line> = coarse.lines.iter().map(|l| l.0.clone()).collect();
         let steps = track::match_levels(&from, &to, &taken, shapes);
         let mut next = vec![];
@@ -322,7 +325,10 @@ fn unmatched_note(line: &Line, coarse: &Level, step: &Step, shapes: bool) -> Str
             let other = &coarse.lines[*j].0;
             let mut why = vec![];
             if !c.f_ok {
-                why.push(format!("{:+.1}% in f", 100.0 * (other.f_hz / line.f_hz - 1.0)));
+                why.push(format!(
+                    "{:+.1}% in f",
+                    100.0 * (other.f_hz / line.f_hz - 1.0)
+                ));
             }
             if !c.q_ok {
                 why.push("Q off by more than a factor 2".into());
@@ -392,8 +398,20 @@ mod tests {
         let f = |h: f64| 100e6 * (1.0 + 0.04 * h * h);
         let q = |h: f64| 8.0 * (1.0 - 0.1 * h * h);
         let levels = vec![
-            level(0, vec![(line(f(1.0), q(1.0), a), None), (line(150e6, 1e5, b), Some("TM010"))]),
-            level(1, vec![(line(f(0.5), q(0.5), a), None), (line(150.5e6, 1e5, b), Some("TM010"))]),
+            level(
+                0,
+                vec![
+                    (line(f(1.0), q(1.0), a), None),
+                    (line(150e6, 1e5, b), Some("TM010")),
+                ],
+            ),
+            level(
+                1,
+                vec![
+                    (line(f(0.5), q(0.5), a), None),
+                    (line(150.5e6, 1e5, b), Some("TM010")),
+                ],
+            ),
             level(
                 2,
                 vec![
@@ -416,7 +434,10 @@ mod tests {
         // the lone line: a note naming the level and the nearest line, no extrapolation
         assert!(t[1].f.is_none() && t[1].q.is_none());
         let note = t[1].note.as_deref().unwrap();
-        assert!(note.contains("not matched at refine 1") && note.contains("in f"), "{note}");
+        assert!(
+            note.contains("not matched at refine 1") && note.contains("in f"),
+            "{note}"
+        );
         // the labelled mode: by its label over every level
         assert_eq!((t[2].name.as_str(), t[2].by), ("TM010", Tracking::Label));
         assert_eq!(t[2].series.len(), 3);

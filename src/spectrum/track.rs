@@ -81,7 +81,12 @@ pub fn overlap(a: &Line, b: &Line) -> Option<f64> {
     if a.shape.is_empty() || a.shape.len() != b.shape.len() {
         return None;
     }
-    let s: C64 = a.shape.iter().zip(&b.shape).map(|(x, y)| x.conj() * y).sum();
+    let s: C64 = a
+        .shape
+        .iter()
+        .zip(&b.shape)
+        .map(|(x, y)| x.conj() * y)
+        .sum();
     Some(s.norm().min(1.0))
 }
 

@@ -66,4 +66,3 @@ pub(super) fn converge(
         &mut |done, total| progress.steps(done, total),
     )
 }
-

@@ -63,7 +63,10 @@ fn converges_to_the_sphere(m: &Mesh, c: V3, r: f64, node_tol: f64) {
         let ratio = w[0] / w[1];
         assert!(ratio > 3.0 && ratio < 5.5, "error ratio {ratio}: {errs:?}");
     }
-    assert!((flat_err / errs[0] - 1.0).abs() < 1e-9, "{flat_err} vs {errs:?}");
+    assert!(
+        (flat_err / errs[0] - 1.0).abs() < 1e-9,
+        "{flat_err} vs {errs:?}"
+    );
 }
 
 #[test]
@@ -94,7 +97,10 @@ fn planar_interfaces_stay_and_an_ellipsoid_is_named() {
         b.tet_phys[n] = if x < 0.5 { 1 } else { 2 };
     }
     let s = fit(&b, true);
-    assert!(s.fits.is_empty() && s.unfitted.is_empty() && s.planar >= 7, "{s:?}");
+    assert!(
+        s.fits.is_empty() && s.unfitted.is_empty() && s.planar >= 7,
+        "{s:?}"
+    );
     // the ball stretched along z: an ellipsoid fits no sphere or cylinder
     let mut e = ball_mesh(2, &[Shell::new("sphere", 0.6), Shell::new("air", 1.0)]).unwrap();
     for p in &mut e.nodes {
@@ -102,11 +108,17 @@ fn planar_interfaces_stay_and_an_ellipsoid_is_named() {
     }
     let s = fit(&e, false);
     assert!(s.fits.is_empty(), "{:?}", s.fits);
-    assert!(s.unfitted.iter().all(|u| u.key == SurfaceKey::Interface(1, 2)));
+    assert!(
+        s.unfitted
+            .iter()
+            .all(|u| u.key == SurfaceKey::Interface(1, 2))
+    );
     let w = s.warnings(&e);
     assert!(!w.is_empty());
     assert!(
-        w[0].contains("sphere (1)") && w[0].contains("air (2)") && w[0].contains("will not converge"),
+        w[0].contains("sphere (1)")
+            && w[0].contains("air (2)")
+            && w[0].contains("will not converge"),
         "{w:?}"
     );
 }
