@@ -246,21 +246,20 @@ fn fit_patch(mesh: &Mesh, topo: &Topology, list: &[(u32, SurfaceKey)], faces: &[
     if pts.len() >= 5
         && let Some((wall, res)) = fit_cylinder(&pts, e)
     {
-        if res <= tol {
-            if let CurvedWall::Cylinder {
+        if res <= tol
+            && let CurvedWall::Cylinder {
                 origin,
                 axis,
                 radius,
                 ..
             } = wall
-            {
-                return Kind::Curved(CurvedWall::Cylinder {
-                    origin,
-                    axis,
-                    radius,
-                    tol: ((4.0 * res).max(1e-9 * h) / radius).max(1e-12),
-                });
-            }
+        {
+            return Kind::Curved(CurvedWall::Cylinder {
+                origin,
+                axis,
+                radius,
+                tol: ((4.0 * res).max(1e-9 * h) / radius).max(1e-12),
+            });
         }
         best = best.min(res);
     }
