@@ -25,7 +25,6 @@
 //! level's new nodes lie on the same surface.
 
 use super::Mesh;
-use super::generate::CurvedWall;
 use super::topology::{NONE, Topology};
 use crate::util::{V3, add, cross, dot, norm, scale, sub};
 use std::collections::HashMap;
@@ -70,6 +69,106 @@ pub struct Surfaces {
     pub unfitted: Vec<Unfitted>,
     /// Planar patches (left as they are).
     pub planar: usize,
+}
+
+/// A curved wall onto which refined boundary nodes are projected: the lateral surface of a
+/// circular cylinder (axis through `origin` along unit `axis`) or a sphere, with the
+/// relative tolerance `tol` within which a node counts as lying on it (the mesh's own node
+/// accuracy, [`super::shape::Shape::node_tolerance`]).
+#[derive(Clone, Copy, Debug)]
+pub enum CurvedWall {
+    Cylinder {
+        origin: V3,
+        axis: V3,
+        radius: f64,
+        tol: f64,
+    },
+    Sphere {
+        center: V3,
+        radius: f64,
+        tol: f64,
+    },
+}
+
+impl CurvedWall {
+    /// The wall of a detected shape (None for a box).
+    pub fn of(shape: &super::shape::Shape, mesh: &Mesh) -> Option<CurvedWall> {
+        let tol = shape.node_tolerance(mesh);
+        match *shape {
+            super::shape::Shape::Cylinder { origin, radius, .. } => Some(CurvedWall::Cylinder {
+                origin,
+                axis: [0.0, 0.0, 1.0],
+                radius,
+                tol,
+            }),
+            super::shape::Shape::Sphere { center, radius } => Some(CurvedWall::Sphere {
+                center,
+                radius,
+                tol,
+            }),
+            super::shape::Shape::Box { .. } => None,
+        }
+    }
+
+    /// The radial vector of `p` (from the axis or centre), its length and the radius.
+    fn rho(&self, p: V3) -> (V3, f64, f64) {
+        let (r, radius) = match *self {
+            CurvedWall::Cylinder {
+                origin,
+                axis,
+                radius,
+                ..
+            } => {
+                let d = sub(p, origin);
+                let a = crate::util::dot(d, axis);
+                (sub(d, crate::util::scale(axis, a)), radius)
+            }
+            CurvedWall::Sphere { center, radius, .. } => (sub(p, center), radius),
+        };
+        (r, norm(r), radius)
+    }
+
+    fn tol(&self) -> f64 {
+        match *self {
+            CurvedWall::Cylinder { tol, .. } | CurvedWall::Sphere { tol, .. } => tol,
+        }
+    }
+
+    /// The distance of `p` from the axis (cylinder) or the centre (sphere).
+    pub fn distance(&self, p: V3) -> f64 {
+        self.rho(p).1
+    }
+
+    /// Whether a face with unit normal `n` and centroid `c` may lie on the wall: its
+    /// normal within 60° of the wall's radial direction there.
+    pub(crate) fn holds_face(&self, n: V3, c: V3) -> bool {
+        let (r, rn, _) = self.rho(c);
+        rn > 0.0 && crate::util::dot(n, r).abs() >= 0.5 * rn
+    }
+
+    /// Whether `p` lies on the wall within the tolerance.
+    pub fn on_surface(&self, p: V3) -> bool {
+        let (_, rn, radius) = self.rho(p);
+        (rn - radius).abs() <= self.tol() * radius
+    }
+
+    /// Radial projection of `p` onto the wall.
+    pub fn project(&self, p: V3) -> V3 {
+        let (r, rn, radius) = self.rho(p);
+        if rn == 0.0 {
+            return p;
+        }
+        crate::util::add(p, crate::util::scale(r, radius / rn - 1.0))
+    }
+
+    /// Whether a boundary face with unit normal `n` can lie on the wall (a cylinder's end
+    /// caps cannot: their normal is along the axis).
+    pub(crate) fn may_hold(&self, n: V3) -> bool {
+        match *self {
+            CurvedWall::Cylinder { axis, .. } => crate::util::dot(n, axis).abs() < 0.5,
+            CurvedWall::Sphere { .. } => true,
+        }
+    }
 }
 
 /// The surface faces of a mesh: (face index in `topo`, key).
