@@ -13,6 +13,7 @@ use dgatd::{Error, Precision, Result};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+mod ladder;
 #[cfg(feature = "mpi")]
 mod ranks;
 #[cfg(feature = "partition")]
@@ -42,7 +43,8 @@ pub struct ResonatorArgs {
     /// group outer). An equiangular cubed-sphere mesh of 48 S^3 tets, S shells in all.
     #[arg(long, conflicts_with_all = ["mesh", "box_mesh"])]
     pub ball: Option<BallSpec>,
-    /// Uniform 1:8 refinements of the mesh (cylinder walls are projected) [0].
+    /// Uniform 1:8 refinements of the mesh (new nodes on cylinder walls and on curved
+    /// interfaces that a sphere or a cylinder fits are projected onto them) [0].
     #[arg(long, allow_negative_numbers = true)]
     pub refine: Option<u32>,
     /// Numbering of the tets and nodes after refinement: file (as read or generated) or
@@ -54,7 +56,8 @@ pub struct ResonatorArgs {
     /// Converged resonances: run at refinements R..=R+N (R from --refine), match the modes
     /// across levels and report Richardson-extrapolated frequencies with an error estimate
     /// and the observed order (modes.csv, convergence.csv, the table). Each level costs
-    /// about 16 times the one before.
+    /// about 16 times the one before. Lines without an analytic label are matched by
+    /// frequency, decay and their pattern over the probes.
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=4))]
     pub converge: Option<u32>,
     /// Number of time steps (overrides --time).
@@ -261,7 +264,7 @@ impl ResonatorArgs {
             assembly,
             gpus
         );
-        set!(steps, time, dt, device, f_peak, fmax, min_q);
+        set!(steps, time, dt, device, f_peak, fmax, min_q, converge);
         if let Some(o) = self.order {
             cfg.order = o as usize;
         }
@@ -653,7 +656,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let progress = Progress::new(args.quiet);
     let status = |m: &str| progress.status(m);
     opts.on_status = Some(&status);
-    let (r, ladder) = match args.converge {
+    let (r, ladder) = match cfg.converge {
         None if plan.gpus > 1 => (run_on_gpus(&plan, &mut opts, &progress)?, None),
         None => (
             solver::run_with(&plan, &mut opts, &mut |done, total| {
@@ -662,7 +665,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
             None,
         ),
         Some(n) => {
-            let l = converge(args, &cfg, &origin_of(&plan), n, &mut opts, &progress)?;
+            let l = ladder::converge(args, &cfg, &origin_of(&plan), n, &mut opts, &progress)?;
             (l.finest, Some(l.levels))
         }
     };
@@ -682,6 +685,9 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     print_summary(&r, &plan);
     if let Some(levels) = &ladder {
         out!("{}", dgatd::report::ladder_table(levels, &r));
+        for n in dgatd::report::ladder_notes(&r) {
+            eprintln!("note: {n}");
+        }
     }
     outln!("wrote {}", dgatd::report::path_list(&files));
     Ok(())
@@ -728,61 +734,6 @@ fn run_on_gpus(plan: &Plan, _: &mut RunOptions, _: &Progress) -> Result<solver::
 /// The origin of a plan's configuration (for the per-level plans of a ladder).
 fn origin_of(plan: &Plan) -> Option<Origin> {
     plan.origin.clone()
-}
-
-/// `--converge N`: the ladder of refinements from `cfg.refine` (solver::converge).
-fn converge(
-    args: &ResonatorArgs,
-    cfg: &Config,
-    origin: &Option<Origin>,
-    n: u32,
-    opts: &mut RunOptions,
-    progress: &Progress,
-) -> Result<dgatd::solver::Ladder> {
-    for (given, flag, why) in [
-        (
-            args.resume.is_some(),
-            "resume",
-            "a ladder is not resumed; rerun it",
-        ),
-        (
-            cfg.steps.is_some(),
-            "steps",
-            "the step count changes with each level's time step; give --time instead",
-        ),
-        (
-            cfg.dt.is_some(),
-            "dt",
-            "each level has its own time step; leave --dt out",
-        ),
-        (
-            cfg.gpus > 1,
-            "gpus",
-            "a ladder runs its levels on one device; leave --gpus out",
-        ),
-    ] {
-        if given {
-            return Err(Error::config(
-                flag,
-                "given",
-                format!("with --converge: {why}"),
-            ));
-        }
-    }
-    let base = cfg.refine;
-    let plan_at = |r: u32| {
-        let mut c = cfg.clone();
-        c.refine = r;
-        Plan::new(&c, origin.clone())
-    };
-    dgatd::solver::ladder(
-        n,
-        &plan_at,
-        base,
-        opts,
-        &mut |i, r| progress.status(&format!("level {} of {}: --refine {r}", i + 1, n + 1)),
-        &mut |done, total| progress.steps(done, total),
-    )
 }
 
 /// A cost per DoF and step in ns, to three significant digits where it is below 1 (a GPU's

@@ -1,6 +1,7 @@
 //! Mesh generators: a structured box split into tetrahedra, concentric balls (an equiangular
 //! cubed sphere, for open problems around a sphere), and uniform 1:8 refinement of
-//! any tetrahedral mesh (optionally projecting new boundary nodes onto a cylinder), so
+//! any tetrahedral mesh (optionally projecting new boundary nodes onto a cylinder, and new
+//! nodes on fitted curved interfaces onto them: [`super::interfaces`]), so
 //! users and benchmarks can make meshes of any size without files.
 
 use super::{Mesh, PhysicalName};
@@ -392,93 +393,7 @@ pub fn ball_shells(n_first: usize, shells: &[Shell]) -> std::result::Result<usiz
     Ok(shell_radii(n_first, shells)?.0.len() - 1)
 }
 
-/// A curved wall onto which refined boundary nodes are projected: the lateral surface of a
-/// circular cylinder (axis through `origin` along unit `axis`) or a sphere, with the
-/// relative tolerance `tol` within which a node counts as lying on it (the mesh's own node
-/// accuracy, [`super::shape::Shape::node_tolerance`]).
-#[derive(Clone, Copy, Debug)]
-pub enum CurvedWall {
-    Cylinder {
-        origin: V3,
-        axis: V3,
-        radius: f64,
-        tol: f64,
-    },
-    Sphere {
-        center: V3,
-        radius: f64,
-        tol: f64,
-    },
-}
-
-impl CurvedWall {
-    /// The wall of a detected shape (None for a box).
-    pub fn of(shape: &super::shape::Shape, mesh: &Mesh) -> Option<CurvedWall> {
-        let tol = shape.node_tolerance(mesh);
-        match *shape {
-            super::shape::Shape::Cylinder { origin, radius, .. } => Some(CurvedWall::Cylinder {
-                origin,
-                axis: [0.0, 0.0, 1.0],
-                radius,
-                tol,
-            }),
-            super::shape::Shape::Sphere { center, radius } => Some(CurvedWall::Sphere {
-                center,
-                radius,
-                tol,
-            }),
-            super::shape::Shape::Box { .. } => None,
-        }
-    }
-
-    /// The radial vector of `p` (from the axis or centre), its length and the radius.
-    fn rho(&self, p: V3) -> (V3, f64, f64) {
-        let (r, radius) = match *self {
-            CurvedWall::Cylinder {
-                origin,
-                axis,
-                radius,
-                ..
-            } => {
-                let d = sub(p, origin);
-                let a = crate::util::dot(d, axis);
-                (sub(d, crate::util::scale(axis, a)), radius)
-            }
-            CurvedWall::Sphere { center, radius, .. } => (sub(p, center), radius),
-        };
-        (r, norm(r), radius)
-    }
-
-    fn tol(&self) -> f64 {
-        match *self {
-            CurvedWall::Cylinder { tol, .. } | CurvedWall::Sphere { tol, .. } => tol,
-        }
-    }
-
-    /// Whether `p` lies on the wall within the tolerance.
-    pub fn on_surface(&self, p: V3) -> bool {
-        let (_, rn, radius) = self.rho(p);
-        (rn - radius).abs() <= self.tol() * radius
-    }
-
-    /// Radial projection of `p` onto the wall.
-    pub fn project(&self, p: V3) -> V3 {
-        let (r, rn, radius) = self.rho(p);
-        if rn == 0.0 {
-            return p;
-        }
-        crate::util::add(p, crate::util::scale(r, radius / rn - 1.0))
-    }
-
-    /// Whether a boundary face with unit normal `n` can lie on the wall (a cylinder's end
-    /// caps cannot: their normal is along the axis).
-    fn may_hold(&self, n: V3) -> bool {
-        match *self {
-            CurvedWall::Cylinder { axis, .. } => crate::util::dot(n, axis).abs() < 0.5,
-            CurvedWall::Sphere { .. } => true,
-        }
-    }
-}
+pub use super::interfaces::CurvedWall;
 
 /// Edges of the boundary faces that may lie on `wall` (by their normal).
 fn wall_edges(mesh: &Mesh, topo: &super::Topology, wall: &CurvedWall) -> Vec<bool> {
@@ -506,6 +421,60 @@ fn wall_edges(mesh: &Mesh, topo: &super::Topology, wall: &CurvedWall) -> Vec<boo
 /// projected onto it, so that curved walls converge to the true surface (a chord across a
 /// cylinder's end cap is not moved).
 pub fn refine(mesh: &Mesh, wall: Option<CurvedWall>) -> Mesh {
+    refine_onto(mesh, wall, &[])
+}
+
+/// Edges of the faces of each fitted surface that may lie on it (by the face's key and
+/// normal): `(edge, fit)`.
+fn fitted_edges(
+    mesh: &Mesh,
+    topo: &super::Topology,
+    fits: &[super::interfaces::SurfaceFit],
+) -> Vec<Option<usize>> {
+    let mut on = vec![None; topo.n_edges()];
+    if fits.is_empty() {
+        return on;
+    }
+    for (f, key) in super::interfaces::surface_faces(mesh, topo) {
+        let v = topo.faces[f as usize];
+        let x = v.map(|i| mesh.nodes[i as usize]);
+        let c = crate::util::cross(sub(x[1], x[0]), sub(x[2], x[0]));
+        let cn = norm(c);
+        if !(cn > 0.0) {
+            continue;
+        }
+        let n = crate::util::scale(c, 1.0 / cn);
+        let ctr = crate::util::scale(
+            crate::util::add(crate::util::add(x[0], x[1]), x[2]),
+            1.0 / 3.0,
+        );
+        for (a, b) in [(v[0], v[1]), (v[1], v[2]), (v[2], v[0])] {
+            let Some(e) = topo.edge_between(a, b) else {
+                continue;
+            };
+            if on[e as usize].is_some() {
+                continue;
+            }
+            let (pa, pb) = (mesh.nodes[a as usize], mesh.nodes[b as usize]);
+            on[e as usize] = fits.iter().position(|s| {
+                s.key == key
+                    && s.wall.holds_face(n, ctr)
+                    && s.wall.on_surface(pa)
+                    && s.wall.on_surface(pb)
+            });
+        }
+    }
+    on
+}
+
+/// [`refine`] that also follows fitted surfaces ([`super::interfaces::fit`], made once on
+/// the mesh as given): the midpoint of an edge of a face of a fitted surface whose two ends
+/// lie on the fit is projected onto it (after `wall`, which keeps its own rule).
+pub fn refine_onto(
+    mesh: &Mesh,
+    wall: Option<CurvedWall>,
+    fits: &[super::interfaces::SurfaceFit],
+) -> Mesh {
     let topo = super::Topology::build(mesh).expect("a valid mesh has a valid topology");
     let nv = mesh.n_vertices();
     let mut nodes = mesh.nodes.clone();
@@ -514,6 +483,7 @@ pub fn refine(mesh: &Mesh, wall: Option<CurvedWall>) -> Mesh {
         Some(w) => wall_edges(mesh, &topo, w),
         None => Vec::new(),
     };
+    let on_fit = fitted_edges(mesh, &topo, fits);
     for (e, &[a, b]) in topo.edges.iter().enumerate() {
         let (pa, pb) = (mesh.nodes[a as usize], mesh.nodes[b as usize]);
         let mut m = crate::util::scale(crate::util::add(pa, pb), 0.5);
@@ -523,6 +493,8 @@ pub fn refine(mesh: &Mesh, wall: Option<CurvedWall>) -> Mesh {
             && w.on_surface(pb)
         {
             m = w.project(m);
+        } else if let Some(k) = on_fit[e] {
+            m = fits[k].wall.project(m);
         }
         nodes.push(m);
     }

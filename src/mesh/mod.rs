@@ -11,13 +11,15 @@ pub(crate) mod generate;
 pub(crate) mod gmsh;
 mod head;
 pub(crate) mod incidence;
+pub(crate) mod interfaces;
 pub(crate) mod order;
 pub(crate) mod shape;
 pub(crate) mod topology;
 
 pub use check::check;
-pub use generate::{BOX_WALLS, CurvedWall, box_mesh, refine};
+pub use generate::{BOX_WALLS, CurvedWall, box_mesh, refine, refine_onto};
 pub use gmsh::{parse as parse_gmsh, read as read_gmsh};
+pub use interfaces::{SurfaceFit, SurfaceKey, Surfaces, Unfitted, fit as fit_surfaces};
 pub use order::{MeshOrder, centroids, morton, shuffled};
 pub use shape::{Shape, detect as detect_shape, fit_round};
 pub use topology::{LOCAL_EDGES, NONE};

@@ -13,9 +13,18 @@
 //!   without such walls) and `q_total` (`1/q_total = 1/q + 1/q_wall`, `q` being the Q of
 //!   the signal's decay); with `--converge`: `f_extrapolated_hz`,
 //!   `extrapolation_error_hz`, `observed_order` (empty where order 2 was assumed) and
-//!   `levels` ([`crate::solver::converge`]).
-//! - `convergence.csv` (with `--converge`): `mode, refine, tets, dofs, f_corrected_hz`, one
-//!   row per labelled mode and level, then `extrapolated` rows (`refine` empty).
+//!   `levels` ([`crate::solver::converge`]), then `members`, and (with `--converge`)
+//!   `q_extrapolated`, `q_extrapolation_error` (Q extrapolated by the same rule),
+//!   `matched_by` (`label`, `shape`: frequency, decay and probe pattern, or `frequency`:
+//!   without comparable shapes) and `converge_note` (why a line is not followed over every
+//!   level; its extrapolated columns are then empty when it was found at the finest only).
+//! - `convergence.csv` (with `--converge`): `mode, refine, tets, dofs, f_corrected_hz, q,
+//!   shape_overlap, extrapolation_error_hz, observed_order, q_extrapolation_error, note`:
+//!   one row per labelled mode and level, then `extrapolated` rows (`refine` empty, `tets`
+//!   `extrapolated`, `f_corrected_hz` the extrapolated frequency, `q` the extrapolated Q);
+//!   then per line without a label (`lineI`, `I` its `modes.csv` index) one row per level it
+//!   was followed to (`shape_overlap` with the next finer level's line) and its
+//!   `extrapolated` row (empty frequency and the note where it was not matched).
 //! - `run.toml`: the run's configuration (a valid `--config`: see
 //!   [`crate::solver::config`]), then a `[run]` table: version, commit, backend, mesh hash
 //!   and counts, time step, timings, source and probes.
@@ -25,6 +34,7 @@
 use crate::error::{Error, Result};
 use crate::solver::config::Extract;
 use crate::solver::resonator::ResonatorResult;
+use crate::spectrum::track::{Track, Tracking};
 use std::path::{Path, PathBuf};
 
 pub(crate) mod outdir;
@@ -114,6 +124,10 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
         "observed_order",
         "levels",
         "members",
+        "q_extrapolated",
+        "q_extrapolation_error",
+        "matched_by",
+        "converge_note",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -122,6 +136,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
     let rows = r.peaks().iter().enumerate().map(|(i, pk)| {
         let fc = r.corrected(pk);
         let x = r.extrapolated.get(i).copied().flatten();
+        let t = r.tracks.get(i);
         let nearest = r
             .analysis
             .nearest_mode(fc)
@@ -170,6 +185,10 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             } else {
                 String::new()
             },
+            opt(t.and_then(|t| t.q).map(|x| x.f_hz)),
+            opt(t.and_then(|t| t.q).map(|x| x.error_hz)),
+            t.map(|t| t.by.name().to_string()).unwrap_or_default(),
+            t.and_then(|t| t.note.clone()).unwrap_or_default(),
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -430,37 +449,94 @@ pub fn write_convergence(
     finest: &ResonatorResult,
 ) -> Result<PathBuf> {
     let p = dir.join("convergence.csv");
-    let header: Vec<String> = ["mode", "refine", "tets", "dofs", "f_corrected_hz"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let header: Vec<String> = [
+        "mode",
+        "refine",
+        "tets",
+        "dofs",
+        "f_corrected_hz",
+        "q",
+        "shape_overlap",
+        "extrapolation_error_hz",
+        "observed_order",
+        "q_extrapolation_error",
+        "note",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let opt = |x: Option<f64>| x.map(g).unwrap_or_default();
     let mut rows: Vec<Vec<String>> = Vec::new();
     for l in levels {
         for (m, f) in &l.modes {
-            rows.push(vec![
+            let q = l
+                .lines
+                .iter()
+                .find(|x| x.1.as_deref() == Some(m.as_str()))
+                .and_then(|x| x.0.q);
+            let mut row = vec![
                 m.clone(),
                 l.refine.to_string(),
                 l.tets.to_string(),
                 l.dofs.to_string(),
                 g(*f),
-            ]);
+                opt(q),
+            ];
+            row.extend(std::iter::repeat_n(String::new(), 5));
+            rows.push(row);
         }
     }
-    for (name, x) in ladder_rows(finest) {
-        rows.push(vec![
+    let extrapolated_row = |name: String, f: Option<f64>, t: Option<&Track>| {
+        let x = f.and(t.and_then(|t| t.f));
+        vec![
             name,
             String::new(),
             "extrapolated".into(),
             String::new(),
-            g(x.f_hz),
-        ]);
+            opt(f),
+            opt(t.and_then(|t| t.q).map(|x| x.f_hz)),
+            String::new(),
+            opt(x.map(|x| x.error_hz)),
+            opt(x.and_then(|x| x.order)),
+            opt(t.and_then(|t| t.q).map(|x| x.error_hz)),
+            t.and_then(|t| t.note.clone()).unwrap_or_default(),
+        ]
+    };
+    for (name, x, i) in ladder_rows(finest) {
+        rows.push(extrapolated_row(name, Some(x.f_hz), finest.tracks.get(i)));
+    }
+    // the lines without a label: each level it was followed to, then its extrapolation
+    // (empty, with the note, where it was not matched)
+    for t in finest.tracks.iter().filter(|t| t.by != Tracking::Label) {
+        for pt in &t.series {
+            let l = &levels[pt.level];
+            let mut row = vec![
+                t.name.clone(),
+                l.refine.to_string(),
+                l.tets.to_string(),
+                l.dofs.to_string(),
+                g(pt.f_hz),
+                opt(pt.q),
+                opt(pt.overlap),
+            ];
+            row.extend(std::iter::repeat_n(String::new(), 4));
+            rows.push(row);
+        }
+        rows.push(extrapolated_row(
+            t.name.clone(),
+            t.f.map(|x| x.f_hz),
+            Some(t),
+        ));
     }
     write_atomic(&p, &csv_bytes(&header, rows.into_iter(), &p)?)?;
     Ok(p)
 }
 
-/// The labelled modes of the finest level with their extrapolation, by frequency.
-fn ladder_rows(r: &ResonatorResult) -> Vec<(String, crate::spectrum::richardson::Extrapolated)> {
+/// The labelled modes of the finest level with their extrapolation, by frequency, and the
+/// index of their peak.
+fn ladder_rows(
+    r: &ResonatorResult,
+) -> Vec<(String, crate::spectrum::richardson::Extrapolated, usize)> {
     r.analysis
         .matched
         .iter()
@@ -470,6 +546,7 @@ fn ladder_rows(r: &ResonatorResult) -> Vec<(String, crate::spectrum::richardson:
             Some((
                 m.mode.name.clone(),
                 r.extrapolated.get(i).copied().flatten()?,
+                i,
             ))
         })
         .collect()
@@ -477,17 +554,24 @@ fn ladder_rows(r: &ResonatorResult) -> Vec<(String, crate::spectrum::richardson:
 
 /// The table of a refinement ladder: per labelled mode, the corrected frequency at each
 /// level, the extrapolated one with its error estimate and observed order, and its
-/// difference from the analytic mode.
+/// difference from the analytic mode; then each line without a label that was followed
+/// by its frequency, decay and shape (named `lineI`, `I` its index in `modes.csv`), with
+/// the extrapolated Q. The lines that were not matched are listed after the table with
+/// the reason ([`ladder_notes`]).
 pub fn ladder_table(levels: &[crate::solver::converge::Level], r: &ResonatorResult) -> String {
     let mut s = format!("{:<8}", "mode");
     for l in levels {
         s.push_str(&format!(" {:>13}", format!("refine {} MHz", l.refine)));
     }
     s.push_str(&format!(
-        " {:>16} {:>10} {:>6} {:>10}\n",
-        "extrapolated MHz", "± MHz", "order", "vs analytic"
+        " {:>16} {:>10} {:>6} {:>10} {:>10} {:>9}\n",
+        "extrapolated MHz", "± MHz", "order", "vs analytic", "Q extrap.", "± Q"
     ));
-    for (name, x) in ladder_rows(r) {
+    let q_cells = |t: Option<&Track>| match t.and_then(|t| t.q) {
+        Some(q) => format!(" {:>10.4} {:>9.2e}", q.f_hz, q.error_hz),
+        None => format!(" {:>10} {:>9}", "-", "-"),
+    };
+    for (name, x, i) in ladder_rows(r) {
         s.push_str(&format!("{name:<8}"));
         for l in levels {
             match l.modes.iter().find(|m| m.0 == name) {
@@ -502,7 +586,7 @@ pub fn ladder_table(levels: &[crate::solver::converge::Level], r: &ResonatorResu
             .find(|m| m.mode.name == name)
             .map(|m| m.mode.f_hz);
         s.push_str(&format!(
-            " {:>16.6} {:>10.2e} {:>6} {:>10}\n",
+            " {:>16.6} {:>10.2e} {:>6} {:>10}{}\n",
             x.f_hz / 1e6,
             x.error_hz / 1e6,
             x.order
@@ -510,10 +594,61 @@ pub fn ladder_table(levels: &[crate::solver::converge::Level], r: &ResonatorResu
                 .unwrap_or_else(|| "(2)".into()),
             analytic
                 .map(|fa| format!("{:+.2e}", (x.f_hz - fa) / fa))
-                .unwrap_or_else(|| "-".into())
+                .unwrap_or_else(|| "-".into()),
+            q_cells(r.tracks.get(i))
+        ));
+    }
+    for t in r.tracks.iter().filter(|t| t.by != Tracking::Label) {
+        let Some(x) = t.f else { continue };
+        s.push_str(&format!("{:<8}", t.name));
+        for (k, _) in levels.iter().enumerate() {
+            match t.series.iter().find(|p| p.level == k) {
+                Some(p) => s.push_str(&format!(" {:>13.5}", p.f_hz / 1e6)),
+                None => s.push_str(&format!(" {:>13}", "-")),
+            }
+        }
+        s.push_str(&format!(
+            " {:>16.6} {:>10.2e} {:>6} {:>10}{}\n",
+            x.f_hz / 1e6,
+            x.error_hz / 1e6,
+            x.order
+                .map(|p| format!("{p:.2}"))
+                .unwrap_or_else(|| "(2)".into()),
+            "-",
+            q_cells(Some(t))
         ));
     }
     s
+}
+
+/// One line per line of the finest level that a ladder did not follow over every level:
+/// its name, frequency and Q and the reason; a line saying so when the finest level has no
+/// line at all (a ladder never ends without a word).
+pub fn ladder_notes(r: &ResonatorResult) -> Vec<String> {
+    if r.tracks.is_empty() {
+        return vec![
+            "the finest level found no line: nothing to match across the levels or extrapolate"
+                .into(),
+        ];
+    }
+    r.tracks
+        .iter()
+        .zip(r.peaks())
+        .filter_map(|(t, p)| {
+            let note = t.note.as_ref()?;
+            Some(format!(
+                "{} ({:.4} MHz{}): {note}{}",
+                t.name,
+                r.corrected(p) / 1e6,
+                p.q.map(|q| format!(", Q {q:.3}")).unwrap_or_default(),
+                if t.f.is_none() {
+                    "; no extrapolation"
+                } else {
+                    ""
+                }
+            ))
+        })
+        .collect()
 }
 
 /// The table printed after a run: mode, analytic MHz, measured MHz, corrected MHz, error %,

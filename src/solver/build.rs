@@ -461,7 +461,48 @@ fn check_host_memory(tets: f64, name: &str, value: &str) -> Result<()> {
 /// Loads or generates the mesh of a plan (with refinements; cylinder walls projected;
 /// renumbered in the plan's [`crate::mesh::order::MeshOrder`]).
 pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
-    let (mut mesh, hash) = match &plan.mesh {
+    let (mut mesh, hash) = base_mesh(plan)?;
+    if plan.refine > 0 {
+        let tets = mesh.n_tets() as f64 * 8f64.powi(plan.refine as i32);
+        check_host_memory(tets, "refine", &plan.refine.to_string())?;
+    }
+    // the wall and the curved interfaces are fitted once, on the given mesh, and used at
+    // every level
+    let (wall, fits) = if plan.refine > 0 {
+        surfaces_of(&mesh)
+    } else {
+        (None, crate::mesh::Surfaces::default())
+    };
+    for _ in 0..plan.refine {
+        mesh = generate::refine_onto(&mesh, wall, &fits.fits);
+    }
+    if plan.mesh_order == crate::mesh::order::MeshOrder::Morton {
+        mesh = mesh.morton_ordered();
+    }
+    Ok((mesh, hash))
+}
+
+/// The detected outer wall of a mesh ([`generate::CurvedWall::of`]) and its fitted curved
+/// surfaces ([`crate::mesh::interfaces`]: the interfaces, and the boundary where no wall
+/// is detected).
+fn surfaces_of(mesh: &Mesh) -> (Option<generate::CurvedWall>, crate::mesh::Surfaces) {
+    let wall = shape::detect(mesh).and_then(|s| generate::CurvedWall::of(&s, mesh));
+    let fits = crate::mesh::fit_surfaces(mesh, wall.is_none());
+    (wall, fits)
+}
+
+/// The warnings of a plan's refinement before it runs: every curved interface or boundary
+/// surface of the given mesh that fits no sphere or cylinder, so that refinement cannot
+/// follow it ([`crate::mesh::Surfaces::warnings`]).
+pub fn refinement_warnings(plan: &Plan) -> Result<Vec<String>> {
+    let (mesh, _) = base_mesh(plan)?;
+    let (_, fits) = surfaces_of(&mesh);
+    Ok(fits.warnings(&mesh))
+}
+
+/// The mesh of a plan as read or generated, before refinement.
+fn base_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
+    let (mesh, hash) = match &plan.mesh {
         MeshSpec::File(p) => {
             let bytes = gmsh::read_file(p)?;
             (
@@ -497,22 +538,6 @@ pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
     };
     // a mesh in the wrong unit (1e70, 1e-80) is refused before its operators overflow
     super::limits::check_mesh_scale(&mesh)?;
-    if plan.refine > 0 {
-        let tets = mesh.n_tets() as f64 * 8f64.powi(plan.refine as i32);
-        check_host_memory(tets, "refine", &plan.refine.to_string())?;
-    }
-    // the wall is fitted once, on the given mesh, and used at every level
-    let wall = if plan.refine > 0 {
-        shape::detect(&mesh).and_then(|s| generate::CurvedWall::of(&s, &mesh))
-    } else {
-        None
-    };
-    for _ in 0..plan.refine {
-        mesh = generate::refine(&mesh, wall);
-    }
-    if plan.mesh_order == crate::mesh::order::MeshOrder::Morton {
-        mesh = mesh.morton_ordered();
-    }
     Ok((mesh, hash))
 }
 

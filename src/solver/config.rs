@@ -3,7 +3,7 @@
 //! that a finished run's `run.toml` is a valid `--config` reproducing it.
 //!
 //! Layout: top-level keys are the `dgatd resonator` flags' long names with `-` → `_`
-//! (`mesh`, `box`, `ball`, `refine`, `mesh_order`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
+//! (`mesh`, `box`, `ball`, `refine`, `mesh_order`, `converge`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
 //! `device`, `source`, `source_dir`, `source_radius`, `probe` (an array of points), `f_peak`, `fmax`,
 //! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
 //! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`, `energy_checks`, `partitioner`,
@@ -243,6 +243,10 @@ pub struct Config {
     /// `results/h200/locality/`).
     #[serde(default, skip_serializing_if = "MeshOrder::is_file")]
     pub mesh_order: MeshOrder,
+    /// Converged resonances: the run at refinements `refine ..= refine + converge` (1 to
+    /// 4), the lines matched across the levels and extrapolated ([`super::converge`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub converge: Option<u32>,
     /// Number of time steps (overrides `time`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<u64>,
@@ -359,6 +363,7 @@ impl Default for Config {
             ball: None,
             refine: 0,
             mesh_order: MeshOrder::File,
+            converge: None,
             steps: None,
             time: None,
             cfl: default_cfl(),
@@ -556,6 +561,28 @@ mod tests {
         );
         let text = c.to_toml().unwrap().to_string();
         assert_eq!(parse(&text).unwrap(), c, "{text}");
+    }
+
+    /// `converge` is a key like every flag's long name (it was refused as an unknown
+    /// field), written back when given; out of the flag's range 1..=4 the plan refuses it.
+    #[test]
+    fn converge_is_a_key() {
+        let c = parse("converge = 2\n").unwrap();
+        assert_eq!(c.converge, Some(2));
+        let text = c.to_toml().unwrap().to_string();
+        assert!(text.contains("converge = 2"), "{text}");
+        assert!(
+            !Config::default()
+                .to_toml()
+                .unwrap()
+                .to_string()
+                .contains("converge")
+        );
+        let e = crate::solver::Plan::new(&parse("converge = 9\n").unwrap(), None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("converge") && e.contains("1 to 4"), "{e}");
     }
 
     #[test]

@@ -30,12 +30,13 @@ pub(crate) mod timestep;
 pub(crate) mod wallq;
 
 pub use analyse::correct as correct_frequency;
+pub use build::refinement_warnings;
 pub use checkpoint::{Checkpoint, FILE as CHECKPOINT_FILE};
 pub use config::{
     Assembly, BackendKind, BallSpec, BoxSpec, CavitySpec, Config, Extract, Method, Origin,
     Partitioner,
 };
-pub use converge::{Ladder, Level, ladder};
+pub use converge::{Ladder, Level, Point, Track, Tracking, ladder, level_of, tracks};
 pub use defaults::{BAND_PEAKS, RECORD_PERIODS, Scales, band as default_band};
 pub use devices::choose as choose_device;
 pub use limits::{check_mesh_memory, check_mesh_scale};

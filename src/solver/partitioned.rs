@@ -912,6 +912,7 @@ fn result_of(
         mode_shapes: vec![],
         q_wall: vec![],
         extrapolated: vec![],
+        tracks: vec![],
         model_bytes_per_step: model_bytes,
         model_flops_per_step: model_flops,
         n_edges: g.n_edges,

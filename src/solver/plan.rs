@@ -269,6 +269,16 @@ impl Plan {
                 ));
             }
         }
+        if let Some(n) = cfg.converge
+            && !(1..=4).contains(&n)
+        {
+            // the flag's range (each level costs about 16 times the one before)
+            return Err(Error::config(
+                "converge",
+                n,
+                "must be 1 to 4 (levels above the base mesh; each costs about 16 times the one before)",
+            ));
+        }
         if !(cfg.checkpoint_minutes >= 0.0 && cfg.checkpoint_minutes.is_finite()) {
             return Err(Error::config(
                 "checkpoint-minutes",

@@ -54,6 +54,10 @@ pub struct ResonatorResult {
     /// Richardson-extrapolated frequency of each peak (in the order of [`Self::peaks`]) in a
     /// refinement ladder ([`super::converge`]); empty otherwise.
     pub extrapolated: Vec<Option<crate::spectrum::richardson::Extrapolated>>,
+    /// Each peak across the levels of a refinement ladder (in the order of
+    /// [`Self::peaks`]): how it was followed, its series, extrapolated Q and why it is not
+    /// matched ([`crate::spectrum::track::Track`]); empty otherwise.
+    pub tracks: Vec<crate::spectrum::track::Track>,
     /// Unknowns of the time loop (DGA: 4 per tet + free half-edges; DG: 6 Np per tet).
     pub dofs: usize,
     pub method: Method,
@@ -432,6 +436,7 @@ fn result(
         mesh: b.mesh,
         q_wall: vec![],
         extrapolated: vec![],
+        tracks: vec![],
     }
 }
 

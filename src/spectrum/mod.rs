@@ -11,6 +11,7 @@
 //!   every TE/TM mode with its degeneracy, with Bessel zeros computed here.
 //! - [`extract`]: resonances of all probe signals jointly (the pipeline's extraction);
 //!   [`assign`]: measured lines to catalogue modes, one-to-one, with a confidence.
+//! - [`track`]: lines followed across refinement levels by frequency, decay and shape.
 
 pub(crate) mod analytic;
 pub(crate) mod assign;
@@ -18,6 +19,7 @@ pub(crate) mod extract;
 pub(crate) mod harminv;
 pub(crate) mod mie;
 pub(crate) mod richardson;
+pub(crate) mod track;
 
 pub use analytic::{Cavity, bessel_j, bessel_zero, cylinder_wall_q};
 pub use analytic::{Mode, Walls as CavityWalls};
