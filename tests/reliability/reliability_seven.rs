@@ -63,3 +63,48 @@ fn a_stderr_that_cannot_be_written_is_not_a_panic() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `sh -c 'ulimit -v KiB; exec dgatd args'`: the binary under an address-space limit.
+fn limited(kib: u64, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(path())
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+/// Round five, cli-355: `--ball 1:a=1,b=1e9` built the radii of its 1e9 shells (8 GB)
+/// to count them, before the size check: an allocation abort under a 4 GiB limit. The
+/// count is now arithmetic, and the ball is refused naming the flag and its size.
+#[test]
+fn a_ball_of_a_billion_shells_is_refused_before_it_is_built() {
+    let dir = tmp("ball");
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let t = std::time::Instant::now();
+    let o = limited(
+        4 << 20,
+        &[
+            "resonator",
+            "--backend",
+            "cpu",
+            "--ball",
+            "1:a=1,b=1e9",
+            "--steps",
+            "10",
+            "--out",
+            out,
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "accepted or crashed: {err}");
+    assert!(
+        err.contains("invalid ball = ") && err.contains("tetrahedra"),
+        "{err}"
+    );
+    assert!(t.elapsed().as_secs() < 10, "{:?}", t.elapsed());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
