@@ -42,6 +42,7 @@ fn fresh(
         surfaces,
         reoriented,
         dropped_triangles: Vec::new(),
+        ignored: Vec::new(),
     }
 }
 

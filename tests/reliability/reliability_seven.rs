@@ -108,3 +108,106 @@ fn a_ball_of_a_billion_shells_is_refused_before_it_is_built() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Nodes and 6 Kuhn tets of the unit cube, as MSH 2.2 with a volume group and the
+/// boundary triangles in a surface group; `extra` goes after `$EndElements`.
+fn cube22(extra: &str) -> String {
+    let nodes = [
+        [0., 0., 0.],
+        [1., 0., 0.],
+        [0., 1., 0.],
+        [1., 1., 0.],
+        [0., 0., 1.],
+        [1., 0., 1.],
+        [0., 1., 1.],
+        [1., 1., 1.],
+    ];
+    // Kuhn tets of the cube (node 1 to node 8 along each axis order)
+    let tets = [
+        [1, 2, 4, 8],
+        [1, 2, 6, 8],
+        [1, 3, 4, 8],
+        [1, 3, 7, 8],
+        [1, 5, 6, 8],
+        [1, 5, 7, 8],
+    ];
+    let mut s = String::from("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n");
+    s += "$PhysicalNames\n2\n3 1 \"air\"\n2 2 \"wall\"\n$EndPhysicalNames\n";
+    s += &format!("$Nodes\n{}\n", nodes.len());
+    for (i, p) in nodes.iter().enumerate() {
+        s += &format!("{} {} {} {}\n", i + 1, p[0], p[1], p[2]);
+    }
+    s += "$EndNodes\n";
+    s += &format!("$Elements\n{}\n", tets.len());
+    for (i, t) in tets.iter().enumerate() {
+        s += &format!("{} 4 2 1 1 {} {} {} {}\n", i + 1, t[0], t[1], t[2], t[3]);
+    }
+    s += "$EndElements\n";
+    s + extra
+}
+
+/// Round five, m22-036 and gm-111: a `$Periodic` section (Gmsh's periodic surfaces) was
+/// skipped like a comment, so the periodic faces ran as PEC walls without a word; now a
+/// warning names the line and what the faces are. An empty one says nothing.
+#[test]
+fn a_periodic_section_is_named_in_a_warning() {
+    let dir = tmp("periodic");
+    let p = dir.join("p.msh");
+    std::fs::write(
+        &p,
+        cube22("$Periodic\n1\n2 1 2\n1\n1 2\n$EndPeriodic\n"),
+    )
+    .unwrap();
+    let o = dgatd().arg("mesh-info").arg(&p).output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.lines().any(|l| l.starts_with("warning:")
+            && l.contains("p.msh")
+            && l.contains("line ")
+            && l.contains("$Periodic")
+            && l.contains("walls")),
+        "no warning: {err}"
+    );
+    std::fs::write(&p, cube22("$Periodic\n0\n$EndPeriodic\n")).unwrap();
+    let o = dgatd().arg("mesh-info").arg(&p).output().unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success() && !err.contains("$Periodic"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Round five, gm-112/113 and m22-033: a Gmsh partitioned mesh was refused as "an element
+/// block of entity 29 (dimension 1), which $Entities does not define" (its partition
+/// entities), and a second `$MeshFormat` (two files pasted together) was skipped. Both
+/// are named now.
+#[test]
+fn partitioned_and_concatenated_meshes_are_named() {
+    let dir = tmp("partitioned");
+    let p = dir.join("p.msh");
+    let body = cube22("");
+    let part = body.replacen(
+        "$Nodes",
+        "$PartitionedEntities\n2\n0\n0 0 0 0\n$EndPartitionedEntities\n$Nodes",
+        1,
+    );
+    std::fs::write(&p, part).unwrap();
+    let o = dgatd().arg("mesh-info").arg(&p).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("p.msh")
+            && err.contains("line ")
+            && err.contains("partitioned mesh ($PartitionedEntities)"),
+        "{err}"
+    );
+    let twice = format!("{body}{}", body.replace("2.2 0 8", "4.1 0 8"));
+    std::fs::write(&p, twice).unwrap();
+    let o = dgatd().arg("mesh-info").arg(&p).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("line ") && err.contains("a second $MeshFormat"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
