@@ -211,3 +211,22 @@ fn partitioned_and_concatenated_meshes_are_named() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Round five, m22-047: a surface triangle listing a node twice was counted as an
+/// interior face of its group; it is refused naming the line and the triangle.
+#[test]
+fn a_degenerate_triangle_is_refused() {
+    let dir = tmp("degenerate");
+    let p = dir.join("d.msh");
+    let text = cube22("")
+        .replacen("$Elements\n6\n", "$Elements\n7\n7 2 2 2 2 1 1 2\n", 1);
+    std::fs::write(&p, text).unwrap();
+    let o = dgatd().arg("mesh-info").arg(&p).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("d.msh") && err.contains("line ") && err.contains("triangle 7 lists a node twice"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
