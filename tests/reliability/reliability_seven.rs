@@ -108,6 +108,60 @@ fn a_ball_of_a_billion_shells_is_refused_before_it_is_built() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Waits (up to `secs`) for `needle` in the file `p`.
+fn wait_for(p: &Path, needle: &str, secs: u64) -> bool {
+    let t = std::time::Instant::now();
+    while t.elapsed().as_secs() < secs {
+        if std::fs::read_to_string(p).is_ok_and(|s| s.contains(needle)) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// Round five, sig-454: SIGUSR1 (and SIGUSR2, SIGXCPU), which batch schedulers send
+/// before they end a job, killed the run by their default action, without a checkpoint.
+/// Now they save it like SIGTERM: checkpoint and probe.csv, exit 130.
+#[test]
+fn scheduler_warning_signals_save_the_run() {
+    for sig in ["USR1", "XCPU"] {
+        let dir = tmp(&format!("sig{sig}"));
+        let out = dir.join("out");
+        let log = dir.join("stderr.txt");
+        let mut child = dgatd()
+            .args([
+                "resonator",
+                "--backend",
+                "cpu",
+                "--box",
+                "6,6,6",
+                "--steps",
+                "200000",
+                "--checkpoint-minutes",
+                "0",
+            ])
+            .arg("--out")
+            .arg(&out)
+            .stderr(std::fs::File::create(&log).unwrap())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(wait_for(&log, "] step ", 120), "no step logged");
+        let k = Command::new("kill")
+            .args([format!("-{sig}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(k.success());
+        let status = child.wait().unwrap();
+        let err = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(status.code(), Some(130), "SIG{sig}: {status:?}: {err}");
+        assert!(out.join("checkpoint.bin").is_file(), "SIG{sig}: no checkpoint");
+        assert!(out.join("probe.csv").is_file(), "SIG{sig}: no probe.csv");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
 /// Nodes and 6 Kuhn tets of the unit cube, as MSH 2.2 with a volume group and the
 /// boundary triangles in a surface group; `extra` goes after `$EndElements`.
 fn cube22(extra: &str) -> String {
@@ -209,6 +263,78 @@ fn partitioned_and_concatenated_meshes_are_named() {
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `dgatd BOX extra --out DIR` must exit 0 with a warning line holding every needle.
+fn warned(name: &str, extra: &[&str], needles: &[&str]) {
+    let dir = tmp(name);
+    let o = dgatd()
+        .args(BOX)
+        .args(extra)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{extra:?}: {err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("warning:") && needles.iter().all(|n| l.contains(n))),
+        "{extra:?}: no warning with {needles:?} in: {err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Round five, cli-300/cfg-185/cfg-291 and cli-311/cfg-206: `--time` beside `--steps` (the
+/// step count wins) and a `--partitioner` on one process with one GPU were dropped
+/// without a word.
+#[test]
+fn time_beside_steps_and_a_lone_partitioner_are_named() {
+    warned("time", &["--time", "1e-8"], &["time = ", "--steps"]);
+    warned(
+        "partitioner",
+        &["--partitioner", "rcb"],
+        &["partitioner = \"rcb\"", "one process"],
+    );
+}
+
+/// Round five, cli-395/396/400 and cli-316: a single-valued flag given twice (`--steps 40
+/// --steps 60`: the last wins) and a probe point given twice ran without a word.
+#[test]
+fn repeated_flags_and_probes_are_named() {
+    warned(
+        "repeated",
+        &["--steps", "30"],
+        &["--steps is given 2 times", "last value"],
+    );
+    warned(
+        "probes",
+        &["--probe", "0.3,0.3,0.3", "--probe", "0.3,0.3,0.3"],
+        &["probe [0.3, 0.3, 0.3]", "2 times"],
+    );
+}
+
+/// Round five, cfg-192/193 and cli-324/325: a direction whose length underflows
+/// (`1e-310,0,0`) or overflows (`1e308,1e308,0`) was refused as "must be a non-zero
+/// finite vector", which it is; the message now says what fails.
+#[test]
+fn a_direction_whose_length_fails_says_so() {
+    for d in ["1e-310,0,0", "1e308,1e308,0"] {
+        let dir = tmp("dir");
+        let o = dgatd()
+            .args(BOX)
+            .args(["--source-dir", d, "--out"])
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{d}: {err}");
+        assert!(
+            err.contains("invalid source direction") && err.contains("length underflows or overflows"),
+            "{d}: {err}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
 
 /// Round five, m22-047: a surface triangle listing a node twice was counted as an
