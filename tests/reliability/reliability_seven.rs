@@ -356,3 +356,30 @@ fn a_degenerate_triangle_is_refused() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Round five, rep-562: a bench CSV with its header only was refused as "invalid report =
+/// inputs: the CSV files hold no rows", naming no file.
+#[test]
+fn a_report_of_headers_only_names_the_files() {
+    let dir = tmp("report");
+    let p = dir.join("empty_bench.csv");
+    std::fs::write(
+        &p,
+        "timestamp,commit,host,platform,device,driver,precision,kernel,variant,tets,dofs,reps,median_s,min_s,max_s,bytes_model,gbs,frac_copy_bw,gdofs_per_s,flops_model,gflops,frac_roof\n",
+    )
+    .unwrap();
+    let o = dgatd()
+        .arg("report")
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg(&p)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("empty_bench.csv") && err.contains("no rows"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
