@@ -988,8 +988,18 @@ mod tests {
     #[test]
     fn repeated_single_valued_flags_are_named() {
         let a = [
-            "resonator", "--steps", "60", "--probe", "0,0,0", "--steps=70", "--probe",
-            "1,1,1", "--quiet", "--quiet", "--mesh", "x",
+            "resonator",
+            "--steps",
+            "60",
+            "--probe",
+            "0,0,0",
+            "--steps=70",
+            "--probe",
+            "1,1,1",
+            "--quiet",
+            "--quiet",
+            "--mesh",
+            "x",
         ]
         .map(std::ffi::OsString::from);
         let w = super::repeated_flags(a.into_iter());

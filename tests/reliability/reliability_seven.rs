@@ -156,7 +156,10 @@ fn scheduler_warning_signals_save_the_run() {
         let status = child.wait().unwrap();
         let err = std::fs::read_to_string(&log).unwrap();
         assert_eq!(status.code(), Some(130), "SIG{sig}: {status:?}: {err}");
-        assert!(out.join("checkpoint.bin").is_file(), "SIG{sig}: no checkpoint");
+        assert!(
+            out.join("checkpoint.bin").is_file(),
+            "SIG{sig}: no checkpoint"
+        );
         assert!(out.join("probe.csv").is_file(), "SIG{sig}: no probe.csv");
         std::fs::remove_dir_all(&dir).ok();
     }
@@ -206,11 +209,7 @@ fn cube22(extra: &str) -> String {
 fn a_periodic_section_is_named_in_a_warning() {
     let dir = tmp("periodic");
     let p = dir.join("p.msh");
-    std::fs::write(
-        &p,
-        cube22("$Periodic\n1\n2 1 2\n1\n1 2\n$EndPeriodic\n"),
-    )
-    .unwrap();
+    std::fs::write(&p, cube22("$Periodic\n1\n2 1 2\n1\n1 2\n$EndPeriodic\n")).unwrap();
     let o = dgatd().arg("mesh-info").arg(&p).output().unwrap();
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
@@ -330,7 +329,8 @@ fn a_direction_whose_length_fails_says_so() {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{d}: {err}");
         assert!(
-            err.contains("invalid source direction") && err.contains("length underflows or overflows"),
+            err.contains("invalid source direction")
+                && err.contains("length underflows or overflows"),
             "{d}: {err}"
         );
         std::fs::remove_dir_all(&dir).ok();
@@ -343,14 +343,15 @@ fn a_direction_whose_length_fails_says_so() {
 fn a_degenerate_triangle_is_refused() {
     let dir = tmp("degenerate");
     let p = dir.join("d.msh");
-    let text = cube22("")
-        .replacen("$Elements\n6\n", "$Elements\n7\n7 2 2 2 2 1 1 2\n", 1);
+    let text = cube22("").replacen("$Elements\n6\n", "$Elements\n7\n7 2 2 2 2 1 1 2\n", 1);
     std::fs::write(&p, text).unwrap();
     let o = dgatd().arg("mesh-info").arg(&p).output().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("d.msh") && err.contains("line ") && err.contains("triangle 7 lists a node twice"),
+        err.contains("d.msh")
+            && err.contains("line ")
+            && err.contains("triangle 7 lists a node twice"),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();
@@ -432,12 +433,25 @@ fn a_default_bench_fits_an_address_space_limit() {
 fn bench_counts_are_bounded_and_negative_values_named() {
     let dir = tmp("benchflags");
     let base = [
-        "bench", "--devices", "none", "--sizes", "1e3", "--precision", "f64", "--dg-orders",
+        "bench",
+        "--devices",
+        "none",
+        "--sizes",
+        "1e3",
+        "--precision",
+        "f64",
+        "--dg-orders",
         "1",
     ];
     for (extra, needle) in [
-        (["--reps", "1000000000"], "invalid reps = 1000000000: at most 100000"),
-        (["--warmup", "1000000000"], "invalid warmup = 1000000000: at most 100000"),
+        (
+            ["--reps", "1000000000"],
+            "invalid reps = 1000000000: at most 100000",
+        ),
+        (
+            ["--warmup", "1000000000"],
+            "invalid warmup = 1000000000: at most 100000",
+        ),
         (["--csr-max-tets", "-1"], "invalid csr-max-tets = -1"),
         (["--dispersion", "-1"], "invalid dispersion = -1"),
         (["--stream-elems", "-5"], "invalid stream-elems = -5"),

@@ -141,7 +141,9 @@ fn config(a: &BenchArgs) -> Result<BenchConfig> {
             return Err(Error::config(
                 flag,
                 n,
-                format!("at most {MAX_REPS}: each one runs every kernel at every size once (the defaults are 30 and 5)"),
+                format!(
+                    "at most {MAX_REPS}: each one runs every kernel at every size once (the defaults are 30 and 5)"
+                ),
             ));
         }
     }
