@@ -479,3 +479,33 @@ fn bench_counts_are_bounded_and_negative_values_named() {
     assert!(err.contains("invalid sizes = -1e3"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Round five, bench-549: `bench --devices ''` (or an empty item, `0,`) benched the first
+/// OpenCL device without a word; it is refused naming the flag.
+#[test]
+fn an_empty_bench_device_is_refused() {
+    let dir = tmp("benchdev");
+    for d in ["", "0,"] {
+        let o = dgatd()
+            .args([
+                "bench",
+                "--sizes",
+                "1e3",
+                "--reps",
+                "1",
+                "--devices",
+                d,
+                "--out",
+            ])
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{d:?}: {err}");
+        assert!(
+            err.contains("invalid devices = ") && err.contains("an empty device name"),
+            "{d:?}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -154,6 +154,15 @@ fn config(a: &BenchArgs) -> Result<BenchConfig> {
         "none" => vec![],
         d => d.split(',').map(|s| s.trim().to_string()).collect(),
     };
+    // (issue 47 round five, bench-549: an empty name matched the first device, whatever
+    // it was, as `resonator --device ''` did before round four)
+    if devices.iter().any(|d| d.is_empty()) {
+        return Err(Error::config(
+            "devices",
+            format!("{:?}", a.devices),
+            "an empty device name: give all, none, or a comma list of indices or parts of names (see `dgatd devices`)",
+        ));
+    }
     // (it timed the host's preprocessing alone, and exited 0)
     if devices.is_empty() && a.no_cpu {
         return Err(Error::config(
