@@ -81,10 +81,12 @@ pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<BenchRow>> {
         }
     }
     if out.is_empty() {
+        // (issue 47 round five: the message named no file)
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Error::config(
             "report",
-            "inputs",
-            "the CSV files hold no rows",
+            names.join(", "),
+            "no rows: each file holds its header only (a bench that measured nothing?)",
         ));
     }
     Ok(out)

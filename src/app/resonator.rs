@@ -427,6 +427,8 @@ static REPEAT_TOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 fn install_interrupt_handler() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        // before ctrlc's thread starts, so that it inherits the mask
+        forward_scheduler_signals();
         let r = ctrlc::set_handler(move || {
             use std::sync::atomic::Ordering;
             match PHASE.load(Ordering::SeqCst) {
@@ -468,6 +470,61 @@ fn install_interrupt_handler() {
             eprintln!("warning: no Ctrl-C handler ({e}); an interrupt will lose the run");
         }
     });
+}
+
+/// The single-valued flags given more than once on this command line, each as a
+/// sentence: the last value is used (`args_override_self`), which a repeated `--steps`
+/// or `--mesh` did without a word (issue 47 round five). The flags that collect values
+/// (`--probe`, `--material`, `--boundary`) and the switches are not counted.
+fn repeated_flags(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<String> {
+    const MANY: [&str; 5] = ["probe", "material", "boundary", "quiet", "force"];
+    let mut seen: Vec<(String, usize)> = vec![];
+    for a in args {
+        let Some(name) = a.to_str().and_then(|a| a.strip_prefix("--")) else {
+            continue;
+        };
+        let name = name.split('=').next().unwrap_or(name);
+        if name.is_empty() || MANY.contains(&name) {
+            continue;
+        }
+        match seen.iter_mut().find(|(n, _)| n == name) {
+            Some((_, c)) => *c += 1,
+            None => seen.push((name.to_string(), 1)),
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, c)| *c > 1)
+        .map(|(n, c)| format!("--{n} is given {c} times: the last value is used"))
+        .collect()
+}
+
+/// SIGUSR1, SIGUSR2 and SIGXCPU are what batch schedulers send before they end a job
+/// (Slurm's `--signal`, Grid Engine's `-notify`, a CPU-time limit); their default action
+/// killed the run without a checkpoint (issue 47 round five). They are blocked in this
+/// thread, so in every thread started after it, and a thread waiting for them sends the
+/// process SIGTERM, which saves the run like Ctrl-C.
+fn forward_scheduler_signals() {
+    use nix::sys::signal::{SigSet, Signal, kill};
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGUSR1, Signal::SIGUSR2, Signal::SIGXCPU] {
+        set.add(s);
+    }
+    if set.thread_block().is_err() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            loop {
+                if set.wait().is_ok() {
+                    let _ = kill(nix::unistd::Pid::this(), Signal::SIGTERM);
+                }
+            }
+        });
+    if spawned.is_err() {
+        // no thread to take them: their default action again
+        let _ = set.thread_unblock();
+    }
 }
 
 /// The configuration of a `--resume DIR` and the checkpoint to continue from.
@@ -629,6 +686,17 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     let plan = Plan::new(&cfg, origin)?;
     for w in &plan.warnings {
         eprintln!("warning: {w}");
+    }
+    for w in repeated_flags(std::env::args_os().skip(1)) {
+        eprintln!("warning: {w}");
+    }
+    // (issue 47 round five: a partitioner asked for on one process with one GPU was
+    // ignored without a word; it acts with --gpus N and under mpirun)
+    if plan.gpus == 1 && !plan.partitioner.is_auto() {
+        eprintln!(
+            "warning: partitioner = \"{}\" (--partitioner) has no effect on one process with one GPU: it splits the mesh for --gpus N or mpirun ranks",
+            format!("{:?}", plan.partitioner).to_lowercase()
+        );
     }
     // a run that lands on the CPU while GPUs seem hidden from OpenCL says so before it starts
     // (and again among the notices at its end)
@@ -865,6 +933,28 @@ mod tests {
         assert!(
             super::parse_pairs("boundary", &["pmc".to_string()], super::parse_boundary).is_err()
         );
+    }
+
+    /// Round five: a single-valued flag given twice is named; collecting flags are not.
+    #[test]
+    fn repeated_single_valued_flags_are_named() {
+        let a = [
+            "resonator",
+            "--steps",
+            "60",
+            "--probe",
+            "0,0,0",
+            "--steps=70",
+            "--probe",
+            "1,1,1",
+            "--quiet",
+            "--quiet",
+            "--mesh",
+            "x",
+        ]
+        .map(std::ffi::OsString::from);
+        let w = super::repeated_flags(a.into_iter());
+        assert_eq!(w, vec!["--steps is given 2 times: the last value is used"]);
     }
 
     #[test]

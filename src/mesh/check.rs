@@ -66,6 +66,7 @@ pub fn check(mesh: &Mesh, topo: &Topology) -> Result<Vec<String>> {
     warnings.extend(components(mesh, topo));
     warnings.extend(slivers(mesh));
     warnings.extend(stray_triangles(mesh, topo));
+    warnings.extend(mesh.ignored.iter().map(|w| format!("{}: {w}", mesh.source)));
     Ok(warnings)
 }
 

@@ -43,6 +43,7 @@ fn fresh(
         surfaces,
         reoriented,
         dropped_triangles: Vec::new(),
+        ignored: Vec::new(),
     }
 }
 
@@ -163,19 +164,16 @@ impl Shell {
     }
 }
 
-/// The radii of the shells' outer spheres (index 0: the centre) and the last shell of each
-/// group.
-fn shell_radii(
-    n_first: usize,
-    shells: &[Shell],
-) -> std::result::Result<(Vec<f64>, Vec<usize>), String> {
+/// The number of shells of each group, checked (radii increasing and finite, steps in
+/// 1..=100), without building anything: a count from the file's ratios can be huge
+/// (`1:a=1,b=1e9` asks for 1e9 shells), and is saturated, not wrapped.
+fn shell_counts(n_first: usize, shells: &[Shell]) -> std::result::Result<Vec<usize>, String> {
     if n_first == 0 || shells.is_empty() {
         return Err("at least one shell and one cell across the first radius".into());
     }
-    let mut radii = vec![0.0f64];
     let h = shells[0].radius / n_first as f64;
-    let mut group_end = Vec::new();
     let mut prev = 0.0;
+    let mut counts = Vec::with_capacity(shells.len());
     for (
         k,
         Shell {
@@ -195,16 +193,34 @@ fn shell_radii(
                 "the radial step of {name:?} ({step}) must be between 1 and 100"
             ));
         }
-        let n = if k == 0 {
+        counts.push(if k == 0 {
             n_first
         } else {
+            // (a float-to-int cast saturates)
             ((r - prev) / (h * step)).round().max(1.0) as usize
-        };
+        });
+        prev = *r;
+    }
+    Ok(counts)
+}
+
+/// The radii of the shells' outer spheres (index 0: the centre) and the last shell of each
+/// group.
+fn shell_radii(
+    n_first: usize,
+    shells: &[Shell],
+) -> std::result::Result<(Vec<f64>, Vec<usize>), String> {
+    let counts = shell_counts(n_first, shells)?;
+    let mut radii = vec![0.0f64];
+    let mut group_end = Vec::new();
+    let mut prev = 0.0;
+    for (shell, &n) in shells.iter().zip(&counts) {
+        let r = shell.radius;
         for i in 1..=n {
             radii.push(prev + (r - prev) * i as f64 / n as f64);
         }
         group_end.push(radii.len() - 1);
-        prev = *r;
+        prev = r;
     }
     Ok((radii, group_end))
 }
@@ -390,7 +406,11 @@ pub fn ball_mesh(n_first: usize, shells: &[Shell]) -> std::result::Result<Mesh, 
 /// The total number of shells `S` that [`ball_mesh`] makes of these groups (it makes
 /// `48 S³` tets), without building anything.
 pub fn ball_shells(n_first: usize, shells: &[Shell]) -> std::result::Result<usize, String> {
-    Ok(shell_radii(n_first, shells)?.0.len() - 1)
+    // counted, not built: building the radii of `1:a=1,b=1e9` took 8 GB before the size
+    // check could refuse it (issue 47 round five, an allocation abort)
+    Ok(shell_counts(n_first, shells)?
+        .iter()
+        .fold(0usize, |a, &n| a.saturating_add(n)))
 }
 
 pub use super::interfaces::CurvedWall;

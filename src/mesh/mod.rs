@@ -71,6 +71,9 @@ pub struct Mesh {
     /// File ids of the surface-group triangles dropped on input because they use a node
     /// no tetrahedron uses (they bound no tetrahedron); [`check`] warns of them.
     pub dropped_triangles: Vec<u64>,
+    /// What the file says that the solver does not apply (a `$Periodic` section: its walls
+    /// are walls), each a sentence; [`check`] warns of them.
+    pub ignored: Vec<String>,
 }
 
 /// A tetrahedron as read from a file, before validation.
@@ -221,6 +224,7 @@ impl Mesh {
             surfaces,
             reoriented,
             dropped_triangles,
+            ignored: Vec::new(),
         })
     }
 

@@ -167,6 +167,7 @@ impl Mesh {
             surfaces,
             reoriented: self.reoriented,
             dropped_triangles: self.dropped_triangles.clone(),
+            ignored: self.ignored.clone(),
         })
     }
 

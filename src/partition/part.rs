@@ -216,6 +216,7 @@ impl Part {
             physical_names: Vec::new(),
             surfaces: Vec::new(),
             dropped_triangles: Vec::new(),
+            ignored: Vec::new(),
             reoriented: 0,
         };
         let topo = Topology::build(&mesh)?;
@@ -443,6 +444,7 @@ impl<'a> PartBuilder<'a> {
             surfaces: Vec::new(),
             reoriented: 0,
             dropped_triangles: Vec::new(),
+            ignored: Vec::new(),
         };
         let ltopo = Topology::build(&lmesh)?;
         let edge_global: Vec<u32> = ltopo

@@ -145,11 +145,29 @@ pub fn inert_keys(cfg: &Config) -> Vec<String> {
             cfg.cfl
         ));
     }
+    if let (Some(steps), Some(t)) = (cfg.steps, cfg.time) {
+        // (issue 47 round five: `steps` overrides `time`, which was dropped without a word)
+        w.push(format!(
+            "time = {t:e} (--time) has no effect beside steps = {steps} (--steps): the step count is used"
+        ));
+    }
     if cfg.seed != d.seed && cfg.source.is_some() && !cfg.probe.is_empty() {
         w.push(format!(
             "seed = {} (--seed) has no effect: it draws only default source and probe points, and both are given",
             cfg.seed
         ));
+    }
+    // (issue 47 round five: a point given twice added the same signals twice, unsaid)
+    for (i, p) in cfg.probe.iter().enumerate() {
+        if cfg.probe[..i].contains(p) {
+            continue;
+        }
+        let n = cfg.probe.iter().filter(|q| *q == p).count();
+        if n > 1 {
+            w.push(format!(
+                "probe {p:?} (--probe) is given {n} times: each copy records the same signals"
+            ));
+        }
     }
     for (k, m) in &cfg.materials {
         if *m == crate::problem::Material::default() {
@@ -425,11 +443,15 @@ impl Plan {
         let d = cfg.source_dir;
         let nd = crate::util::norm(d);
         if !(nd > 0.0 && nd.is_finite()) {
-            return Err(Error::config(
-                "source direction",
-                format!("{d:?}"),
-                "must be a non-zero finite vector",
-            ));
+            // (issue 47 round five: [1e-310, 0, 0] and [1e308, 1e308, 0] were called "not
+            // a non-zero finite vector", which they are; their length is what fails)
+            let finite = d.iter().all(|c| c.is_finite());
+            let why = if finite && d.iter().any(|&c| c != 0.0) {
+                "its length underflows or overflows in double precision: only the direction counts, so give it in ordinary numbers (e.g. [1, 0, 0])"
+            } else {
+                "must be a non-zero finite vector"
+            };
+            return Err(Error::config("source direction", format!("{d:?}"), why));
         }
         for (k, m) in &cfg.materials {
             m.validate(k)?;

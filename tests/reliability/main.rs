@@ -14,6 +14,7 @@ mod reliability_47;
 mod reliability_cli;
 mod reliability_five;
 mod reliability_four;
+mod reliability_seven;
 mod reliability_six;
 mod reliability_three;
 mod reliability_three_inputs;

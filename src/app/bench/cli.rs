@@ -19,45 +19,49 @@ pub struct BenchArgs {
     #[arg(long, default_value = "f64,f32")]
     pub precision: String,
     /// Target tet counts of the generated box meshes (6 n³ tets, n rounded).
-    #[arg(long, default_value = "1e3,1e4,1e5,1e6")]
+    #[arg(long, default_value = "1e3,1e4,1e5,1e6", allow_hyphen_values = true)]
     pub sizes: String,
-    /// Timed repetitions of each measurement (at least 1).
+    /// Timed repetitions of each measurement (1 to 100000).
     #[arg(long, default_value_t = 30, allow_negative_numbers = true, value_parser = whole_number)]
     pub reps: usize,
-    /// Untimed launches before the timed ones.
+    /// Untimed launches before the timed ones (at most 100000).
     #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = whole_number)]
     pub warmup: usize,
     /// CSR variants are skipped above this many tets.
-    #[arg(long, default_value = "6e6")]
+    #[arg(long, default_value = "6e6", allow_hyphen_values = true)]
     pub csr_max_tets: String,
     /// The CPU backend is skipped above this many tets.
-    #[arg(long, default_value = "2e6")]
+    #[arg(long, default_value = "2e6", allow_hyphen_values = true)]
     pub cpu_max_tets: String,
     /// Elements of the copy/triad arrays. Given, they are used as asked (refused when
     /// they do not fit the host's or a device's memory); not given: 1.34e8 on a device,
-    /// fewer where its memory is smaller, and 64Mi (67108864) on the CPU backend.
-    #[arg(long)]
+    /// fewer where its memory (or, on a CPU device, the host's
+    /// available memory) is smaller, and 64Mi (67108864) on the CPU backend.
+    #[arg(long, allow_hyphen_values = true)]
     pub stream_elems: Option<String>,
     /// DG orders timed at each mesh size ("" for none).
-    #[arg(long, default_value = "1,2,3,4")]
+    #[arg(long, default_value = "1,2,3,4", allow_hyphen_values = true)]
     pub dg_orders: String,
     /// DG rows are skipped above this many tets.
-    #[arg(long, default_value = "1.1e6")]
+    #[arg(long, default_value = "1.1e6", allow_hyphen_values = true)]
     pub dg_max_tets: String,
     /// Rows of the whole step with dispersive tets (one Debye pole; two Lorentz pole
     /// pairs) on these fractions of each mesh (the slab x < F; 1 = every tet), against
     /// the same step without: e.g. "0.1,0.5,1". Empty (default): none.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub dispersion: String,
     /// Rows of the whole step with losses (σ; σ with matched σ*, as in an absorbing
     /// layer) on these fractions of each mesh (the slab x < F; 1 = every tet), and with
     /// every wall absorbing (`abc`), against the same step without: e.g. "0.1,1". Empty
     /// (default): none.
-    #[arg(long, default_value = "")]
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub losses: String,
     #[arg(long, default_value = "out")]
     pub out: PathBuf,
 }
+
+/// Most `--reps` and `--warmup` accepted.
+const MAX_REPS: usize = 100_000;
 
 /// A count flag's value (`--reps`, `--warmup`): a whole number, 0 or more. A negative one
 /// reaches here (`allow_negative_numbers`; it was "unexpected argument '-1' found") and is
@@ -130,6 +134,19 @@ fn sizes(list: &str) -> Result<Vec<usize>> {
 fn config(a: &BenchArgs) -> Result<BenchConfig> {
     let precisions = precisions(&a.precision)?;
     let sizes = sizes(&a.sizes)?;
+    // (issue 47 round five: --reps 1e9 aborted allocating its timings, --warmup 1e9 ran
+    // for days; each repetition times every kernel at every size)
+    for (flag, n) in [("reps", a.reps), ("warmup", a.warmup)] {
+        if n > MAX_REPS {
+            return Err(Error::config(
+                flag,
+                n,
+                format!(
+                    "at most {MAX_REPS}: each one runs every kernel at every size once (the defaults are 30 and 5)"
+                ),
+            ));
+        }
+    }
     if a.reps == 0 {
         return Err(Error::config("reps", 0, "must be at least 1"));
     }
@@ -137,6 +154,15 @@ fn config(a: &BenchArgs) -> Result<BenchConfig> {
         "none" => vec![],
         d => d.split(',').map(|s| s.trim().to_string()).collect(),
     };
+    // (issue 47 round five, bench-549: an empty name matched the first device, whatever
+    // it was, as `resonator --device ''` did before round four)
+    if devices.iter().any(|d| d.is_empty()) {
+        return Err(Error::config(
+            "devices",
+            format!("{:?}", a.devices),
+            "an empty device name: give all, none, or a comma list of indices or parts of names (see `dgatd devices`)",
+        ));
+    }
     // (it timed the host's preprocessing alone, and exited 0)
     if devices.is_empty() && a.no_cpu {
         return Err(Error::config(

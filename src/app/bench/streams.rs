@@ -122,6 +122,18 @@ impl Probes {
     }
 }
 
+/// The most elements of `s` bytes the default probe may use for the host's memory: the
+/// array each upload is made from and, on a CPU device (whose buffers are host memory),
+/// the three device arrays too, within 80% of what is available (`RLIMIT_AS` included).
+/// Issue 47 round five, bench-547: under a 4 GiB address-space limit the default 134M
+/// doubles (4.3 GB on PoCL) made PoCL's allocator fail and abort (SIGABRT).
+fn host_stream_elems(dev: &ClDevice, s: usize) -> usize {
+    let arrays = if dev.info.is_cpu() { 4 } else { 1 };
+    dgatd::cost::available_memory().map_or(usize::MAX, |a| {
+        ((0.8 * a as f64) as usize / (s * arrays)).max(1024)
+    })
+}
+
 /// Copy and triad bandwidth of an OpenCL device in precision T, one element and four
 /// elements per work-item; returns the rows, the best copy first (the ceiling).
 pub(super) fn stream_rows<T: Real>(
@@ -137,7 +149,8 @@ pub(super) fn stream_rows<T: Real>(
         Some(n) => n,
         None => DEVICE_STREAM_ELEMS
             .min((dev.info.max_alloc as usize / s).saturating_sub(1))
-            .min((dev.info.global_mem as usize / s / 4).max(1024)),
+            .min((dev.info.global_mem as usize / s / 4).max(1024))
+            .min(host_stream_elems(dev, s)),
     } / 4
         * 4;
     let n = n.max(4);

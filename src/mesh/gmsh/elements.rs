@@ -181,6 +181,13 @@ impl Parser<'_> {
                 .get(t)
                 .ok_or_else(|| self.err(format!("triangle {id} refers to missing node {t}")))?;
         }
+        // (issue 47 round five: one was counted as an interior face of its group)
+        if out[0] == out[1] || out[1] == out[2] || out[0] == out[2] {
+            return Err(self.err(format!(
+                "triangle {id} lists a node twice ({:?}): a degenerate triangle is no face of a tetrahedron",
+                &nodes[..3]
+            )));
+        }
         Ok(RawTri {
             id,
             nodes: out,

@@ -56,6 +56,11 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Mesh> {
     mesh.tet_groups = raw.tet_groups;
     mesh.tet_groups.sort_unstable();
     mesh.tet_groups.dedup();
+    if let Some(line) = raw.periodic {
+        mesh.ignored.push(format!(
+            "line {line}: the $Periodic section is not applied (dgatd has no periodic boundaries): its surfaces are walls, PEC unless --boundary or [boundaries] says otherwise"
+        ));
+    }
     Ok(mesh)
 }
 
@@ -65,6 +70,8 @@ struct Raw {
     tris: Vec<RawTri>,
     tet_groups: Vec<(u32, i32)>,
     names: Vec<PhysicalName>,
+    /// The line of a `$Periodic` section that lists constraints, which the solver ignores.
+    periodic: Option<usize>,
 }
 
 /// The elements the reader keeps.
@@ -338,6 +345,7 @@ impl<'a> Parser<'a> {
         let mut tagmap: Option<TagMap> = None;
         let mut elements = Elements::default();
         let mut saw_elements = false;
+        let mut periodic = None;
         while let Some(l) = self.line() {
             let t = l.trim();
             if t.is_empty() {
@@ -396,6 +404,32 @@ impl<'a> Parser<'a> {
                     self.expect("$EndElements")?;
                     saw_elements = true;
                 }
+                // (issue 47 round five: each of these was skipped as an unknown section) a
+                // second format line is another file pasted after this one
+                "$MeshFormat" => {
+                    return Err(self.err(
+                        "a second $MeshFormat section: the file holds two meshes (concatenated files?)",
+                    ));
+                }
+                // a partitioned mesh's elements lie in partition entities this reader
+                // does not map onto the model's, so their physical groups would be wrong
+                "$PartitionedEntities" => {
+                    return Err(self.err(
+                        "a partitioned mesh ($PartitionedEntities) is not supported: save the mesh again without partitions (in Gmsh: mesh without -part N)",
+                    ));
+                }
+                // periodic walls would run as plain walls: said in a warning, unless the
+                // section lists no constraint
+                "$Periodic" => {
+                    let line = self.line;
+                    let start = self.pos;
+                    self.skip_section("Periodic")?;
+                    let body = String::from_utf8_lossy(&self.b[start..self.pos]);
+                    let count = body.split_whitespace().next();
+                    if self.binary || count.is_some_and(|c| c != "0") {
+                        periodic = Some(line);
+                    }
+                }
                 s if s.starts_with('$') && !s.starts_with("$End") => self.skip_section(&s[1..])?,
                 s => {
                     return Err(self.err(format!("unexpected line {:?} between sections", clip(s))));
@@ -414,6 +448,7 @@ impl<'a> Parser<'a> {
             tris: elements.tris,
             tet_groups: elements.tet_groups,
             names,
+            periodic,
         })
     }
 
