@@ -656,6 +656,32 @@ fn write_outputs(
     })
 }
 
+/// The warnings known before the run starts: the plan's keys that do nothing, flags given
+/// twice, a partitioner with nothing to split, a device that is not the one hoped for.
+fn print_warnings(plan: &Plan) {
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
+    for w in repeated_flags(std::env::args_os().skip(1)) {
+        eprintln!("warning: {w}");
+    }
+    // (issue 47 round five: a partitioner asked for on one process with one GPU was
+    // ignored without a word; it acts with --gpus N and under mpirun)
+    if plan.gpus == 1 && !plan.partitioner.is_auto() {
+        eprintln!(
+            "warning: partitioner = \"{}\" (--partitioner) has no effect on one process with one GPU: it splits the mesh for --gpus N or mpirun ranks",
+            format!("{:?}", plan.partitioner).to_lowercase()
+        );
+    }
+    // a run that lands on the CPU while GPUs seem hidden from OpenCL says so before it starts
+    // (and again among the notices at its end)
+    if let Ok(c) = dgatd::solver::choose_device(plan)
+        && let Some(w) = c.warning
+    {
+        eprintln!("warning: {w}");
+    }
+}
+
 /// Runs the resonator job and writes its outputs; prints the mode table.
 pub fn command(args: &ResonatorArgs) -> Result<()> {
     // under mpirun with several ranks: the partitioned run (resonator/ranks.rs)
@@ -684,27 +710,7 @@ pub fn command(args: &ResonatorArgs) -> Result<()> {
     } = prepare(args)?;
     opts.resume = resume;
     let plan = Plan::new(&cfg, origin)?;
-    for w in &plan.warnings {
-        eprintln!("warning: {w}");
-    }
-    for w in repeated_flags(std::env::args_os().skip(1)) {
-        eprintln!("warning: {w}");
-    }
-    // (issue 47 round five: a partitioner asked for on one process with one GPU was
-    // ignored without a word; it acts with --gpus N and under mpirun)
-    if plan.gpus == 1 && !plan.partitioner.is_auto() {
-        eprintln!(
-            "warning: partitioner = \"{}\" (--partitioner) has no effect on one process with one GPU: it splits the mesh for --gpus N or mpirun ranks",
-            format!("{:?}", plan.partitioner).to_lowercase()
-        );
-    }
-    // a run that lands on the CPU while GPUs seem hidden from OpenCL says so before it starts
-    // (and again among the notices at its end)
-    if let Ok(c) = dgatd::solver::choose_device(&plan)
-        && let Some(w) = c.warning
-    {
-        eprintln!("warning: {w}");
-    }
+    print_warnings(&plan);
     // the output folder is created, tested and locked before anything runs
     let (_dir, stale) = dgatd::report::OutputDir::prepare(&out)?;
     *LOCK_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(_dir.lock_path());
