@@ -491,11 +491,23 @@ fn surfaces_of(mesh: &Mesh) -> (Option<generate::CurvedWall>, crate::mesh::Surfa
     (wall, fits)
 }
 
-/// The warnings of a plan's refinement before it runs: every curved interface or boundary
-/// surface of the given mesh that fits no sphere or cylinder, so that refinement cannot
-/// follow it ([`crate::mesh::Surfaces::warnings`]).
-pub fn refinement_warnings(plan: &Plan) -> Result<Vec<String>> {
+/// The checks of a refinement ladder before it runs, on the plan of its base level: the
+/// finest level (`finest` refinements of the given mesh) fits the index limit and the host
+/// memory (`--converge` is refused naming the size otherwise: round five's spot check ran
+/// four levels before the fifth could fail), and the warnings of every curved interface or
+/// boundary surface that fits no sphere or cylinder, so that refinement cannot follow it
+/// ([`crate::mesh::Surfaces::warnings`]).
+pub fn refinement_warnings(plan: &Plan, finest: u32) -> Result<Vec<String>> {
     let (mesh, _) = base_mesh(plan)?;
+    let tets = mesh.n_tets() as f64 * 8f64.powi(finest as i32);
+    check_host_memory(
+        tets,
+        "converge",
+        &format!(
+            "{} (up to --refine {finest})",
+            finest - plan.refine.min(finest)
+        ),
+    )?;
     let (_, fits) = surfaces_of(&mesh);
     Ok(fits.warnings(&mesh))
 }

@@ -39,7 +39,7 @@
 
 use super::analyse;
 use super::build;
-use super::checkpoint::{self, Checkpoint};
+use super::checkpoint;
 use super::config::Method;
 use super::defaults::{self, Scales};
 use super::plan::Plan;
@@ -65,7 +65,7 @@ use crate::util::V3;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use super::checkpoint::{checkpoint_ranks, ranks_fingerprint};
+use super::checkpoint::ranks_fingerprint;
 
 mod checkpoints;
 use checkpoints::{

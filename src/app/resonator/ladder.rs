@@ -49,7 +49,8 @@ pub(super) fn converge(
     // a curved surface the refinement cannot follow is told before any level runs
     let mut c = cfg.clone();
     c.refine = base;
-    for w in dgatd::solver::refinement_warnings(&Plan::new(&c, origin.clone())?)? {
+    // the finest level's size is checked before the first level runs
+    for w in dgatd::solver::refinement_warnings(&Plan::new(&c, origin.clone())?, base + n)? {
         eprintln!("warning: with --converge: {w}");
     }
     let plan_at = |r: u32| {
@@ -57,12 +58,30 @@ pub(super) fn converge(
         c.refine = r;
         Plan::new(&c, origin.clone())
     };
-    dgatd::solver::ladder(
+    let level = std::cell::Cell::new(0usize);
+    let r = dgatd::solver::ladder(
         n,
         &plan_at,
         base,
         opts,
-        &mut |i, r| progress.status(&format!("level {} of {}: --refine {r}", i + 1, n + 1)),
+        &mut |i, r| {
+            level.set(i);
+            progress.status(&format!("level {} of {}: --refine {r}", i + 1, n + 1))
+        },
         &mut |done, total| progress.steps(done, total),
-    )
+    );
+    // a coarser level keeps no checkpoint or record: an interrupt there saves nothing,
+    // whatever the signal's first notice said (round five's spot check)
+    if let Err(e) = &r
+        && e.is_interrupted()
+        && level.get() < n as usize
+    {
+        eprintln!(
+            "note: the ladder was stopped in level {} of {} (--refine {}); its coarser levels keep no checkpoint or probe record, so nothing was saved: run the command again to start the ladder over",
+            level.get() + 1,
+            n + 1,
+            base as usize + level.get()
+        );
+    }
+    r
 }
