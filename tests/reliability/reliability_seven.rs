@@ -519,7 +519,8 @@ fn a_ladder_too_fine_to_hold_is_refused_before_it_runs() {
     let t0 = std::time::Instant::now();
     let o = dgatd()
         .args(["resonator", "--mesh", "bundled:coarse", "--backend", "cpu"])
-        .args(["--converge", "4", "--refine", "3", "--time", "1e-8", "--quiet", "--out"])
+        .args(["--converge", "4", "--refine", "3", "--time", "1e-8"])
+        .args(["--quiet", "--out"])
         .arg(&out)
         .output()
         .unwrap();
