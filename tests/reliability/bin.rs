@@ -24,3 +24,12 @@ pub fn dgatd() -> Command {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// An empty scratch folder of its own for a test: `dgatd-<tag>-<pid>-<name>` under the
+/// system's temporary folder, emptied and made afresh.
+pub fn scratch(tag: &str, name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("dgatd-{tag}-{}-{name}", std::process::id()));
+    std::fs::remove_dir_all(&d).ok();
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

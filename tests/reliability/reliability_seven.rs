@@ -11,10 +11,7 @@ use std::process::{Command, Output, Stdio};
 use crate::bin::{dgatd, path, stderr};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dgatd-rel7-{}-{name}", std::process::id()));
-    std::fs::remove_dir_all(&d).ok();
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::bin::scratch("rel7", name)
 }
 
 /// A short CPU run on the 2x2x2 box (48 tets).

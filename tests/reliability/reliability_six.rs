@@ -11,10 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dgatd-rel6-{}-{name}", std::process::id()));
-    std::fs::remove_dir_all(&d).ok();
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    crate::bin::scratch("rel6", name)
 }
 
 use crate::bin::{dgatd, stderr};
