@@ -24,6 +24,7 @@ pub(crate) mod excitation;
 mod layout;
 pub(crate) mod operators;
 pub(crate) mod sparse;
+pub mod stretch;
 pub(crate) mod surface;
 
 pub use excitation::{Probe, Source};
@@ -265,8 +266,11 @@ pub struct Dga {
     /// primal update is the scalar `F⁺ = (1 − b)/(1 + b) F − Δt/(1 + b) Mmu⁻¹ C U`,
     /// `b = s_n Δt / 2` (design note §12).
     pub mag: Option<Vec<f64>>,
-    /// Dispersive media (design note §13), None when no tet is dispersive.
+    /// Dispersive media (design note §13, and the electric side of perfectly matched
+    /// layers), None when no tet is dispersive.
     pub disp: Option<Dispersion>,
+    /// The magnetic side of perfectly matched layers ([`stretch`]), None without a PML.
+    pub mpml: Option<stretch::MagStretch>,
     /// Dual-face circulations `(C̃ F)_e = Σ ±F`: entries `circ[circ_ptr[e]..circ_ptr[e+1]]`
     /// encode `(f_slot << 1) | negative`.
     pub circ_ptr: Vec<u32>,
@@ -286,7 +290,14 @@ pub struct Dga {
 /// `pure[v] = k + 1` when every tet around `v` belongs to material `k` and none conducts
 /// (then `m0[k]_v = Meps_v / ε∞` and the coupling is a scalar), 0 otherwise.
 #[derive(Clone, Debug)]
+///
+/// Perfectly matched layers ([`stretch`]) add one material per stretch pole after the
+/// `n_media` real ones: its `m0` carries the tensor weights, its `eps_inf` is unused (1) and
+/// no vertex is pure in it; its auxiliary "energy" is not an energy (the weights can be
+/// negative), so [`crate::backend::cpu::aux_energy`] leaves it out.
 pub struct Dispersion {
+    /// The real dispersive materials (the first `n_media` entries).
+    pub n_media: usize,
     pub poles: Vec<Vec<crate::problem::dispersion::Pole>>,
     pub eps_inf: Vec<f64>,
     pub m0: Vec<VertexBlocks>,
@@ -301,10 +312,14 @@ impl Dispersion {
         free_edge: &[bool],
         rows: Option<&[bool]>,
     ) -> Result<Option<Dispersion>> {
-        if !mat.is_dispersive() {
+        if !mat.is_dispersive() && !mat.has_pml() {
             return Ok(None);
         }
-        let nm = mat.poles.len();
+        let nm = if mat.is_dispersive() {
+            mat.poles.len()
+        } else {
+            0
+        };
         let mut m0 = Vec::with_capacity(nm);
         let mut eps_inf = vec![1.0; nm];
         for k in 0..nm {
@@ -326,7 +341,7 @@ impl Dispersion {
             let k = if mat.sigma_of(n) != 0.0 {
                 -2
             } else {
-                mat.disp[n] as i32
+                mat.disp.get(n).map_or(0, |&k| k as i32)
             };
             for &v in tv {
                 let s = &mut state[v as usize];
@@ -338,12 +353,22 @@ impl Dispersion {
             }
         }
         let pure = state.iter().map(|&s| s.max(0) as u16).collect();
+        let mut poles: Vec<Vec<crate::problem::dispersion::Pole>> = mat
+            .poles
+            .iter()
+            .take(nm)
+            .map(|(_, p)| p.iter().map(|q| q.in_metres()).collect())
+            .collect();
+        if let Some(st) = mat.pml.as_ref().filter(|_| mat.has_pml()) {
+            m0.extend(stretch::electric_m0(mesh, topo, mat, st, free_edge, rows)?);
+            for p in &st.poles {
+                poles.push(vec![p.pole()]);
+                eps_inf.push(1.0);
+            }
+        }
         Ok(Some(Dispersion {
-            poles: mat
-                .poles
-                .iter()
-                .map(|(_, p)| p.iter().map(|q| q.in_metres()).collect())
-                .collect(),
+            n_media: nm,
+            poles,
             eps_inf,
             m0,
             pure,
@@ -499,6 +524,10 @@ impl Dga {
             None
         };
         let disp = Dispersion::assemble(mesh, topo, mat, &free_edge, vertex_rows)?;
+        let mpml = match mat.pml.as_ref().filter(|_| mat.has_pml()) {
+            Some(st) => Some(stretch::magnetic(mesh, mat, st, None)?),
+            None => None,
+        };
         let (circ_ptr, circ) = dual_circulations(mesh, topo);
         Ok(Dga {
             n_tets: t,
@@ -516,6 +545,7 @@ impl Dga {
                 .is_magnetically_lossy()
                 .then(|| (0..t).map(|n| mat.sigma_m_of(n) / mat.mu[n]).collect()),
             disp,
+            mpml,
             circ_ptr,
             circ,
         })
@@ -741,6 +771,33 @@ fn assemble_eps(
     keep: &[bool],
     rows: Option<&[bool]>,
 ) -> Result<VertexBlocks> {
+    assemble_blocks(mesh, topo, &|n| Coef::Scalar(coef(n)), keep, rows)
+}
+
+/// The coefficient of a tet in a vertex-block assembly: a scalar (`k |Ω| wⁱ·wˡ`), or a
+/// symmetric tensor `W` (`|Ω| wⁱ·W wˡ`, row-major), e.g. a stretched medium's weight.
+pub(crate) enum Coef {
+    Scalar(f64),
+    Tensor([f64; 9]),
+}
+
+/// `s G⁻¹ W G⁻ᵀ` for the 3 column vectors of G (the tensor form of [`local_gram_inverse`],
+/// `(GᵀG)⁻¹ = G⁻¹G⁻ᵀ`); None if singular.
+pub(crate) fn local_tensor(cols: &[[f64; 3]; 3], w: &[f64; 9], s: f64) -> Option<Matrix3<f64>> {
+    let g = Matrix3::from_fn(|r, c| cols[c][r]);
+    let gi = g.try_inverse()?;
+    let w = Matrix3::from_fn(|r, c| w[3 * r + c]);
+    Some(gi * w * gi.transpose() * s)
+}
+
+/// [`assemble_eps`] with a scalar or tensor coefficient per tet.
+pub(crate) fn assemble_blocks(
+    mesh: &Mesh,
+    topo: &Topology,
+    coef: &(dyn Fn(usize) -> Coef + Sync),
+    keep: &[bool],
+    rows: Option<&[bool]>,
+) -> Result<VertexBlocks> {
     let sub = rows.map(|r| crate::mesh::incidence::vertex_tets_of(mesh, r));
     let (vt_ptr, vt): (&[usize], &[(u32, u8)]) = match &sub {
         Some((p, v)) => (p, v),
@@ -762,12 +819,16 @@ fn assemble_eps(
             for &(n, i) in &vt[vt_ptr[v]..vt_ptr[v + 1]] {
                 let (n, i) = (n as usize, i as usize);
                 let k = coef(n);
-                if k == 0.0 {
+                if matches!(k, Coef::Scalar(x) if x == 0.0) {
                     continue;
                 }
                 let g = TetGeom::new(mesh, n);
                 let hex = g.hexahedron(i);
-                let Some(m) = local_gram_inverse(&hex.a, k * hex.volume) else {
+                let local = match &k {
+                    Coef::Scalar(k) => local_gram_inverse(&hex.a, k * hex.volume),
+                    Coef::Tensor(w) => local_tensor(&hex.a, w, hex.volume),
+                };
+                let Some(m) = local else {
                     bad.fetch_min(n, std::sync::atomic::Ordering::Relaxed);
                     return;
                 };

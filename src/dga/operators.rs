@@ -103,6 +103,9 @@ pub struct Operators<T> {
     pub mag: Vec<T>,
     /// Dispersion (None without dispersive tets).
     pub disp: Option<DispOps<T>>,
+    /// The magnetic side of perfectly matched layers (None without one; the primal blocks
+    /// of its tets are `Δt Ã_n⁻¹ C_n`, [`super::stretch::MagOps`]).
+    pub mpml: Option<super::stretch::MagOps<T>>,
     /// The vertices whose dual block is not `Δt Meps_v⁻¹` (lossy or dispersive), sorted.
     pub special: Vec<u32>,
 }
@@ -590,6 +593,23 @@ impl<T: Real> Operators<T> {
                     *x = T::of(dt * p / mag_b(n).map_or(1.0, |b| 1.0 + b));
                 }
             });
+        let mpml = if lossy {
+            super::stretch::mag_ops::<T>(dga, dt)
+        } else {
+            None
+        };
+        if let Some(mp) = &mpml {
+            for (i, &n) in mp.tets.iter().enumerate() {
+                let n = n as usize;
+                let c = super::curl_from_orient(dga.tet_orient[n]);
+                for r in 0..4 {
+                    for l in 0..6 {
+                        let e: f64 = (0..4).map(|k| mp.inv[i][super::SYM4[r][k]] * c[k][l]).sum();
+                        primal[(r * 6 + l) * t + n] = T::of(dt * e);
+                    }
+                }
+            }
+        }
         primal_edges
             .par_chunks_mut(t.max(1))
             .enumerate()
@@ -656,6 +676,7 @@ impl<T: Real> Operators<T> {
                 })
                 .unwrap_or_default(),
             disp,
+            mpml,
             special,
         }
     }

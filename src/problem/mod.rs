@@ -28,6 +28,7 @@ pub(crate) mod dispersion;
 pub(crate) mod dispersion_relation;
 pub(crate) mod layer;
 pub(crate) mod placement;
+pub mod pml;
 mod waveform;
 
 pub use coverage::{group_summary, materials as material_coverage, walls as wall_coverage};
@@ -79,6 +80,21 @@ pub struct Material {
     /// Target normal-incidence reflection of an absorbing layer (default 1e-6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer_reflection: Option<f64>,
+    /// A perfectly matched layer ([`pml`]): CFS coordinate stretching graded from the
+    /// group's inner surface (an axis-aligned box or a sphere), matched to this material's
+    /// `eps_r`, `mu_r`; `sigma`, `sigma_m`, `tan_delta`, `absorbing` and poles must be left
+    /// out.
+    #[serde(skip_serializing_if = "is_false")]
+    pub pml: bool,
+    /// Grading order m of a PML (default 3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pml_order: Option<f64>,
+    /// Target round-trip reflection of a PML's continuous profile (default 1e-6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pml_reflection: Option<f64>,
+    /// A PML's complex frequency shift α as a frequency (Hz, > 0; default: σ_max/100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pml_alpha: Option<f64>,
     /// Debye poles `Δε/(1 + sτ)` ([`dispersion`]; `eps_r` is then ε∞).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub debye: Vec<dispersion::DebyeSpec>,
@@ -110,6 +126,10 @@ impl Default for Material {
             absorbing: false,
             layer_order: None,
             layer_reflection: None,
+            pml: false,
+            pml_order: None,
+            pml_reflection: None,
+            pml_alpha: None,
             debye: Vec::new(),
             drude: Vec::new(),
             lorentz: Vec::new(),
@@ -169,6 +189,7 @@ impl Material {
                 "layer_order and layer_reflection need absorbing = true",
             ));
         }
+        self.validate_pml(group)?;
         if !(self.sigma_m.is_finite() && self.sigma_m >= 0.0) {
             return Err(Error::config(
                 "sigma_m",
@@ -226,6 +247,65 @@ impl Material {
                 "absorbing",
                 group,
                 "an absorbing layer cannot also be dispersive (debye, drude, lorentz)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The PML keys: in range, and only with `pml = true` on a lossless, non-dispersive
+    /// material.
+    fn validate_pml(&self, group: &str) -> Result<()> {
+        if !self.pml {
+            for (given, key) in [
+                (self.pml_order.is_some(), "pml_order"),
+                (self.pml_reflection.is_some(), "pml_reflection"),
+                (self.pml_alpha.is_some(), "pml_alpha"),
+            ] {
+                if given {
+                    return Err(Error::config(
+                        key,
+                        group,
+                        "pml_order, pml_reflection and pml_alpha need pml = true",
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        if self.absorbing
+            || self.sigma != 0.0
+            || self.sigma_m != 0.0
+            || self.tan_delta.is_some()
+            || self.is_dispersive()
+        {
+            return Err(Error::config(
+                "pml",
+                group,
+                "a perfectly matched layer sets its own stretching: leave absorbing, sigma, sigma_m, tan_delta and the poles out (give it the eps_r and mu_r of the medium it continues)",
+            ));
+        }
+        let m = self.pml_order.unwrap_or(3.0);
+        if !(m.is_finite() && (0.0..=10.0).contains(&m)) {
+            return Err(Error::config(
+                "pml_order",
+                m,
+                format!("must be in [0, 10] (material {group})"),
+            ));
+        }
+        let r = self.pml_reflection.unwrap_or(1e-6);
+        if !(r > 0.0 && r < 1.0) {
+            return Err(Error::config(
+                "pml_reflection",
+                r,
+                format!("must be in (0, 1) (material {group})"),
+            ));
+        }
+        if let Some(a) = self.pml_alpha
+            && !(a.is_finite() && a > 0.0)
+        {
+            return Err(Error::config(
+                "pml_alpha",
+                a,
+                format!("must be a finite positive frequency in Hz (material {group})"),
             ));
         }
         Ok(())
@@ -456,6 +536,8 @@ pub struct Media {
     pub disp: Vec<u16>,
     /// The poles (SI units) and the name of each dispersive material.
     pub poles: Vec<(String, Vec<dispersion::Pole>)>,
+    /// The perfectly matched layers' stretched media (None without a PML).
+    pub pml: Option<pml::Stretch>,
 }
 
 impl Media {
@@ -468,6 +550,7 @@ impl Media {
             sigma_m: Vec::new(),
             disp: Vec::new(),
             poles: Vec::new(),
+            pml: None,
         }
     }
 
@@ -480,7 +563,13 @@ impl Media {
             sigma_m: Vec::new(),
             disp: Vec::new(),
             poles: Vec::new(),
+            pml: None,
         }
+    }
+
+    /// Whether some tet is in a perfectly matched layer.
+    pub fn has_pml(&self) -> bool {
+        self.pml.as_ref().is_some_and(|p| !p.tets.is_empty())
     }
 
     /// Whether some tet is dispersive.
@@ -512,6 +601,7 @@ impl Media {
     pub fn resolve(mesh: &Mesh, materials: &BTreeMap<String, Material>) -> Result<Self> {
         let mut m = Media::vacuum(mesh.n_tets());
         let mut layers = Vec::new();
+        let mut pmls = Vec::new();
         for (key, mat) in materials {
             mat.validate(key)?;
             let tag = mesh.volume_group(key).ok_or_else(|| Error::UnknownGroup {
@@ -530,6 +620,9 @@ impl Media {
             }
             if mat.absorbing {
                 layers.push((key.clone(), tag, mat.clone()));
+            }
+            if mat.pml {
+                pmls.push((key.clone(), tag, mat.clone()));
             }
             if mat.is_dispersive() {
                 if m.disp.is_empty() {
@@ -572,6 +665,22 @@ impl Media {
                 mat.layer_reflection.unwrap_or(1e-6),
                 &key,
             )?;
+        }
+        for (key, tag, mat) in pmls {
+            let in_layer = mesh.volume_mask(tag);
+            let mut st = m.pml.take().unwrap_or_default();
+            st.add_layer(
+                mesh,
+                &in_layer,
+                &m.eps,
+                &m.mu,
+                mat.pml_order.unwrap_or(3.0),
+                mat.pml_reflection.unwrap_or(1e-6),
+                mat.pml_alpha
+                    .map(|f| std::f64::consts::TAU * f / crate::util::C0),
+                &key,
+            )?;
+            m.pml = Some(st);
         }
         Ok(m)
     }

@@ -308,6 +308,9 @@ fn on_device(plan: &Plan, dev: Option<&ClDevice>, media: &Media, no_surface: boo
         Some(_) if media.is_dispersive() => {
             Some("dispersive media need the host's operators".into())
         }
+        Some(_) if media.has_pml() => {
+            Some("a perfectly matched layer needs the host's operators".into())
+        }
         Some(_) if !no_surface => {
             Some("an absorbing (first-order) boundary needs the host's operators".into())
         }

@@ -52,7 +52,7 @@ pub fn absorbing_vertices(
     let tags: Vec<i32> = problem
         .materials
         .iter()
-        .filter(|(_, m)| m.absorbing)
+        .filter(|(_, m)| m.absorbing || m.pml)
         .filter_map(|(key, _)| mesh.volume_group(key))
         .collect();
     if !tags.is_empty() {

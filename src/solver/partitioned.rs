@@ -128,6 +128,13 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
             "dispersive media (debye, drude, lorentz) are not supported in partitioned runs yet; run on one process",
         ));
     }
+    if media.has_pml() {
+        return Err(Error::config(
+            "material",
+            "pml",
+            "perfectly matched layers are not supported in partitioned runs yet; run on one process",
+        ));
+    }
     if media.is_magnetically_lossy() {
         return Err(Error::config(
             "material",

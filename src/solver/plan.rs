@@ -421,6 +421,13 @@ impl Plan {
                 "--method dg does not support dispersive materials (debye, drude, lorentz)",
             ));
         }
+        if let Some((name, _)) = cfg.materials.iter().find(|(_, m)| m.pml) {
+            return Err(Error::config(
+                "material",
+                name,
+                "--method dg does not support perfectly matched layers (pml); use --method dga",
+            ));
+        }
         if let Some((name, _)) = cfg.materials.iter().find(|(_, m)| m.is_lossy()) {
             return Err(Error::config(
                 "material",
@@ -554,10 +561,10 @@ fn mesh_spec(cfg: &Config) -> Result<MeshSpec> {
     })
 }
 
-/// Whether the run has an open boundary: an absorbing wall or an absorbing layer.
+/// Whether the run has an open boundary: an absorbing wall, an absorbing layer or a PML.
 fn open_boundary(cfg: &Config) -> bool {
     cfg.boundaries.values().any(|b| b.kind == BoundaryKind::Abc)
-        || cfg.materials.values().any(|m| m.absorbing)
+        || cfg.materials.values().any(|m| m.absorbing || m.pml)
 }
 
 /// `x,y,z` with finite numbers ([`super::spec::parse_point`]).

@@ -15,4 +15,5 @@ mod identities;
 mod losses;
 mod magnetic_loss;
 mod open_boundary;
+mod pml;
 mod timestepping;

@@ -109,7 +109,15 @@ impl<T: Real> Lean<T> {
         let prim = (0..dga.n_tets)
             .into_par_iter()
             .map(|n| {
-                let (m, s) = (&dga.mmu_inv[n], scale(n));
+                // a PML tet's block is Δt Ã_n⁻¹ (its tets have no σ*)
+                let pml = ops.mpml.as_ref().and_then(|mp| {
+                    let i = *mp.pos.get(n)?;
+                    (i != u32::MAX).then(|| &mp.inv[i as usize])
+                });
+                let (m, s) = match pml {
+                    Some(inv) => (inv, dt),
+                    None => (&dga.mmu_inv[n], scale(n)),
+                };
                 std::array::from_fn(|k| T::of(s * m[k]))
             })
             .collect();

@@ -24,11 +24,13 @@ use std::sync::Arc;
 
 mod dg;
 pub(crate) mod lean;
+mod pml;
 pub use dg::DgCpuStepper;
 pub use lean::{
     Lean, circulations as lean_circulations, primal as lean_primal,
     vertex_blocks as lean_vertex_blocks,
 };
+pub use pml::{mag_correct, mag_poles};
 
 const MIN_LEN: usize = 2048;
 
@@ -261,6 +263,9 @@ pub struct CpuStepper<T: Real> {
     /// Dispersion: the pole states and the last changes `g` ([`disp_poles`]).
     ds: Vec<T>,
     dg: Vec<T>,
+    /// The magnetic PML's pole states and changes ([`mag_poles`]; empty without a PML).
+    ms: Vec<T>,
+    mg: Vec<T>,
     source: Vec<(u32, T)>,
     wave: Option<Waveform>,
     probes: Vec<Probe>,
@@ -293,6 +298,8 @@ impl<T: Real> CpuStepper<T> {
             lt: vec![T::zero(); ops.loss_h.len()],
             ds: vec![T::zero(); ops.disp.as_ref().map_or(0, |d| d.n_state)],
             dg: vec![T::zero(); ops.disp.as_ref().map_or(0, |d| d.n_g)],
+            ms: vec![T::zero(); ops.mpml.as_ref().map_or(0, |m| m.n_state())],
+            mg: vec![T::zero(); ops.mpml.as_ref().map_or(0, |m| m.n_g())],
             source: source
                 .map(|(s, _)| {
                     ops.source_pattern(s).unwrap_or_else(|| {
@@ -341,10 +348,12 @@ impl<T: Real> CpuStepper<T> {
 
     /// One leapfrog step with source amplitude `amp`.
     pub fn step(&mut self, amp: f64) {
+        mag_correct(&self.ops, &self.mg, &mut self.f);
         match &self.lean {
             Some((l, _)) => lean::primal(&self.ops, l, &self.u, &mut self.f),
             None => primal(&self.ops, &self.u, &mut self.f),
         }
+        mag_poles(&self.ops, &self.f, &mut self.ms, &mut self.mg);
         loss_step(&self.ops, &mut self.u, &mut self.lt);
         disp_correct(&self.ops, &self.dg, &mut self.u);
         match self.dual {
@@ -398,7 +407,8 @@ pub fn aux_energy_of<T: Real, S: Real>(
     };
     let nh = dga.n_half();
     let mut w = 0.0;
-    for (m, poles) in ds.poles.iter().enumerate() {
+    // the real media only: a PML's stretch poles have weights of either sign
+    for (m, poles) in ds.poles.iter().enumerate().take(ds.n_media) {
         let (e0, n) = (d.ptr[m], d.ptr[m + 1] - d.ptr[m]);
         for (p, pole) in poles.iter().enumerate() {
             let ae = pole.aux_energy(dt);
@@ -515,19 +525,34 @@ impl<T: Real> Stepper for CpuStepper<T> {
         Ok(())
     }
     fn aux_state(&self) -> Result<Vec<f64>> {
-        Ok(self.ds.iter().chain(&self.dg).map(|x| x.f64()).collect())
+        Ok(self
+            .ds
+            .iter()
+            .chain(&self.dg)
+            .chain(&self.ms)
+            .chain(&self.mg)
+            .map(|x| x.f64())
+            .collect())
     }
     fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
-        let (ns, ng) = (self.ds.len(), self.dg.len());
-        if aux.len() != ns + ng {
+        let lens = [self.ds.len(), self.dg.len(), self.ms.len(), self.mg.len()];
+        let total: usize = lens.iter().sum();
+        if aux.len() != total {
             return Err(Error::config(
                 "state",
                 aux.len(),
-                format!("this run has {} dispersive state values", ns + ng),
+                format!("this run has {total} dispersive and PML state values"),
             ));
         }
-        self.ds = aux[..ns].iter().map(|&x| T::of(x)).collect();
-        self.dg = aux[ns..].iter().map(|&x| T::of(x)).collect();
+        let mut rest = aux;
+        for (v, n) in [&mut self.ds, &mut self.dg, &mut self.ms, &mut self.mg]
+            .into_iter()
+            .zip(lens)
+        {
+            let (a, b) = rest.split_at(n);
+            *v = a.iter().map(|&x| T::of(x)).collect();
+            rest = b;
+        }
         Ok(())
     }
     fn dft_start(&mut self, n: usize) -> Result<()> {

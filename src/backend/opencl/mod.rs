@@ -158,6 +158,15 @@ impl<T: Real> ClStepper<T> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
+        if dga.mpml.is_some() {
+            // the electric side would run in the dispersive kernels; the magnetic side has
+            // no kernel yet, and a layer without it is not matched
+            return Err(Error::config(
+                "backend",
+                "opencl",
+                "perfectly matched layers (pml) step on the CPU backend only so far; use --backend cpu",
+            ));
+        }
         Self::build(dev, dga, dual, source, probes, None)
     }
 
