@@ -4,7 +4,8 @@
 //!
 //! Each run is the resonator pipeline on a generated ball (`ball = "N:sphere=a,air=R,..."`):
 //! a sphere of radius a = 0.1 m and permittivity `eps_r`, air out to `--air`, then either a
-//! graded absorbing layer out to `--outer` (`--boundary layer`) or the `abc` condition on
+//! graded absorbing layer out to `--outer` (`--boundary layer`), a perfectly matched layer
+//! out to `--outer` (`--boundary pml`) or the `abc` condition on
 //! the sphere of radius `--air` (`--boundary abc`). A y-directed dipole off the centre
 //! excites both modes (`--excite both`), or a z-directed dipole at 2 mm from the centre
 //! only the TM (electric-dipole) ones (`--excite tm`), or a z-directed current filling the
@@ -31,7 +32,7 @@ struct Args {
     /// Shells across the sphere's radius (mesh resolution).
     #[arg(long, value_delimiter = ',', default_value = "4")]
     n: Vec<usize>,
-    /// layer or abc.
+    /// layer, pml or abc.
     #[arg(long, default_value = "layer")]
     boundary: String,
     /// Outer radius of the air (m): the layer's inner surface, or the abc sphere.
@@ -135,11 +136,18 @@ fn main() -> Res<()> {
                     args.outer,
                     s = args.step
                 ),
+                "pml" => format!(
+                    "{n}:sphere={A},air={}@{s},pml={}@{s}",
+                    args.air,
+                    args.outer,
+                    s = args.step
+                ),
                 "abc" => format!("{n}:sphere={A},air={}@{}", args.air, args.step),
-                b => return Err(format!("--boundary {b}: expected layer or abc").into()),
+                b => return Err(format!("--boundary {b}: expected layer, pml or abc").into()),
             };
             let tail = match args.boundary.as_str() {
                 "layer" => "[materials.layer]\nabsorbing = true\n",
+                "pml" => "[materials.pml]\npml = true\n",
                 _ => "[boundaries.outer]\nkind = \"abc\"\n",
             };
             // generic points (off node planes and cell diagonals), see `excite`
@@ -192,7 +200,7 @@ fn main() -> Res<()> {
                     args.step,
                     args.boundary,
                     args.air,
-                    if args.boundary == "layer" {
+                    if args.boundary != "abc" {
                         args.outer
                     } else {
                         args.air

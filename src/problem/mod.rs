@@ -92,7 +92,7 @@ pub struct Material {
     /// Target round-trip reflection of a PML's continuous profile (default 1e-6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pml_reflection: Option<f64>,
-    /// A PML's complex frequency shift α as a frequency (Hz, > 0; default: σ_max/100).
+    /// A PML's complex frequency shift α as a frequency (Hz, > 0; default: σ_max/1000 as a rate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pml_alpha: Option<f64>,
     /// Debye poles `Δε/(1 + sτ)` ([`dispersion`]; `eps_r` is then ε∞).

@@ -29,7 +29,7 @@
 //! ln R / (2 n L)`, `n = sqrt(ε_r μ_r)`, for a target round-trip reflection `R` of the
 //! continuous layer backed by its outer wall. The profile is quantised to [`LEVELS`] values
 //! over the depth (so a layer has few distinct poles); the sphere's `Σ` integrates the
-//! quantised profile exactly. `α` defaults to `σ_max / 100`: far below the rates of the
+//! quantised profile exactly. `α` defaults to `σ_max / 1000` ([`ALPHA_FRACTION`]): far below the rates of the
 //! waves a layer a fraction of a wavelength thick absorbs, and it keeps every pole inside
 //! the left half plane (no pure integrator, so no late-time drift of static fields).
 
@@ -41,6 +41,11 @@ use std::collections::BTreeMap;
 
 /// Quantisation levels of the grading profile.
 pub const LEVELS: usize = 16;
+
+/// The default shift `α = σ_max ×` this (the reflection measured in tests/dga/pml.rs does
+/// not change from 1e-2 to 1e-3; the smaller value keeps the shift's frequency far below
+/// the modes of a resonator whose layer is thin).
+pub const ALPHA_FRACTION: f64 = 1e-3;
 
 /// A normalised pole of a stretched medium, library units (1/m).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,7 +208,7 @@ impl Stretch {
                 .flatten()
                 .map(|g| g.smax)
                 .fold(0.0, f64::max);
-            let a = alpha.unwrap_or(smax / 100.0);
+            let a = alpha.unwrap_or(smax * ALPHA_FRACTION);
             (shape, thickness, smax_report, alpha_report) = ("box", tmax, smax, a);
             for &n in &layer_tets {
                 let x = centroid(n);
@@ -258,7 +263,7 @@ impl Stretch {
                 return Err(Error::config("pml", name, "the layer has no thickness"));
             }
             let g = Grading::new(order, reflection, index, thick);
-            let a = alpha.unwrap_or(g.smax / 100.0);
+            let a = alpha.unwrap_or(g.smax * ALPHA_FRACTION);
             (shape, thickness, smax_report, alpha_report) = ("sphere", thick, g.smax, a);
             for &n in &layer_tets {
                 let x = crate::util::sub(centroid(n), c);
@@ -437,19 +442,31 @@ mod tests {
             let n = *n as usize;
             let x = m.tet_x(n);
             let c: V3 = std::array::from_fn(|k| x.iter().map(|p| p[k]).sum::<f64>() / 4.0);
-            let sig: [f64; 3] = std::array::from_fn(|k| {
+            // the box's centroids lie on level boundaries (offsets of a quarter cell, 16
+            // levels over 2 cells): either neighbouring level is the implementation's,
+            // depending on the last bit of the depth
+            let options = |k: usize| -> Vec<f64> {
                 let d = c[k].abs() - 0.6;
-                if d > 0.0 { g.at(d).0 } else { 0.0 }
-            });
-            seen[sig.iter().filter(|&&x| x > 0.0).count()] = true;
-            let sk: Vec<C64> = sig.iter().map(|&x| 1.0 + x / (s + 0.3)).collect();
+                if d <= 0.0 {
+                    return vec![0.0];
+                }
+                vec![g.at((d - 1e-9).max(0.0)).0, g.at(d + 1e-9).0]
+            };
+            let (ox, oy, oz) = (options(0), options(1), options(2));
             let l = st.lambda(n, s);
+            let matches = |sig: [f64; 3]| {
+                let sk: Vec<C64> = sig.iter().map(|&x| 1.0 + x / (s + 0.3)).collect();
+                (0..3).all(|k| {
+                    let want = sk[(k + 1) % 3] * sk[(k + 2) % 3] / sk[k];
+                    (l[k][k] - want).norm() < 1e-12 * want.norm()
+                })
+            };
+            let found = ox
+                .iter()
+                .any(|&a| oy.iter().any(|&b| oz.iter().any(|&cz| matches([a, b, cz]))));
+            assert!(found, "tet {n}: Λ is no stretching product of its levels");
+            seen[[&ox, &oy, &oz].iter().filter(|o| o[0] > 0.0).count()] = true;
             for k in 0..3 {
-                let want = sk[(k + 1) % 3] * sk[(k + 2) % 3] / sk[k];
-                assert!(
-                    (l[k][k] - want).norm() < 1e-12 * want.norm(),
-                    "tet {n} axis {k}"
-                );
                 for j in (0..3).filter(|&j| j != k) {
                     assert!(l[k][j].norm() < 1e-14);
                 }
@@ -478,7 +495,7 @@ mod tests {
         assert!((info.thickness - 1.0).abs() < 1e-9, "{}", info.thickness);
         let g = Grading::new(3.0, 1e-8, 1.0, 1.0);
         assert!((info.sigma_max - g.smax).abs() < 1e-12 * g.smax);
-        let a = g.smax / 100.0;
+        let a = g.smax * ALPHA_FRACTION;
         let s = C64::new(0.2, 3.1);
         for (n, _) in st.tets.iter().step_by(7) {
             let n = *n as usize;

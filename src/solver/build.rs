@@ -116,6 +116,17 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         status(&l);
     }
     notices.extend(coverage.warnings);
+    for l in media.pml.iter().flat_map(|p| &p.layers) {
+        notices.push(format!(
+            "perfectly matched layer {}: {} of thickness {:.4} m, σ_max {:.4e} /m, α {:.4e} /m ({:.4e} Hz)",
+            l.name,
+            l.shape,
+            l.thickness,
+            l.sigma_max,
+            l.alpha,
+            l.alpha * C0 / std::f64::consts::TAU
+        ));
+    }
     lap(&mut times.topology_s);
     let device = choose_device(plan, &mut notices)?;
     let dev = match &device {

@@ -12,7 +12,8 @@
 //! `[box]`, `[ball]` and `[cavity]` (the table forms of those keys, [`super::spec`]),
 //! `[materials.NAME]` (`eps_r`, `mu_r`, `sigma` S/m, `tan_delta` at `f_tan_delta` Hz, `sigma_m`
 //! ohm/m; `absorbing = true` with `layer_order`, `layer_reflection` for a graded matched
-//! absorbing layer; dispersive poles `debye = [{ delta_eps, tau }]`, `drude = [{ f_p,
+//! absorbing layer; `pml = true` with `pml_order`, `pml_reflection`, `pml_alpha` (Hz) for a
+//! perfectly matched layer; dispersive poles `debye = [{ delta_eps, tau }]`, `drude = [{ f_p,
 //! gamma }]`, `lorentz = [{ delta_eps, f_0, delta }]`, with `eps_r` as ε∞) and `[boundaries.NAME]` (`kind = "pec" | "pmc" | "abc" | "conductor"`, the last with
 //! `sigma` S/m and `mu_r`).
 //! A `[run]` table (what `run.toml` adds: provenance and results) is ignored on input.

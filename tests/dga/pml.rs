@@ -414,3 +414,102 @@ fn the_pml_is_stable_late() {
     assert!(wmax <= 1.05 * w0, "energy grew to {wmax} from {w0}");
     assert!(w.abs() < 1e-3 * w0, "{w} of {w0} left");
 }
+
+fn parse(text: &str) -> dgatd::Config {
+    dgatd::Config::parse(&dgatd::solver::Origin {
+        path: "pml.toml".into(),
+        text: text.into(),
+    })
+    .unwrap()
+}
+
+fn sphere_toml(extra_top: &str, pml: &str) -> String {
+    format!(
+        "ball = \"3:sphere=0.1,air=0.3@2,pml=0.5@2\"\ntime = 2.5e-8\nsource = [0.043, 0.011, 0.017]\n\
+         source_dir = [0.0, 1.0, 0.0]\nprobe = [[0.031, -0.022, 0.013], [-0.047, 0.021, -0.019]]\n\
+         f_peak = 4e8\nfmax = 9e8\nbackend = \"cpu\"\n{extra_top}\
+         [materials.sphere]\neps_r = 20\n[materials.pml]\npml = true\n{pml}"
+    )
+}
+
+/// `[materials.NAME] pml = true` through the configuration: the run names the layer it
+/// built (a sphere 0.2 m thick, from the inner surface the mesh has), finds the sphere's
+/// magnetic dipole line near its Mie root (a coarse 3-shell mesh: within 5% in f and 30% in
+/// Q), and writes `pml = true` back into its configuration.
+#[test]
+fn a_pml_runs_through_the_configuration() {
+    use dgatd::spectrum::{MiePol, mie_resonance, nearest_line};
+    let cfg = parse(&sphere_toml("", ""));
+    let r = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
+    let note = r
+        .notices
+        .iter()
+        .find(|n| n.starts_with("perfectly matched layer pml: sphere of thickness 0.2000 m"))
+        .unwrap_or_else(|| panic!("no layer notice in {:?}", r.notices));
+    eprintln!("{note}");
+    let te = mie_resonance(MiePol::Te, 1, 1, 20.0, 0.1).unwrap();
+    let lines = r.lines_with_q();
+    let (f, q) = nearest_line(&lines, &te).unwrap_or_else(|| panic!("no TE line in {lines:?}"));
+    eprintln!(
+        "TE11: {:.2} MHz ({:+.2}% of Mie), Q {q:.2} ({:+.1}%)",
+        f / 1e6,
+        100.0 * (f / te.f_hz - 1.0),
+        100.0 * (q / te.q - 1.0)
+    );
+    assert!((f / te.f_hz - 1.0).abs() < 0.05, "{f}");
+    assert!((q / te.q - 1.0).abs() < 0.3, "{q}");
+    assert!(r.config.materials["pml"].pml);
+}
+
+/// Where the layer cannot run, the run stops before stepping and says why.
+#[test]
+fn a_pml_is_refused_with_a_reason_where_it_does_not_run() {
+    let err = |text: String| -> String {
+        match dgatd::Config::parse(&dgatd::solver::Origin {
+            path: "pml.toml".into(),
+            text,
+        }) {
+            Err(e) => e.to_string(),
+            Ok(cfg) => match dgatd::run(&cfg, &mut |_, _| {}) {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("the run went ahead"),
+            },
+        }
+    };
+    let cases = [
+        (
+            sphere_toml("method = \"dg\"\n", ""),
+            "does not support perfectly matched layers",
+        ),
+        (sphere_toml("", "sigma = 1.0\n"), "sets its own stretching"),
+        (sphere_toml("", "pml_reflection = 2.0\n"), "pml_reflection"),
+        (sphere_toml("", "pml_alpha = -1.0\n"), "pml_alpha"),
+        (
+            sphere_toml("", "").replace("pml = true\n", "pml_order = 2\n"),
+            "need pml = true",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = err(text);
+        eprintln!("{e}");
+        assert!(e.contains(want), "{e:?} does not say {want:?}");
+    }
+    // a layer whose inner surface is neither a box nor a sphere: half a cube's shell
+    let m = centred_box([8, 8, 8], H);
+    let lim = 2.0 * H;
+    let in_layer: Vec<bool> = (0..m.n_tets())
+        .map(|k| {
+            let c = centroid(&m, k);
+            c[0] > 0.0 && c.iter().any(|x| x.abs() > lim)
+        })
+        .collect();
+    let one = vec![1.0; m.n_tets()];
+    let e = Stretch::default()
+        .add_layer(&m, &in_layer, &one, &one, 3.0, 1e-6, None, "shell")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("neither a sphere nor an axis-aligned box"),
+        "{e}"
+    );
+}
