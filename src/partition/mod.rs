@@ -28,6 +28,12 @@
 //! block, every circulation and every block row are those of the single-process assembly: in
 //! f64 the partitioned time loop reproduces the single-process CPU run **bit for bit** (tested);
 //! only the global sums (energy, power-iteration dot products) are added in another order.
+//! The same holds with losses and dispersion: a part carries its tets' σ, σ* and dispersive
+//! materials and the absorbing surfaces' conductances at its owned vertices (in the global
+//! order), so `Msig_v`, the magnetic decay, the loss blocks `B̂_v`, the dispersive couplings
+//! and the poles of its rows are the global ones ([`Part::assemble`]), and the CPU stepper
+//! runs the loss step, the dispersive correction and the pole step on its owned vertices
+//! ([`stepper`]'s module doc). The OpenCL parts ([`ClPartStepper`]) refuse these terms.
 //!
 //! **How ranks get their part.** Rank 0 reads the mesh, builds the topology, partitions it
 //! and builds and sends each rank its part, one at a time ([`distribute_with`]); the other
