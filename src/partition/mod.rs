@@ -492,18 +492,22 @@ pub fn distribute_with<C: Comm>(
     )
 }
 
+/// What rank 0 passes to [`distribute_with_surface`]: the global mesh, topology, media,
+/// fixed (PEC) edge flags and surface conductances.
+pub type GlobalProblem<'a> = (
+    &'a Mesh,
+    &'a Topology,
+    &'a crate::problem::Media,
+    &'a [bool],
+    &'a [crate::dga::SurfaceEntry],
+);
+
 /// [`distribute_with`] for a problem with surface conductances (absorbing boundaries):
 /// rank 0 also passes the global entries ([`crate::dga::surface_conductance`] of the
 /// global mesh), and each part gets those of its owned vertices ([`Part::surface`]).
 pub fn distribute_with_surface<C: Comm>(
     comm: &C,
-    global: Option<(
-        &Mesh,
-        &Topology,
-        &crate::problem::Media,
-        &[bool],
-        &[crate::dga::SurfaceEntry],
-    )>,
+    global: Option<GlobalProblem<'_>>,
     scheme: Option<Scheme>,
 ) -> Result<(Part, Option<Stats>)> {
     let np = comm.size();

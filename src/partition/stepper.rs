@@ -467,6 +467,9 @@ pub fn source_pattern<C: Comm>(
     Ok(source_parts(comm, part, dga, source)?.0)
 }
 
+/// Non-zero entries `(local half-edge slot, value)`.
+type Sparse = Vec<(u32, f64)>;
+
 /// [`source_pattern`] and this rank's local current `j` (local slots, non-zero entries: the
 /// halves of the source tet's free edges, wherever their vertex is owned). Collective.
 fn source_parts<C: Comm>(
@@ -474,7 +477,7 @@ fn source_parts<C: Comm>(
     part: &Part,
     dga: &Dga,
     source: Option<&Source>,
-) -> Result<(Vec<(u32, f64)>, Vec<(u32, f64)>)> {
+) -> Result<(Sparse, Sparse)> {
     let mut pattern = Vec::new();
     let mut current = Vec::new();
     let mut has_edge = false;
