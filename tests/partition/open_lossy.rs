@@ -7,7 +7,7 @@
 //! Bound: the partitioned stepper runs the single-process CPU kernels (reference layouts) on
 //! each rank's owned entities, with the same operators (the part's rows equal the global
 //! rows bit for bit, checked here), in the same order: in f64 the probe records, the final
-//! state and the poles' states are equal **bit for bit** (0 differing values). Against the
+//! state and the poles' states are equal **bit for bit** (0 differing values; in f32 too). Against the
 //! default lean kernels of one process (what `dgatd resonator` runs) the record agrees to
 //! round-off (measured and bounded at 1e-12 relative to its peak). The energy (with the
 //! poles' energy) is a global sum added in another order: 1e-11 relative.
@@ -539,4 +539,48 @@ fn an_interrupted_open_job_resumes_bit_for_bit_from_its_checkpoint() {
     let resumed = job("cut", None, true).unwrap().unwrap();
     assert!(resumed == full, "the resumed record differs");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// In f32 too the partitioned run is the one-process reference run bit for bit (the same
+/// kernels in the same precision on the same operators).
+#[test]
+fn open_lossy_dispersive_run_in_f32_equals_one_process() {
+    let o = open_problem(4509);
+    let (dt, _) = solver::time_step(&o.dga, 0.95).unwrap();
+    let src = (at(&o.mesh, [0.3, 0.25, 0.22]), [0.3, 0.2, 1.0]);
+    let probes: Vec<Probe> = [
+        at(&o.mesh, [0.6, 0.55, 0.35]),
+        at(&o.mesh, [0.85, 0.3, 0.5]),
+    ]
+    .iter()
+    .map(|&p| Probe::new(&o.mesh, &o.topo, p).unwrap())
+    .collect();
+    let wave = Waveform::gaussian_derivative(WAVE_HZ);
+    let d = Arc::new(o.dga.clone());
+    let ops = Arc::new(Operators::<f32>::new(&d, dt, false));
+    let s = Source::new(&o.mesh, &o.topo, &d, src.0, src.1).unwrap();
+    let mut one =
+        CpuStepper::new(d, ops, DualForm::Factored, Some((&s, wave)), probes.clone()).unwrap();
+    one.set_kernels(CpuKernels::Reference).unwrap();
+    let mut a = Vec::new();
+    one.advance(0, 250, &mut a).unwrap();
+    assert!(peak(&a) > 0.0);
+    let s = Source::located(&o.mesh, src.0, src.1).unwrap();
+    let ps = parts(&o, 3, Scheme::Metis);
+    for b in LocalComm::run(3, |comm| {
+        let part = Arc::new(ps[comm.rank()].clone());
+        let dga = Arc::new(part.assemble().unwrap());
+        let mut st =
+            PartStepper::<f32, _>::new(comm, part, dga, dt, Some((&s, wave)), &probes).unwrap();
+        let mut b = Vec::new();
+        st.advance(0, 250, &mut b).unwrap();
+        b
+    }) {
+        let differ = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x.to_bits() != y.to_bits())
+            .count();
+        assert_eq!(differ, 0, "f32: {differ} samples differ");
+    }
 }
