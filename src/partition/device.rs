@@ -468,6 +468,7 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
+        refuse_losses(&comm, &dga)?;
         let probes = ProbeShare::new(&comm, &part, probes)?;
         let lay = Layout::new(&part, &dga);
         let pattern = source_pattern(&comm, &part, &dga, source)?
@@ -806,4 +807,36 @@ impl<T: Real, C: Comm> Stepper for ClPartStepper<T, C> {
         let owned = owned_values(&self.part, &self.dga, &u, &f);
         gather_state(&self.comm, &self.part, owned, Some(0))
     }
+}
+
+/// The terms this stepper does not step (conduction and absorbing surfaces, magnetic
+/// conductivity, dispersive poles: the CPU [`super::PartStepper`] does) stop the run, on
+/// every rank, naming them. Collective.
+fn refuse_losses<C: Comm>(comm: &C, dga: &Dga) -> Result<()> {
+    let has = super::stepper::agree(
+        comm,
+        &[dga.msig.is_some(), dga.mag.is_some(), dga.disp.is_some()],
+    )?;
+    let names = [
+        "conduction or an absorbing boundary (sigma, tan_delta, kind = \"abc\", absorbing layers)",
+        "magnetic conductivity (sigma_m, absorbing layers)",
+        "dispersive media (debye, drude, lorentz)",
+    ];
+    let what: Vec<&str> = names
+        .iter()
+        .zip(&has)
+        .filter(|(_, h)| **h)
+        .map(|(n, _)| *n)
+        .collect();
+    if what.is_empty() {
+        return Ok(());
+    }
+    Err(Error::config(
+        "backend",
+        "opencl",
+        format!(
+            "the partitioned OpenCL stepper (--gpus, or OpenCL ranks under mpirun) does not step {} yet; run on one process and one device, or partition on the CPU (--backend cpu under mpirun)",
+            what.join(", ")
+        ),
+    ))
 }

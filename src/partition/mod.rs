@@ -28,6 +28,12 @@
 //! block, every circulation and every block row are those of the single-process assembly: in
 //! f64 the partitioned time loop reproduces the single-process CPU run **bit for bit** (tested);
 //! only the global sums (energy, power-iteration dot products) are added in another order.
+//! The same holds with losses and dispersion: a part carries its tets' σ, σ* and dispersive
+//! materials and the absorbing surfaces' conductances at its owned vertices (in the global
+//! order), so `Msig_v`, the magnetic decay, the loss blocks `B̂_v`, the dispersive couplings
+//! and the poles of its rows are the global ones ([`Part::assemble`]), and the CPU stepper
+//! runs the loss step, the dispersive correction and the pole step on its owned vertices
+//! ([`stepper`]'s module doc). The OpenCL parts ([`ClPartStepper`]) refuse these terms.
 //!
 //! **How ranks get their part.** Rank 0 reads the mesh, builds the topology, partitions it
 //! and builds and sends each rank its part, one at a time ([`distribute_with`]); the other
@@ -45,6 +51,7 @@ pub(crate) mod mpi;
 pub(crate) mod part;
 pub(crate) mod rcb;
 pub(crate) mod scheme;
+pub(crate) mod state;
 pub(crate) mod stepper;
 
 pub use comm::{Comm, LocalComm};
@@ -478,9 +485,34 @@ pub fn distribute_with<C: Comm>(
     global: Option<(&Mesh, &Topology, &crate::problem::Media, &[bool])>,
     scheme: Option<Scheme>,
 ) -> Result<(Part, Option<Stats>)> {
+    distribute_with_surface(
+        comm,
+        global.map(|(m, t, mat, fixed)| (m, t, mat, fixed, &[][..])),
+        scheme,
+    )
+}
+
+/// What rank 0 passes to [`distribute_with_surface`]: the global mesh, topology, media,
+/// fixed (PEC) edge flags and surface conductances.
+pub type GlobalProblem<'a> = (
+    &'a Mesh,
+    &'a Topology,
+    &'a crate::problem::Media,
+    &'a [bool],
+    &'a [crate::dga::SurfaceEntry],
+);
+
+/// [`distribute_with`] for a problem with surface conductances (absorbing boundaries):
+/// rank 0 also passes the global entries ([`crate::dga::surface_conductance`] of the
+/// global mesh), and each part gets those of its owned vertices ([`Part::surface`]).
+pub fn distribute_with_surface<C: Comm>(
+    comm: &C,
+    global: Option<GlobalProblem<'_>>,
+    scheme: Option<Scheme>,
+) -> Result<(Part, Option<Stats>)> {
     let np = comm.size();
     if comm.rank() == 0 {
-        let Some((mesh, topo, mat, fixed)) = global else {
+        let Some((mesh, topo, mat, fixed, surface)) = global else {
             return Err(Error::config(
                 "distribute",
                 "rank 0",
@@ -489,15 +521,7 @@ pub fn distribute_with<C: Comm>(
         };
         let scheme = scheme.unwrap_or_else(|| Scheme::auto(mesh.n_tets()));
         let t0 = std::time::Instant::now();
-        let p = if mat.is_lossy() {
-            Err(Error::config(
-                "partition",
-                np,
-                "conducting materials (sigma) are not supported in partitioned runs yet",
-            ))
-        } else {
-            Partition::with(scheme, mesh, topo, np)
-        };
+        let p = Partition::with(scheme, mesh, topo, np);
         let partition_s = t0.elapsed().as_secs_f64();
         // Tell the other ranks whether a part follows (an error on rank 0 must not hang them).
         let p = match p {
@@ -515,7 +539,8 @@ pub fn distribute_with<C: Comm>(
             partition_s,
             ..Stats::compute(mesh, topo, fixed, &p, &halos)
         };
-        let builder = part::PartBuilder::new(mesh, topo, mat, fixed, &p, &halos);
+        let builder =
+            part::PartBuilder::new(mesh, topo, mat, fixed, &p, &halos).with_surface(surface);
         // up to BUILD_AT_ONCE parts are built at a time, in parallel, then sent in rank order
         let mut r = 1;
         while r < np {

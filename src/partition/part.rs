@@ -4,9 +4,11 @@
 
 use super::{HaloLists, Partition};
 use crate::dga::Dga;
+use crate::dga::surface::SurfaceEntry;
 use crate::error::{Error, Result};
 use crate::mesh::{Mesh, Topology};
 use crate::problem::Media;
+use crate::problem::dispersion::Pole;
 
 /// What rank `rank` exchanges with one neighbour `peer` each step. Lists are in ascending
 /// global order on both sides, so the `k`-th value sent by one rank is the `k`-th received by
@@ -44,7 +46,16 @@ pub struct Part {
     pub mesh: Mesh,
     /// Topology of the local mesh (rebuilt, not sent).
     pub topo: Topology,
+    /// The media of the local tets (ε, μ, σ, σ*, dispersive material; the poles of every
+    /// dispersive material of the global problem, in its numbering).
     pub materials: Media,
+    /// ε∞ of each dispersive material as the global assembly takes it (its first tet's ε),
+    /// which a part without that material's first tet could not know.
+    pub eps_inf: Vec<f64>,
+    /// The surface conductances (absorbing boundaries, [`crate::dga::surface`]) at the owned
+    /// vertices, in local numbering and in the global order of the entries, so that
+    /// `Msig_v` sums them as the single-process assembly does.
+    pub surface: Vec<SurfaceEntry>,
     pub tet_global: Vec<u32>,
     pub vertex_global: Vec<u32>,
     pub edge_global: Vec<u32>,
@@ -86,8 +97,10 @@ impl Part {
     /// The local operators: `Mmu_n`, `Mmu_n⁻¹ C_n` for owned tets only, `Meps_v` for owned
     /// vertices only, over the free half-edges of the global PEC flags. No rank holds the
     /// whole operator: each row of the global operator is assembled on exactly one rank.
+    /// Conduction (`Msig_v`, with the absorbing surfaces' conductances added as one process
+    /// adds them), magnetic loss and dispersion are assembled for the same rows.
     pub fn assemble(&self) -> Result<Dga> {
-        Dga::assemble_rows(
+        let mut d = Dga::assemble_rows(
             &self.mesh,
             &self.topo,
             &self.materials,
@@ -95,7 +108,14 @@ impl Part {
             self.free_edge.clone(),
             Some(&self.own_tet),
             Some(&self.own_vertex),
-        )
+        )?;
+        d.add_surface(&self.surface);
+        if let Some(ds) = d.disp.as_mut() {
+            for (x, &e) in ds.eps_inf.iter_mut().zip(&self.eps_inf) {
+                *x = e;
+            }
+        }
+        Ok(d)
     }
 
     /// Flat encoding for sending a part to its rank (one u64 word per value; f64 by bits).
@@ -124,6 +144,7 @@ impl Part {
         w.put_iter(self.own_vertex.iter().map(|&x| x as u64));
         w.put_iter(self.free_edge.iter().map(|&x| x as u64));
         w.put_iter(self.free_offset.iter().copied());
+        put_losses(&mut w, &self.materials, &self.eps_inf, &self.surface);
         w.put(self.halos.len() as u64);
         for h in &self.halos {
             w.put(h.peer as u64);
@@ -180,6 +201,7 @@ impl Part {
         let own_vertex = bools(r.get_vec()?);
         let free_edge = bools(r.get_vec()?);
         let free_offset = r.get_vec()?.to_vec();
+        let (sigma, sigma_m, disp, poles, eps_inf, surface) = get_losses(&mut r)?;
         let nh = r.get()? as usize;
         let mut halos = Vec::with_capacity(nh.min(words.len()));
         for _ in 0..nh {
@@ -196,7 +218,11 @@ impl Part {
             return Err(r.bad("trailing marker missing"));
         }
         let per_tet = [tet_phys.len(), tet_ids.len(), eps.len(), mu.len()];
+        let optional = [sigma.len(), sigma_m.len(), disp.len()];
         if per_tet.iter().any(|&l| l != nt)
+            || optional.iter().any(|&l| l != 0 && l != nt)
+            || disp.iter().any(|&k| k as usize > poles.len())
+            || eps_inf.len() != poles.len()
             || tet_global.len() != nt
             || own_tet.len() != nt
             || vertex_global.len() != nodes.len()
@@ -225,6 +251,13 @@ impl Part {
         }
         let n_local_half = 2 * edge_global.len();
         let nl = mesh.n_tets();
+        if surface.iter().any(|e| {
+            e.vertex as usize >= mesh.n_vertices()
+                || e.i as usize >= n_local_half
+                || e.j as usize >= n_local_half
+        }) {
+            return Err(r.bad("surface entry out of range"));
+        }
         for h in &halos {
             if h.send_tets
                 .iter()
@@ -245,7 +278,15 @@ impl Part {
             global,
             mesh,
             topo,
-            materials: Media::lossless(eps, mu),
+            materials: Media {
+                sigma,
+                sigma_m,
+                disp,
+                poles,
+                ..Media::lossless(eps, mu)
+            },
+            eps_inf,
+            surface,
             tet_global,
             vertex_global,
             edge_global,
@@ -259,6 +300,100 @@ impl Part {
 }
 
 const MAGIC: u64 = 0x6467_6174_6450_4152; // "dgatdPAR"
+
+/// The losses and dispersion of a part's message: σ, σ*, the dispersive material of each
+/// tet, the poles (name, then per pole a kind and three values), ε∞, the surface entries.
+fn put_losses(w: &mut Words, m: &Media, eps_inf: &[f64], surface: &[SurfaceEntry]) {
+    w.put_iter(m.sigma.iter().map(|x| x.to_bits()));
+    w.put_iter(m.sigma_m.iter().map(|x| x.to_bits()));
+    w.put_iter(m.disp.iter().map(|&k| k as u64));
+    w.put(m.poles.len() as u64);
+    for (name, poles) in &m.poles {
+        w.put_str(name);
+        w.put_iter(poles.iter().flat_map(|p| {
+            let (kind, v) = match *p {
+                Pole::Debye { delta_eps, tau } => (0, [delta_eps, tau, 0.0]),
+                Pole::Drude { f_p, gamma } => (1, [f_p, gamma, 0.0]),
+                Pole::Lorentz {
+                    delta_eps,
+                    f_0,
+                    delta,
+                } => (2, [delta_eps, f_0, delta]),
+            };
+            std::iter::once(kind).chain(v.map(f64::to_bits))
+        }));
+    }
+    w.put_iter(eps_inf.iter().map(|x| x.to_bits()));
+    w.put_iter(
+        surface
+            .iter()
+            .flat_map(|e| [e.vertex as u64, e.i as u64, e.j as u64, e.value.to_bits()]),
+    );
+}
+
+/// What [`get_losses`] reads.
+type Losses = (
+    Vec<f64>,
+    Vec<f64>,
+    Vec<u16>,
+    Vec<(String, Vec<Pole>)>,
+    Vec<f64>,
+    Vec<SurfaceEntry>,
+);
+
+/// Decodes [`put_losses`].
+fn get_losses(r: &mut Reader) -> Result<Losses> {
+    let f64s = |v: &[u64]| v.iter().map(|&x| f64::from_bits(x)).collect::<Vec<f64>>();
+    let sigma = f64s(r.get_vec()?);
+    let sigma_m = f64s(r.get_vec()?);
+    let disp = r.get_vec()?;
+    if disp.iter().any(|&k| k > u16::MAX as u64) {
+        return Err(r.bad("dispersive material out of range"));
+    }
+    let disp = disp.iter().map(|&k| k as u16).collect();
+    let nm = r.get()? as usize;
+    let mut poles = Vec::with_capacity(nm.min(r.w.len()));
+    for _ in 0..nm {
+        let name = r.get_str()?;
+        let v = r.get_vec()?;
+        if v.len() % 4 != 0 {
+            return Err(r.bad("poles are not kind and three values"));
+        }
+        let mut ps = Vec::with_capacity(v.len() / 4);
+        for c in v.chunks(4) {
+            let [a, b, d] = [c[1], c[2], c[3]].map(f64::from_bits);
+            ps.push(match c[0] {
+                0 => Pole::Debye {
+                    delta_eps: a,
+                    tau: b,
+                },
+                1 => Pole::Drude { f_p: a, gamma: b },
+                2 => Pole::Lorentz {
+                    delta_eps: a,
+                    f_0: b,
+                    delta: d,
+                },
+                _ => return Err(r.bad("unknown pole kind")),
+            });
+        }
+        poles.push((name, ps));
+    }
+    let eps_inf = f64s(r.get_vec()?);
+    let s = r.get_vec()?;
+    if s.len() % 4 != 0 {
+        return Err(r.bad("surface entries are not quadruples"));
+    }
+    let surface = s
+        .chunks(4)
+        .map(|c| SurfaceEntry {
+            vertex: c[0] as u32,
+            i: c[1] as u32,
+            j: c[2] as u32,
+            value: f64::from_bits(c[3]),
+        })
+        .collect();
+    Ok((sigma, sigma_m, disp, poles, eps_inf, surface))
+}
 
 #[derive(Default)]
 struct Words(Vec<u64>);
@@ -332,6 +467,10 @@ pub struct PartBuilder<'a> {
     /// Per global vertex: offset of its first free half in the global free-half order.
     free_offset: Vec<u64>,
     n_free_half: usize,
+    /// Per rank: the global surface entries at its owned vertices, in global order.
+    surface: Vec<Vec<SurfaceEntry>>,
+    /// ε∞ of each dispersive material (its first tet's ε, as [`Dga`]'s assembly takes it).
+    eps_inf: Vec<f64>,
 }
 
 impl<'a> PartBuilder<'a> {
@@ -395,6 +534,14 @@ impl<'a> PartBuilder<'a> {
             free_offset[v + 1] = free_offset[v] + d as u64;
         }
         let n_free_half = free_offset[nv] as usize;
+        let eps_inf = (1..=mat.poles.len())
+            .map(|k| {
+                mat.disp
+                    .iter()
+                    .position(|&d| d as usize == k)
+                    .map_or(1.0, |n| mat.eps[n])
+            })
+            .collect();
         PartBuilder {
             mesh,
             topo,
@@ -411,7 +558,20 @@ impl<'a> PartBuilder<'a> {
             u_recv,
             free_offset,
             n_free_half,
+            surface: vec![Vec::new(); np],
+            eps_inf,
         }
+    }
+
+    /// The surface conductances of the global problem (absorbing boundaries:
+    /// [`crate::dga::surface_conductance`] of the global mesh, in its order), each given to
+    /// the rank owning its vertex.
+    pub fn with_surface(mut self, entries: &[SurfaceEntry]) -> Self {
+        for e in entries {
+            let r = self.p.vertex_owner[e.vertex as usize] as usize;
+            self.surface[r].push(*e);
+        }
+        self
     }
 
     /// The part of rank `r`.
@@ -460,6 +620,7 @@ impl<'a> PartBuilder<'a> {
             })
             .collect();
         let halos = self.halos(r, &local, &edge_global);
+        let surface = self.local_surface(r, &verts, &edge_global);
         let own_vertex: Vec<bool> = verts
             .iter()
             .map(|&v| p.vertex_owner[v as usize] as usize == r)
@@ -473,10 +634,9 @@ impl<'a> PartBuilder<'a> {
                 n_edges: topo.n_edges(),
                 n_free_half: self.n_free_half,
             },
-            materials: Media::lossless(
-                local.iter().map(|&n| self.mat.eps[n as usize]).collect(),
-                local.iter().map(|&n| self.mat.mu[n as usize]).collect(),
-            ),
+            materials: self.local_media(&local),
+            eps_inf: self.eps_inf.clone(),
+            surface,
             own_tet: local
                 .iter()
                 .map(|&n| p.tet_part[n as usize] as usize == r)
@@ -504,6 +664,58 @@ impl<'a> PartBuilder<'a> {
             topo: ltopo,
             halos,
         })
+    }
+
+    /// The media of the tets `local` (global ids), with every dispersive material's poles.
+    fn local_media(&self, local: &[u32]) -> Media {
+        let pick = |v: &[f64]| -> Vec<f64> {
+            if v.is_empty() {
+                Vec::new()
+            } else {
+                local.iter().map(|&n| v[n as usize]).collect()
+            }
+        };
+        let m = self.mat;
+        Media {
+            eps: pick(&m.eps),
+            mu: pick(&m.mu),
+            sigma: pick(&m.sigma),
+            sigma_m: pick(&m.sigma_m),
+            disp: if m.disp.is_empty() {
+                Vec::new()
+            } else {
+                local.iter().map(|&n| m.disp[n as usize]).collect()
+            },
+            poles: m.poles.clone(),
+        }
+    }
+
+    /// Rank `r`'s surface entries in its local numbering (`verts`: its vertices, global
+    /// ids, ascending; `edge_global`: the global id of each local edge).
+    fn local_surface(&self, r: usize, verts: &[u32], edge_global: &[u32]) -> Vec<SurfaceEntry> {
+        let mut edge_map: Vec<(u32, u32)> = edge_global
+            .iter()
+            .enumerate()
+            .map(|(l, &g)| (g, l as u32))
+            .collect();
+        edge_map.sort_unstable();
+        let slot = |g: u32| -> u32 {
+            let i = edge_map
+                .binary_search_by_key(&(g >> 1), |x| x.0)
+                .expect("the edges at an owned vertex are local");
+            2 * edge_map[i].1 + (g & 1)
+        };
+        self.surface[r]
+            .iter()
+            .map(|e| SurfaceEntry {
+                vertex: verts
+                    .binary_search(&e.vertex)
+                    .expect("an owned vertex is local") as u32,
+                i: slot(e.i),
+                j: slot(e.j),
+                value: e.value,
+            })
+            .collect()
     }
 
     /// The halo lists of part `r` in its local numbering (`local`: its tets, global ids;

@@ -5,21 +5,32 @@
 //! 1. `F -= P U` on the interface tets (those whose F a neighbour needs); pack their F, one
 //!    buffer per neighbour; post the exchange; `F -= P U` on the interior tets while the
 //!    messages fly; complete; unpack the ghost F.
-//! 2. Circulations `c_e` and `U += Δt Meps_v⁻¹ c − w(t) g` at the interface vertices (those
+//! 2. The loss step `U_v ← B̂_v U_v` and the dispersive correction `U_v −= Σ G_m g_m` at the
+//!    owned lossy and dispersive vertices (they read and write owned values only, so they
+//!    run before any of the step's dual update, and the U sent in 3 carries them).
+//! 3. Circulations `c_e` and `U += Δt Meps_v⁻¹ c − w(t) g` at the interface vertices (those
 //!    with a half a neighbour needs); pack; post; the same at the interior vertices; complete;
-//!    unpack the ghost U.
+//!    unpack the ghost U, which now holds the step's final values.
+//! 4. The pole step at the owned dispersive entries (it reads the new owned U and changes
+//!    no U, so nothing more travels).
+//!
+//! Magnetic loss (σ*) is the per-tet decay inside the primal update of 1 (as in one
+//! process); conduction, the absorbing boundaries' surface conductance and the poles are
+//! in the part's operators, assembled for its rows as one process assembles them
+//! ([`Part::assemble`]).
 //!
 //! The kernels are those of [`crate::backend::cpu`], restricted to a selection (interface,
 //! interior) by a per-entity phase mask, with the same arithmetic in the same order: in f64
 //! the partitioned run equals the single-process CPU run bit for bit (see the module doc of
-//! [`crate::partition`]). Global quantities (energy, the power iteration's dot products) are
-//! summed per rank, then over ranks in rank order ([`Comm::sum`]).
+//! [`crate::partition`]), losses and dispersion included. Global quantities (energy with the
+//! poles' energy, the power iteration's dot products) are summed per rank, then over ranks in
+//! rank order ([`Comm::sum`]).
 //!
 //! Halo values travel as f64 (exact for f32 runs; an f32 run sends twice the bytes it needs).
 
 use super::{Comm, Part};
 use crate::backend::Stepper;
-use crate::backend::cpu::RHO_MARGIN;
+use crate::backend::cpu::{RHO_MARGIN, aux_energy, disp_correct, disp_poles, loss_step};
 use crate::complex::TetGeom;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
@@ -30,6 +41,10 @@ use crate::real::Real;
 use crate::util::{Rng, dot};
 use rayon::prelude::*;
 use std::sync::Arc;
+
+pub use super::state::{
+    Indexed, gather_aux, gather_state, local_of_global, owned_values, scatter_aux, scatter_state,
+};
 
 const MIN_LEN: usize = 2048;
 /// Phase of an entity: not updated here, interface, interior.
@@ -226,7 +241,8 @@ pub fn spectral_radius<C: Comm>(
     seed: u64,
 ) -> Result<f64> {
     const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15; // SplitMix64's increment (util::Rng)
-    let ops = Operators::<f64>::new(dga, 1.0, false);
+    // σ does not change the stability limit (design note §12): the lossless K, as one process
+    let ops = Operators::<f64>::lossless(dga, 1.0, false);
     let mut lay = Layout::new(part, dga);
     let mut x = vec![0.0; dga.n_half()];
     for v in 0..dga.meps.n_vertices() {
@@ -286,6 +302,11 @@ pub struct PartStepper<T: Real, C: Comm> {
     pub u: Vec<T>,
     pub f: Vec<T>,
     c: Vec<T>,
+    /// Scratch of the loss step (one per owned lossy row).
+    lt: Vec<T>,
+    /// Dispersion: the owned entries' pole states and last changes ([`disp_poles`]).
+    ds: Vec<T>,
+    dg: Vec<T>,
     lay: Layout,
     /// `(local half, g, phase)`: this rank's share of the source pattern.
     source: Vec<(u32, T, u8)>,
@@ -306,17 +327,28 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
         source: Option<(&Source, Waveform)>,
         probes: &[Probe],
     ) -> Result<Self> {
+        if dga.mpml.is_some() {
+            // no magnetic pole step here: a layer without it would not be matched
+            return Err(Error::config(
+                "material",
+                "pml",
+                "perfectly matched layers are not supported in partitioned runs yet; run on one process",
+            ));
+        }
         let ops = Operators::<T>::new(&dga, dt, false);
         let lay = Layout::new(&part, &dga);
-        let pattern = source_pattern(&comm, &part, &dga, source.map(|s| s.0))?
+        let pattern = scaled_pattern(&comm, &part, &dga, &ops, source.map(|s| s.0))?
             .into_iter()
-            .map(|(h, x)| (h, T::of(x * dt), lay.half[h as usize]))
+            .map(|(h, x)| (h, x, lay.half[h as usize]))
             .collect();
         let probes = ProbeShare::new(&comm, &part, probes)?;
         Ok(PartStepper {
             u: vec![T::zero(); ops.n_half()],
             f: vec![T::zero(); ops.n_dual()],
             c: vec![T::zero(); ops.n_edges],
+            lt: vec![T::zero(); ops.loss_h.len()],
+            ds: vec![T::zero(); ops.disp.as_ref().map_or(0, |d| d.n_state)],
+            dg: vec![T::zero(); ops.disp.as_ref().map_or(0, |d| d.n_g)],
             comm,
             part,
             dga,
@@ -351,6 +383,9 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
             u,
             f,
             c,
+            lt,
+            ds,
+            dg,
             lay,
             source,
             ..
@@ -362,6 +397,9 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
             primal_sel(ops, &lay.tet, INTERIOR, u, f)
         })?;
         b.unpack_f(part, f);
+        // owned values only, before any dual update of this step (module doc, 2)
+        loss_step(ops, u, lt);
+        disp_correct(ops, dg, u);
         let a = T::of(amp);
         let dual = |phase: u8, u: &mut [T], c: &mut [T]| {
             circulations_sel(ops, &lay.edge, phase, f, c);
@@ -378,15 +416,23 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
         b.pack_u(part, u);
         comm.exchange(&b.peers, &b.send, &mut b.recv, &mut || dual(INTERIOR, u, c))?;
         b.unpack_u(part, u);
+        disp_poles(ops, u, ds, dg);
         Ok(())
     }
 
     /// This rank's share of the energy: its vertices' `½ UᵀMeps U` and its tets'
-    /// `½ F_oldᵀ Mmu F_new`.
+    /// `½ F_oldᵀ Mmu F_new`, plus the energy of its dispersive entries' poles
+    /// ([`crate::backend::cpu::aux_energy`], as one process adds it).
     pub fn local_energy(&self) -> f64 {
         let mut fnew = self.f.clone();
         primal_sel(&self.ops, &self.lay.tet, ANY, &self.u, &mut fnew);
         owned_energy(&self.part, &self.dga, &self.u, &self.f, &fnew)
+            + aux_energy(&self.dga, &self.ops, &self.u, &self.ds)
+    }
+
+    /// This rank's dispersive state `(s, g)` in its own layout (empty without dispersion).
+    pub fn local_disp_state(&self) -> (&[T], &[T]) {
+        (&self.ds, &self.dg)
     }
 
     /// Owned values with their global positions: `(F: (global slot, value), U: ...)`.
@@ -416,147 +462,6 @@ pub fn owned_energy<T: Real>(part: &Part, dga: &Dga, u: &[T], f: &[T], fnew: &[T
     crate::backend::cpu::energy_of_tets(dga, u, f, fnew, Some(&part.own_tet))
 }
 
-/// The owned values of local vectors (host layouts) with their global positions:
-/// `(F: (global slot 4n + k, value), U: (global slot 2e + s, value))`.
-pub fn owned_values<T: Real>(part: &Part, dga: &Dga, u: &[T], f: &[T]) -> (Indexed, Indexed) {
-    let mut fs = Vec::new();
-    for (n, &o) in part.own_tet.iter().enumerate() {
-        if o {
-            let g = part.tet_global[n] as usize;
-            fs.extend((0..4).map(|k| (4 * g + k, f[4 * n + k].f64())));
-        }
-    }
-    let us = dga
-        .meps
-        .h
-        .iter()
-        .map(|&h| {
-            let g = 2 * part.edge_global[(h >> 1) as usize] as usize + (h & 1) as usize;
-            (g, u[h as usize].f64())
-        })
-        .collect();
-    (fs, us)
-}
-
-/// The global state `(U, F)` from every rank's owned values: on every rank (`root` None,
-/// all-gather) or on `root` only (the others get None). Collective.
-pub fn gather_state<C: Comm>(
-    comm: &C,
-    part: &Part,
-    owned: (Indexed, Indexed),
-    root: Option<usize>,
-) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
-    let (fs, us) = owned;
-    let g = part.global;
-    let mut out = (vec![0.0; 2 * g.n_edges], vec![0.0; 4 * g.n_tets]);
-    let mut have = false;
-    for (dst, mine) in [(&mut out.1, fs), (&mut out.0, us)] {
-        let all = match root {
-            None => Some(comm.all_gather(&flatten(&mine))?),
-            Some(r) => comm.gather_to(r, &flatten(&mine))?,
-        };
-        if let Some(all) = all {
-            have = true;
-            for v in all {
-                for p in v.chunks(2) {
-                    dst[p[0] as usize] = p[1];
-                }
-            }
-        }
-    }
-    Ok(have.then_some(out))
-}
-
-/// This rank's local `(U, F)` (ghosts included) from the global state held by rank 0 alone
-/// (`global` on rank 0, None elsewhere): every rank sends rank 0 its local-to-global maps and
-/// gets its values back. Collective.
-pub fn scatter_state<C: Comm>(
-    comm: &C,
-    part: &Part,
-    global: Option<(&[f64], &[f64])>,
-) -> Result<(Vec<f64>, Vec<f64>)> {
-    let pick = |tets: &[u32], edges: &[u32], u: &[f64], f: &[f64]| -> Result<Vec<u64>> {
-        let mut w = Vec::with_capacity(4 * tets.len() + 2 * edges.len());
-        for &e in edges {
-            for b in 0..2 {
-                let x = u.get(2 * e as usize + b).ok_or_else(|| Error::Comm {
-                    what: "scattering the state".into(),
-                    msg: format!("edge {e} is beyond the global state"),
-                })?;
-                w.push(x.to_bits());
-            }
-        }
-        for &n in tets {
-            for k in 0..4 {
-                let x = f.get(4 * n as usize + k).ok_or_else(|| Error::Comm {
-                    what: "scattering the state".into(),
-                    msg: format!("tet {n} is beyond the global state"),
-                })?;
-                w.push(x.to_bits());
-            }
-        }
-        Ok(w)
-    };
-    let words = if comm.rank() == 0 {
-        let Some((u, f)) = global else {
-            return Err(Error::Comm {
-                what: "scattering the state".into(),
-                msg: "rank 0 holds no state".into(),
-            });
-        };
-        for r in 1..comm.size() {
-            let maps = comm.recv_words(r)?;
-            let ne = maps.first().copied().unwrap_or(0) as usize;
-            if maps.len() < 1 + ne {
-                return Err(Error::Comm {
-                    what: format!("maps of rank {r}"),
-                    msg: "malformed message".into(),
-                });
-            }
-            let edges: Vec<u32> = maps[1..1 + ne].iter().map(|&x| x as u32).collect();
-            let tets: Vec<u32> = maps[1 + ne..].iter().map(|&x| x as u32).collect();
-            comm.send_words(r, &pick(&tets, &edges, u, f)?)?;
-        }
-        pick(&part.tet_global, &part.edge_global, u, f)?
-    } else {
-        let mut maps = vec![part.edge_global.len() as u64];
-        maps.extend(part.edge_global.iter().map(|&x| x as u64));
-        maps.extend(part.tet_global.iter().map(|&x| x as u64));
-        comm.send_words(0, &maps)?;
-        comm.recv_words(0)?
-    };
-    let nu = 2 * part.edge_global.len();
-    if words.len() != nu + 4 * part.tet_global.len() {
-        return Err(Error::Comm {
-            what: "scattering the state".into(),
-            msg: format!("rank {} got {} values", comm.rank(), words.len()),
-        });
-    }
-    let v: Vec<f64> = words.into_iter().map(f64::from_bits).collect();
-    Ok((v[..nu].to_vec(), v[nu..].to_vec()))
-}
-
-/// A rank's local `(U, F)` (host layouts, ghosts included) taken from global vectors.
-pub fn local_of_global(part: &Part, u: &[f64], f: &[f64]) -> Result<(Vec<f64>, Vec<f64>)> {
-    let g = part.global;
-    if u.len() != 2 * g.n_edges || f.len() != 4 * g.n_tets {
-        return Err(Error::config(
-            "state",
-            format!("{}+{}", u.len(), f.len()),
-            "length does not match the global mesh",
-        ));
-    }
-    let mut lu = vec![0.0; 2 * part.edge_global.len()];
-    let mut lf = vec![0.0; 4 * part.tet_global.len()];
-    for (n, &tg) in part.tet_global.iter().enumerate() {
-        lf[4 * n..4 * n + 4].copy_from_slice(&f[4 * tg as usize..4 * tg as usize + 4]);
-    }
-    for (e, &eg) in part.edge_global.iter().enumerate() {
-        lu[2 * e..2 * e + 2].copy_from_slice(&u[2 * eg as usize..2 * eg as usize + 2]);
-    }
-    Ok((lu, lf))
-}
-
 /// This rank's share of the source pattern at unit Δt, `Meps⁻¹ j` on its owned free
 /// half-edges (local slots, non-zero entries): the global source's `tet` (a global tet
 /// index) and `dir` are used, and the rank computes the pattern from its own blocks. Fails
@@ -567,7 +472,22 @@ pub fn source_pattern<C: Comm>(
     dga: &Dga,
     source: Option<&Source>,
 ) -> Result<Vec<(u32, f64)>> {
+    Ok(source_parts(comm, part, dga, source)?.0)
+}
+
+/// Non-zero entries `(local half-edge slot, value)`.
+type Sparse = Vec<(u32, f64)>;
+
+/// [`source_pattern`] and this rank's local current `j` (local slots, non-zero entries: the
+/// halves of the source tet's free edges, wherever their vertex is owned). Collective.
+fn source_parts<C: Comm>(
+    comm: &C,
+    part: &Part,
+    dga: &Dga,
+    source: Option<&Source>,
+) -> Result<(Sparse, Sparse)> {
     let mut pattern = Vec::new();
+    let mut current = Vec::new();
     let mut has_edge = false;
     if let Some(s) = source
         && let Some(lt) = part.local_tet(s.tet)
@@ -586,12 +506,15 @@ pub fn source_pattern<C: Comm>(
         }
         let mut gv = vec![0.0; dga.n_half()];
         dga.meps_inv.apply_add(&j, &mut gv);
-        pattern = gv
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| **x != 0.0)
-            .map(|(h, &x)| (h as u32, x))
-            .collect();
+        let nonzero = |v: &[f64]| -> Vec<(u32, f64)> {
+            v.iter()
+                .enumerate()
+                .filter(|(_, x)| **x != 0.0)
+                .map(|(h, &x)| (h as u32, x))
+                .collect()
+        };
+        pattern = nonzero(&gv);
+        current = nonzero(&j);
     }
     if let Some(s) = source
         && !comm.any(has_edge)?
@@ -602,7 +525,61 @@ pub fn source_pattern<C: Comm>(
             "its tetrahedron has no interior edge: move the source away from the wall",
         ));
     }
-    Ok(pattern)
+    Ok((pattern, current))
+}
+
+/// This rank's share of the source pattern for the operators `ops` (their Δt folded in), as
+/// [`crate::backend::cpu::CpuStepper`] takes it: where the source touches a lossy or
+/// dispersive vertex anywhere (decided over all ranks), `Δt B j` with the operators' blocks
+/// at every source vertex ([`Operators::source_pattern`]'s arithmetic); otherwise the unit
+/// pattern `Meps⁻¹ j` times Δt. Collective.
+pub fn scaled_pattern<T: Real, C: Comm>(
+    comm: &C,
+    part: &Part,
+    dga: &Dga,
+    ops: &Operators<T>,
+    source: Option<&Source>,
+) -> Result<Vec<(u32, T)>> {
+    let (pattern, current) = source_parts(comm, part, dga, source)?;
+    let free = |h: u32| ops.hrow[h as usize] != u64::MAX;
+    let touches = current
+        .iter()
+        .any(|&(h, _)| free(h) && ops.special.binary_search(&ops.hvert[h as usize]).is_ok());
+    if !comm.any(touches)? {
+        return Ok(pattern
+            .into_iter()
+            .map(|(h, x)| (h, T::of(x * ops.dt)))
+            .collect());
+    }
+    let j: std::collections::BTreeMap<u32, f64> = current.iter().copied().collect();
+    let mut verts: Vec<u32> = current
+        .iter()
+        .filter(|&&(h, _)| free(h))
+        .map(|&(h, _)| ops.hvert[h as usize])
+        .collect();
+    verts.sort_unstable();
+    verts.dedup();
+    let mut out = Vec::new();
+    for v in verts {
+        let (a, b) = (
+            ops.vptr[v as usize] as usize,
+            ops.vptr[v as usize + 1] as usize,
+        );
+        for i in a..b {
+            let h = ops.vh[i];
+            let row = ops.hrow[h as usize] as usize;
+            let mut acc = 0.0;
+            for (jj, k) in (a..b).enumerate() {
+                if let Some(x) = j.get(&ops.vh[k]) {
+                    acc += ops.block[row + jj].f64() * x;
+                }
+            }
+            if acc != 0.0 {
+                out.push((h, T::of(acc)));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Which rank records which probe: each probe is recorded by the rank owning its tet, and
@@ -693,13 +670,6 @@ impl ProbeShare {
     }
 }
 
-/// Values with their global positions.
-pub type Indexed = Vec<(usize, f64)>;
-
-fn flatten(v: &[(usize, f64)]) -> Vec<f64> {
-    v.iter().flat_map(|&(i, x)| [i as f64, x]).collect()
-}
-
 impl<T: Real, C: Comm> Stepper for PartStepper<T, C> {
     fn name(&self) -> String {
         format!(
@@ -749,6 +719,20 @@ impl<T: Real, C: Comm> Stepper for PartStepper<T, C> {
     }
     fn gathered_state(&self) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
         gather_state(&self.comm, &self.part, self.owned_state(), Some(0))
+    }
+    /// Collective: the dispersive state of every rank in the single-process layout, on rank
+    /// 0 ([`gather_aux`]); the other ranks get an empty vector.
+    fn aux_state(&self) -> Result<Vec<f64>> {
+        gather_aux(&self.comm, &self.part, &self.ops, &self.ds, &self.dg)
+    }
+    /// Collective: rank 0 passes the global dispersive state (single-process layout), the
+    /// others an empty one; every rank takes its entries ([`scatter_aux`]).
+    fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
+        let root = self.comm.rank() == 0;
+        let (s, g) = scatter_aux(&self.comm, &self.part, &self.ops, root.then_some(aux))?;
+        self.ds = s;
+        self.dg = g;
+        Ok(())
     }
 }
 

@@ -35,6 +35,9 @@
 //! by default. A given `device` applies to every rank, whatever its kind. `auto` without
 //! GPUs anywhere runs every rank on the CPU device or the CPU backend, unless GPUs seem
 //! hidden from OpenCL (then it stops too).
+//! Losses, absorbing boundaries and layers, and dispersive media run on the CPU ranks as in
+//! one process ([`crate::partition::PartStepper`]; the OpenCL ranks refuse them, naming
+//! them); `conductor` walls need mode shapes for their wall-loss Q and are refused.
 //! The DG method, mode shapes and fault injection need one process.
 
 use super::analyse;
@@ -54,8 +57,8 @@ use crate::dga::excitation::{Probe, Source};
 use crate::error::{Error, Result};
 use crate::mesh::Topology;
 use crate::partition::{
-    ClPartStepper, Comm, HaloTiming, PartStepper, Scheme, Stats, broadcast_setup, distribute_with,
-    stepper,
+    ClPartStepper, Comm, HaloTiming, PartStepper, Scheme, Stats, broadcast_setup,
+    distribute_with_surface, stepper,
 };
 use crate::problem::{Media, Waveform};
 use crate::real::Precision;
@@ -95,6 +98,12 @@ struct Global {
     notices: Vec<String>,
     /// Rank 0's set-up phases so far.
     times: SetupTimes,
+    /// The absorbing surfaces' conductances on the global mesh, in its order.
+    surface: Vec<crate::dga::SurfaceEntry>,
+    /// The earliest echo of the absorbing surfaces at the probes (None: closed problem).
+    echo: Option<super::echo::Echo>,
+    /// The dispersive poles, which may shorten the default time step.
+    poles: Vec<super::timestep::PoleRate>,
 }
 
 /// Reads, checks and resolves the problem on rank 0 (as [`build::build`] does).
@@ -114,32 +123,11 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
             .map_err(|e| plan.locate(e))?;
     coverage.materials = covered;
     notices.extend(coverage.warnings);
-    if walls.kind.contains(&crate::problem::BoundaryKind::Abc) {
-        return Err(Error::config(
-            "boundary",
-            "abc",
-            "absorbing boundaries are not supported in partitioned runs yet",
-        ));
-    }
-    if media.is_dispersive() {
-        return Err(Error::config(
-            "material",
-            &media.poles[0].0,
-            "dispersive media (debye, drude, lorentz) are not supported in partitioned runs yet; run on one process",
-        ));
-    }
     if media.has_pml() {
         return Err(Error::config(
             "material",
             "pml",
             "perfectly matched layers are not supported in partitioned runs yet; run on one process",
-        ));
-    }
-    if media.is_magnetically_lossy() {
-        return Err(Error::config(
-            "material",
-            "sigma_m",
-            "magnetic conductivity is not supported in partitioned runs yet; run on one process",
         ));
     }
     if walls
@@ -153,7 +141,12 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
         ));
     }
     let fixed = walls.fixed_edges(&topo);
+    // the absorbing faces' conductances, as the single-process build adds them
+    let (faces, y) = walls.absorbing(&topo, &media);
+    let surface = crate::dga::surface_conductance(&mesh, &topo, &faces, &y);
     let (wave, sp, probe_points, scales) = build::placement(plan, &mesh, &media, &mut notices);
+    let absorbing = super::echo::absorbing_vertices(&mesh, &topo, &walls, &plan.problem);
+    let echo = super::echo::earliest(&mesh, &absorbing, &media, sp, &probe_points, &wave);
     let source = Source::located(&mesh, sp, plan.problem.source_dir)?;
     let probes = probe_points
         .iter()
@@ -174,6 +167,9 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
             topology_s: t0.elapsed().as_secs_f64(),
             ..SetupTimes::default()
         },
+        surface,
+        echo,
+        poles: super::timestep::pole_rates(&media),
     };
     Ok((g, topo, media, fixed))
 }
@@ -235,7 +231,12 @@ fn halo_timing_line<C: Comm>(comm: &C, st: &mut dyn RankStepper) -> Result<Optio
     )))
 }
 
-/// Builds this rank's stepper: `(stepper, Δt, ρ with margin)`. Collective.
+/// This rank's stepper, its Δt, ρ (with the margin; 0 for a given Δt), the power
+/// iteration's time and the notices of the time step's choice.
+type RankStepperOf<'c> = (Box<dyn RankStepper + 'c>, f64, f64, f64, Vec<String>);
+
+/// Builds this rank's stepper: `(stepper, Δt, ρ with margin, ...)`; the default Δt is
+/// shortened by the dispersive `poles` as in one process. Collective.
 #[allow(clippy::too_many_arguments)]
 fn rank_stepper<'c, C: Comm>(
     comm: &'c C,
@@ -245,12 +246,18 @@ fn rank_stepper<'c, C: Comm>(
     dev: Option<Arc<ClDevice>>,
     source: &Source,
     probes: &[Probe],
-    wave: Waveform,
-) -> Result<(Box<dyn RankStepper + 'c>, f64, f64, f64)> {
-    let dt_of = |rho: f64| -> f64 {
+    (wave, poles): (Waveform, &[super::timestep::PoleRate]),
+) -> Result<RankStepperOf<'c>> {
+    let mut notices = Vec::new();
+    let mut dt_of = |rho: f64| -> f64 {
         match plan.dt_s {
-            Some(s) => s * C0,
-            None => plan.cfl * 2.0 / rho.sqrt(),
+            Some(s) => {
+                super::timestep::check_given_against_poles(s * C0, poles, &mut notices);
+                s * C0
+            }
+            None => {
+                super::timestep::pole_limited(plan.cfl * 2.0 / rho.sqrt(), rho, poles, &mut notices)
+            }
         }
     };
     let check_dt = |dt: f64, rho: f64| -> Result<()> {
@@ -301,7 +308,8 @@ fn rank_stepper<'c, C: Comm>(
         Some(d) if f64s => device!(f64, d),
         Some(d) => device!(f32, d),
     };
-    Ok((s, dt, if plan.dt_s.is_some() { 0.0 } else { rho }, power_s))
+    let rho = if plan.dt_s.is_some() { 0.0 } else { rho };
+    Ok((s, dt, rho, power_s, notices))
 }
 
 /// Runs the resonator job of `plan` on `comm.size()` ranks; every rank calls it with the
@@ -343,6 +351,7 @@ pub fn run_partitioned<C: Comm>(
         f_resolved_hz,
         record_s,
         mut times,
+        poles,
     } = setup_ranks(comm, plan)?;
     let n_probes = probes.len();
     status(&format!("assembling the local operators of {} ranks", np));
@@ -352,7 +361,7 @@ pub fn run_partitioned<C: Comm>(
     let t1 = Instant::now();
     let dev = super::rank_devices::rank_devices(comm, plan, node_rank)?;
     status("steppers, and the time step by the distributed power iteration");
-    let (mut st, dt, rho, power_s) = rank_stepper(
+    let (mut st, dt, rho, power_s, dt_notices) = rank_stepper(
         comm,
         plan,
         part.clone(),
@@ -360,8 +369,11 @@ pub fn run_partitioned<C: Comm>(
         dev,
         &src,
         &probes,
-        wave,
+        (wave, &poles),
     )?;
+    if let Some(g) = global.as_mut() {
+        g.notices.extend(dt_notices);
+    }
     let dt_s = dt / C0;
     let (steps, fmax_hz, band_notices) =
         steps_and_band(plan, dt_s, &wave, f_resolved_hz, record_s)?;
@@ -594,6 +606,8 @@ struct Setup {
     record_s: f64,
     /// Rank 0's set-up phases up to the parts' arrival (mesh to distribute).
     times: SetupTimes,
+    /// The dispersive poles' rates (the names on rank 0 only), for the time step.
+    poles: Vec<super::timestep::PoleRate>,
 }
 
 /// The partitioner of `plan` (None: `auto`, resolved by rank 0 from the mesh's size), and a
@@ -635,11 +649,11 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
     )?;
     let t0 = Instant::now();
     let (scheme, env_notice) = scheme_of(plan);
-    let (part, stats) = distribute_with(
+    let (part, stats) = distribute_with_surface(
         comm,
-        global
-            .as_ref()
-            .map(|(g, topo, media, fixed)| (&g.mesh, topo, media, fixed.as_slice())),
+        global.as_ref().map(|(g, topo, media, fixed)| {
+            (&g.mesh, topo, media, fixed.as_slice(), g.surface.as_slice())
+        }),
         scheme,
     )?;
     // rank 0 keeps the mesh (outputs) but not the topology
@@ -658,14 +672,28 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
                     g.scales.f_resolved_hz(),
                     g.scales.record_s(),
                 ]
+                .into_iter()
+                .chain(g.poles.iter().map(|p| p.rate))
                 .map(f64::to_bits)
-                .to_vec()
+                .collect()
             })
             .unwrap_or_default(),
     )?;
-    let [f_peak_hz, f_resolved_hz, record_s] = <[u64; 3]>::try_from(bits)
-        .map_err(|_| rank0_failed("receiving the waveform"))?
-        .map(f64::from_bits);
+    if bits.len() < 3 {
+        return Err(rank0_failed("receiving the waveform"));
+    }
+    let [f_peak_hz, f_resolved_hz, record_s] = [bits[0], bits[1], bits[2]].map(f64::from_bits);
+    // rank 0 keeps its poles' names (for its notices); the others need the rates only
+    let poles = match &global {
+        Some(g) => g.poles.clone(),
+        None => bits[3..]
+            .iter()
+            .map(|&b| super::timestep::PoleRate {
+                what: String::new(),
+                rate: f64::from_bits(b),
+            })
+            .collect(),
+    };
     let wave = Waveform::gaussian_derivative(f_peak_hz);
     let mut times = global.as_ref().map(|g| g.times).unwrap_or_default();
     times.partition_s = stats.as_ref().map_or(0.0, |s| s.partition_s);
@@ -680,6 +708,7 @@ fn setup_ranks<C: Comm>(comm: &C, plan: &Plan) -> Result<Setup> {
         f_resolved_hz,
         record_s,
         times,
+        poles,
     })
 }
 
@@ -723,9 +752,11 @@ fn resume_ranks<C: Comm>(
         };
         comm.broadcast_words(0, w)?;
         Ok(match checked? {
-            Some((r, u, f)) => {
+            Some((r, u, f, aux)) => {
                 let (lu, lf) = stepper::scatter_state(comm, part, Some((&u, &f)))?;
                 drop((u, f));
+                // collective: rank 0 sends every rank its poles' states
+                st.set_aux_state(&aux)?;
                 st.set_local(&lu, &lf)?;
                 progress(r.0);
                 Some(r)
@@ -738,6 +769,7 @@ fn resume_ranks<C: Comm>(
             Some(1) => {
                 let r = resume_of_words(&w[1..])?;
                 let (u, f) = stepper::scatter_state(comm, part, None)?;
+                st.set_aux_state(&[])?;
                 st.set_local(&u, &f)?;
                 Ok(Some(r))
             }
@@ -796,10 +828,17 @@ fn result_of(
     if let Some(s) = o.stats {
         notices.push(stats_line(s));
     }
+    if analysis.correction == analyse::Correction::PartlyDispersive {
+        notices.push("f_corrected_hz = f_hz: dispersive media fill only part of the mesh, where no exact discrete relation undoes the time step's shift (a homogeneous dispersive fill is corrected exactly)".into());
+    }
+    notices.extend(
+        g.echo
+            .as_ref()
+            .and_then(|e| super::echo::notice(e, record.steps as f64 * dt_s, wave.end() / C0)),
+    );
     ResonatorResult {
         probe_csv: o.probe_csv,
-        // absorbing boundaries and layers are refused in partitioned runs (global_setup)
-        echo: None,
+        echo: g.echo,
         config: plan.config.clone(),
         dofs: 4 * part.global.n_tets + part.global.n_free_half,
         method: plan.method,

@@ -11,3 +11,6 @@ mod common;
 
 mod mpi;
 mod mpi_cli;
+#[cfg(feature = "mpi")]
+#[path = "../partition/open_mesh.rs"]
+mod open_mesh;

@@ -194,6 +194,73 @@ fn resonator_on_2_and_3_cpu_ranks_equals_one_process() {
     }
 }
 
+/// An open, lossy, dispersive problem from files (`tests/partition/open_mesh.rs`: a
+/// jittered Gmsh box with absorbing walls, a graded absorbing layer, conducting regions and
+/// Lorentz, Drude and Debye materials) on 2 and 3 CPU ranks against one process: the CPU
+/// ranks' time loop is the one-process reference loop bit for bit, and one process steps
+/// with the lean kernels (round-off, measured ~1e-14 on the record in-process), so the same
+/// 1e-10 bound; the same echo estimate in `run.toml`. OpenCL ranks refuse the problem,
+/// naming what they do not step.
+#[test]
+fn open_lossy_dispersive_config_on_2_and_3_cpu_ranks_equals_one_process() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = tmp("open");
+    let cfg = crate::open_mesh::write_open_problem(&dir, 4506, 500);
+    let args: Vec<String> = vec![
+        "resonator".into(),
+        "--config".into(),
+        cfg.display().to_string(),
+        "--quiet".into(),
+    ];
+    let one = dir.join("one");
+    run_one(&args, &one);
+    let echo = |d: &Path| {
+        let t = std::fs::read_to_string(d.join("run.toml")).unwrap();
+        t.lines()
+            .find(|l| l.trim_start().starts_with("echo_s"))
+            .map(String::from)
+    };
+    assert!(echo(&one).is_some(), "no echo_s in run.toml");
+    for np in [2, 3] {
+        let many = dir.join(format!("np{np}"));
+        let l = run_np(np, &args, &many);
+        assert!(l.contains(&format!("x {np} ranks")), "{l}");
+        let e = rel(&probe_record(&one), &probe_record(&many));
+        eprintln!(
+            "open lossy dispersive config, {np} CPU ranks: probe record relative difference {e:e}"
+        );
+        assert!(e < 1e-10, "{np} ranks: {e:e}");
+        assert_eq!(echo(&one), echo(&many));
+    }
+    if have_opencl("the OpenCL ranks' refusal") {
+        let mut cl = args.clone();
+        cl.extend([
+            "--backend".into(),
+            "opencl".into(),
+            "--device".into(),
+            POCL.into(),
+        ]);
+        let o = mpirun(2)
+            .args(&cl)
+            .arg("--out")
+            .arg(dir.join("cl"))
+            .output()
+            .unwrap();
+        let l = log(&o);
+        assert!(!o.status.success(), "{l}");
+        assert!(
+            l.contains("does not step")
+                && l.contains("dispersive media")
+                && l.contains("one process"),
+            "{l}"
+        );
+        assert!(!l.contains("panicked"), "{l}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// With no `--steps`, `--time` or `--fmax`, the partitioned run takes the record and the band
 /// from the mesh by the same rule as one process (`solver::defaults`): the same number of
 /// samples, the same band notice and the same modes.

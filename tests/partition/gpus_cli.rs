@@ -220,3 +220,38 @@ fn gpus_that_cannot_be_had_are_refused() {
         let _ = std::fs::remove_dir_all(out);
     }
 }
+
+/// The parts on OpenCL devices do not step losses, absorbing surfaces or dispersive poles:
+/// `--gpus 2` on the open problem of `open_mesh.rs` stops naming them and the way out,
+/// before the time loop.
+#[test]
+fn gpus_refuse_an_open_lossy_dispersive_problem_by_name() {
+    if !have_device() {
+        return;
+    }
+    let dir = tmp("open");
+    let cfg = crate::open_mesh::write_open_problem(&dir, 4508, 50);
+    let args: Vec<String> = vec![
+        "resonator".into(),
+        "--config".into(),
+        cfg.display().to_string(),
+        "--quiet".into(),
+        "--backend".into(),
+        "opencl".into(),
+        "--device".into(),
+        "0".into(),
+    ];
+    let (ok, l) = run(&args, &["--gpus", "2"], &dir.join("out"));
+    assert!(!ok, "ran:\n{l}");
+    for want in [
+        "does not step",
+        "conduction or an absorbing boundary",
+        "magnetic conductivity",
+        "dispersive media",
+        "one process",
+    ] {
+        assert!(l.contains(want), "wanted {want:?} in:\n{l}");
+    }
+    assert!(!l.contains("panicked"), "{l}");
+    let _ = std::fs::remove_dir_all(dir);
+}

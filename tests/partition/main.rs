@@ -9,6 +9,8 @@
 mod common;
 
 mod gpus_cli;
+mod open_lossy;
+mod open_mesh;
 mod partition;
 mod partition_cl;
 mod partitioners;

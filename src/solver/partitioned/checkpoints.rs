@@ -99,6 +99,8 @@ impl RankSaver {
             return Ok(());
         }
         let state = st.gathered_state()?;
+        // the poles' states in the single-process layout on rank 0 (collective)
+        let aux = st.aux_state()?;
         let r = match (&self.dir, state) {
             (Some(dir), Some((u, f))) => Checkpoint {
                 fingerprint: self.fingerprint,
@@ -111,7 +113,7 @@ impl RankSaver {
                 f,
                 samples: so_far.samples.to_vec(),
                 energy: so_far.energy.to_vec(),
-                aux: Vec::new(),
+                aux,
             }
             .write(dir)
             .map(|_| ()),
@@ -126,8 +128,8 @@ impl RankSaver {
     }
 }
 
-/// The resume point and state of a checked checkpoint (rank 0).
-pub(super) type Checked = (Resume, Vec<f64>, Vec<f64>);
+/// The resume point and the global state `(U, F, aux)` of a checked checkpoint (rank 0).
+pub(super) type Checked = (Resume, Vec<f64>, Vec<f64>, Vec<f64>);
 
 /// Checks a checkpoint against this P-rank run (rank 0); returns the resume point and the
 /// global state.
@@ -177,5 +179,10 @@ pub(super) fn check_checkpoint(
             ck.samples.len()
         )));
     }
-    Ok(((ck.done, ck.samples, ck.energy, ck.reference), ck.u, ck.f))
+    Ok((
+        (ck.done, ck.samples, ck.energy, ck.reference),
+        ck.u,
+        ck.f,
+        ck.aux,
+    ))
 }
