@@ -112,7 +112,7 @@ pub struct DispCounts {
 }
 
 /// Counts of the dispersion fused into the vertex-major dual update
-/// ([`crate::dga::operators::FusedDisp`]).
+/// ([`crate::dga::FusedDisp`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FusedCounts {
     pub vertices: usize,

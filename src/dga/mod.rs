@@ -21,6 +21,7 @@
 //! circulation of F around the whole dual face of `e`. `C̃ = Cᵀ` exactly.
 
 pub(crate) mod excitation;
+mod fused;
 mod layout;
 pub(crate) mod operators;
 pub(crate) mod sparse;
@@ -42,9 +43,10 @@ use crate::problem::Media;
 use nalgebra::{DMatrix, Matrix3, Matrix4};
 use rayon::prelude::*;
 
+pub use fused::FusedDisp;
 pub(crate) use layout::dual_circulations;
 pub use layout::{block_layout, vertex_tets};
-pub use operators::{DispOps, FusedDisp};
+pub use operators::DispOps;
 pub use surface::SurfaceEntry;
 
 /// Faraday incidence of a tet: `C_n[k][l]` for face `k` (outward) and local edge `l`

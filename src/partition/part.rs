@@ -687,6 +687,8 @@ impl<'a> PartBuilder<'a> {
                 local.iter().map(|&n| m.disp[n as usize]).collect()
             },
             poles: m.poles.clone(),
+            // refused before partitioning (solver::partitioned::global_setup)
+            pml: None,
         }
     }
 

@@ -189,7 +189,7 @@ impl Material {
                 "layer_order and layer_reflection need absorbing = true",
             ));
         }
-        self.validate_pml(group)?;
+        pml::validate(self, group)?;
         if !(self.sigma_m.is_finite() && self.sigma_m >= 0.0) {
             return Err(Error::config(
                 "sigma_m",
@@ -247,65 +247,6 @@ impl Material {
                 "absorbing",
                 group,
                 "an absorbing layer cannot also be dispersive (debye, drude, lorentz)",
-            ));
-        }
-        Ok(())
-    }
-
-    /// The PML keys: in range, and only with `pml = true` on a lossless, non-dispersive
-    /// material.
-    fn validate_pml(&self, group: &str) -> Result<()> {
-        if !self.pml {
-            for (given, key) in [
-                (self.pml_order.is_some(), "pml_order"),
-                (self.pml_reflection.is_some(), "pml_reflection"),
-                (self.pml_alpha.is_some(), "pml_alpha"),
-            ] {
-                if given {
-                    return Err(Error::config(
-                        key,
-                        group,
-                        "pml_order, pml_reflection and pml_alpha need pml = true",
-                    ));
-                }
-            }
-            return Ok(());
-        }
-        if self.absorbing
-            || self.sigma != 0.0
-            || self.sigma_m != 0.0
-            || self.tan_delta.is_some()
-            || self.is_dispersive()
-        {
-            return Err(Error::config(
-                "pml",
-                group,
-                "a perfectly matched layer sets its own stretching: leave absorbing, sigma, sigma_m, tan_delta and the poles out (give it the eps_r and mu_r of the medium it continues)",
-            ));
-        }
-        let m = self.pml_order.unwrap_or(3.0);
-        if !(m.is_finite() && (0.0..=10.0).contains(&m)) {
-            return Err(Error::config(
-                "pml_order",
-                m,
-                format!("must be in [0, 10] (material {group})"),
-            ));
-        }
-        let r = self.pml_reflection.unwrap_or(1e-6);
-        if !(r > 0.0 && r < 1.0) {
-            return Err(Error::config(
-                "pml_reflection",
-                r,
-                format!("must be in (0, 1) (material {group})"),
-            ));
-        }
-        if let Some(a) = self.pml_alpha
-            && !(a.is_finite() && a > 0.0)
-        {
-            return Err(Error::config(
-                "pml_alpha",
-                a,
-                format!("must be a finite positive frequency in Hz (material {group})"),
             ));
         }
         Ok(())

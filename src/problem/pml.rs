@@ -33,6 +33,7 @@
 //! waves a layer a fraction of a wavelength thick absorbs, and it keeps every pole inside
 //! the left half plane (no pure integrator, so no late-time drift of static fields).
 
+use super::Material;
 use crate::error::{Error, Result};
 use crate::mesh::Mesh;
 use crate::util::V3;
@@ -312,6 +313,65 @@ impl Stretch {
         });
         Ok(())
     }
+}
+
+/// The PML keys: in range, and only with `pml = true` on a lossless, non-dispersive
+/// material.
+pub(crate) fn validate(mat: &Material, group: &str) -> Result<()> {
+    if !mat.pml {
+        for (given, key) in [
+            (mat.pml_order.is_some(), "pml_order"),
+            (mat.pml_reflection.is_some(), "pml_reflection"),
+            (mat.pml_alpha.is_some(), "pml_alpha"),
+        ] {
+            if given {
+                return Err(Error::config(
+                    key,
+                    group,
+                    "pml_order, pml_reflection and pml_alpha need pml = true",
+                ));
+            }
+        }
+        return Ok(());
+    }
+    if mat.absorbing
+        || mat.sigma != 0.0
+        || mat.sigma_m != 0.0
+        || mat.tan_delta.is_some()
+        || mat.is_dispersive()
+    {
+        return Err(Error::config(
+            "pml",
+            group,
+            "a perfectly matched layer sets its own stretching: leave absorbing, sigma, sigma_m, tan_delta and the poles out (give it the eps_r and mu_r of the medium it continues)",
+        ));
+    }
+    let m = mat.pml_order.unwrap_or(3.0);
+    if !(m.is_finite() && (0.0..=10.0).contains(&m)) {
+        return Err(Error::config(
+            "pml_order",
+            m,
+            format!("must be in [0, 10] (material {group})"),
+        ));
+    }
+    let r = mat.pml_reflection.unwrap_or(1e-6);
+    if !(r > 0.0 && r < 1.0) {
+        return Err(Error::config(
+            "pml_reflection",
+            r,
+            format!("must be in (0, 1) (material {group})"),
+        ));
+    }
+    if let Some(a) = mat.pml_alpha
+        && !(a.is_finite() && a > 0.0)
+    {
+        return Err(Error::config(
+            "pml_alpha",
+            a,
+            format!("must be a finite positive frequency in Hz (material {group})"),
+        ));
+    }
+    Ok(())
 }
 
 /// The grading of one layer side.

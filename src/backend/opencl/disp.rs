@@ -10,7 +10,8 @@
 
 use super::kernels::Kernels;
 use super::variant::DispVariant;
-use crate::dga::operators::{DispOps, FusedDisp};
+use crate::dga::FusedDisp;
+use crate::dga::operators::DispOps;
 use crate::error::{Error, Result};
 use crate::ocl::{Arg, ClDevice, LOCAL, kernels, launch};
 use crate::real::Real;
@@ -37,7 +38,7 @@ struct DeviceDisp<T> {
     fused: Option<DeviceFused>,
 }
 
-/// The fused dispersion on the device ([`crate::dga::operators::FusedDisp`]): the vertex
+/// The fused dispersion on the device ([`crate::dga::FusedDisp`]): the vertex
 /// block's slot tables (`slot_vertex`, `vptr`, `boff`, `vh` of [`ClStepper`]) with the fused
 /// vertices renumbered first (their `nfused` slots go to `vertex_block_vf`, the others to
 /// `vertex_block_v_from`); per renumbered fused vertex its material, first entry and first
