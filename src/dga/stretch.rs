@@ -76,7 +76,7 @@ pub fn magnetic(
     st: &Stretch,
     tet_rows: Option<&[bool]>,
 ) -> Result<MagStretch> {
-    let picked: Vec<&(u32, Vec<(u16, [f64; 9])>)> = st
+    let picked: Vec<&(u32, crate::problem::pml::TetTerms)> = st
         .tets
         .iter()
         .filter(|(n, _)| tet_rows.is_none_or(|r| r[*n as usize]))

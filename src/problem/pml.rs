@@ -74,13 +74,16 @@ impl StretchPole {
     }
 }
 
+/// The terms of one layer tet: `(pole index, W)`, `W` symmetric row-major 3x3.
+pub type TetTerms = Vec<(u16, [f64; 9])>;
+
 /// The stretched media of a mesh: the shared poles and, per layer tet, its terms
 /// `(pole index, W)` with `W` symmetric (row-major 3x3). `Λ_n(s) = I + Σ W χ(s)`.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Stretch {
     pub poles: Vec<StretchPole>,
     /// Per layer tet (ascending): `(tet, terms)`.
-    pub tets: Vec<(u32, Vec<(u16, [f64; 9])>)>,
+    pub tets: Vec<(u32, TetTerms)>,
     /// The layers, for reports: name, shape, thickness (m), σ_max and α (1/m).
     pub layers: Vec<LayerInfo>,
 }
@@ -180,7 +183,7 @@ impl Stretch {
             })
         };
         let mut poles = std::mem::take(&mut self.poles);
-        let mut out: Vec<(u32, Vec<(u16, [f64; 9])>)> = Vec::new();
+        let mut out: Vec<(u32, TetTerms)> = Vec::new();
         let (shape, thickness, smax_report, alpha_report);
         if let Some((lo, hi)) = box_fit(&inner) {
             let lnodes = layer_nodes(mesh, in_layer);
