@@ -131,7 +131,7 @@ impl Stretch {
     }
 
     /// Adds the layer of tets `in_layer` (named `name`), of grading order `order`, target
-    /// reflection `reflection` and shift `alpha` (1/m; None: `σ_max/100`), in a medium of
+    /// reflection `reflection` and shift `alpha` (1/m; None: `σ_max` × [`ALPHA_FRACTION`]), in a medium of
     /// relative `eps`, `mu` per tet.
     #[allow(clippy::too_many_arguments)]
     pub fn add_layer(

@@ -90,6 +90,16 @@ enum Absorber {
     Abc,
 }
 
+/// The layers every comparison uses: order 3, target R 1e-6.
+const PML: Absorber = Absorber::Pml {
+    order: 3.0,
+    refl: 1e-6,
+};
+const LAYER: Absorber = Absorber::Layer {
+    order: 3.0,
+    refl: 1e-6,
+};
+
 fn media_with(m: &Mesh, in_layer: &[bool], a: Absorber) -> Media {
     let mut media = Media::lossless(vec![1.0; m.n_tets()], vec![1.0; m.n_tets()]);
     match a {
@@ -171,29 +181,7 @@ fn a_pml_absorbs_a_normally_incident_pulse() {
     let (long, dt, _) = guide::<f64>(10.0, 0, Absorber::None, steps);
     let window = ((4.0 / dt) as usize).min(steps);
     let mut got = Vec::new();
-    for (cells, a) in [
-        (
-            10,
-            Absorber::Pml {
-                order: 3.0,
-                refl: 1e-6,
-            },
-        ),
-        (
-            8,
-            Absorber::Pml {
-                order: 3.0,
-                refl: 1e-6,
-            },
-        ),
-        (
-            10,
-            Absorber::Layer {
-                order: 3.0,
-                refl: 1e-6,
-            },
-        ),
-    ] {
+    for (cells, a) in [(10, PML), (8, PML), (10, LAYER)] {
         let (short, _, _) = guide::<f64>(2.0, cells, a, steps);
         let r = rel_max(&short[..window], &long[..window]);
         eprintln!(
@@ -291,27 +279,9 @@ fn a_pml_absorbs_oblique_waves_in_three_dimensions() {
     let (long, _) = cube::<f64>(big, 0, Absorber::None, steps, &probes);
     let mut rows = Vec::new();
     for (cells, a) in [
-        (
-            10,
-            Absorber::Pml {
-                order: 3.0,
-                refl: 1e-6,
-            },
-        ),
-        (
-            8,
-            Absorber::Pml {
-                order: 3.0,
-                refl: 1e-6,
-            },
-        ),
-        (
-            10,
-            Absorber::Layer {
-                order: 3.0,
-                refl: 1e-6,
-            },
-        ),
+        (10, PML),
+        (8, PML),
+        (10, LAYER),
         (0, Absorber::Abc),
         (0, Absorber::None),
     ] {
@@ -347,24 +317,8 @@ fn a_pml_absorbs_oblique_waves_in_three_dimensions() {
 #[test]
 fn the_pml_in_f32_follows_f64() {
     let steps = 700;
-    let (a, _, _) = guide::<f64>(
-        2.0,
-        10,
-        Absorber::Pml {
-            order: 3.0,
-            refl: 1e-6,
-        },
-        steps,
-    );
-    let (b, _, _) = guide::<f32>(
-        2.0,
-        10,
-        Absorber::Pml {
-            order: 3.0,
-            refl: 1e-6,
-        },
-        steps,
-    );
+    let (a, _, _) = guide::<f64>(2.0, 10, PML, steps);
+    let (b, _, _) = guide::<f32>(2.0, 10, PML, steps);
     let e = rel_max(&b, &a);
     eprintln!("f32 against f64 with a PML: {e:.2e} of the peak");
     assert!(e < 1e-4, "{e:e}");
@@ -375,15 +329,7 @@ fn the_pml_in_f32_follows_f64() {
 /// growth).
 #[test]
 fn the_pml_is_stable_late() {
-    let (_, dt, d) = guide::<f64>(
-        2.0,
-        10,
-        Absorber::Pml {
-            order: 3.0,
-            refl: 1e-6,
-        },
-        10,
-    );
+    let (_, dt, d) = guide::<f64>(2.0, 10, PML, 10);
     let nx = (2.0 / H).round() as usize;
     let m = box_mesh([nx, 5, 5], [2.0, 0.2, 0.2]);
     let t = Topology::build(&m).unwrap();
