@@ -142,6 +142,8 @@ pub struct MagOps<T> {
     pub inv: Vec<[f64; 10]>,
     pub ptr: Vec<usize>,
     pub pole: Vec<u16>,
+    /// Per term, its tet (`tets[i]` for `ptr[i] <= j < ptr[i + 1]`).
+    pub term_tet: Vec<u32>,
     pub g: Vec<[T; 16]>,
     pub coef: Vec<T>,
 }
@@ -217,6 +219,9 @@ pub fn mag_ops<T: crate::real::Real>(dga: &super::Dga, dt: f64) -> Option<MagOps
         inv,
         ptr: ms.ptr.clone(),
         pole: ms.pole.clone(),
+        term_tet: (0..ms.tets.len())
+            .flat_map(|i| std::iter::repeat_n(ms.tets[i], ms.ptr[i + 1] - ms.ptr[i]))
+            .collect(),
         g: g.into_iter().flatten().collect(),
         coef,
     })

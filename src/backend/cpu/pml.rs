@@ -43,9 +43,7 @@ pub fn mag_poles<T: Real>(ops: &Operators<T>, f: &[T], s: &mut [T], g: &mut [T])
         .enumerate()
         .with_min_len(256)
         .for_each(|(j, (st, gj))| {
-            // the tet of term j: the last i with ptr[i] <= j
-            let i = mp.ptr.partition_point(|&p| p <= j) - 1;
-            let n = mp.tets[i] as usize;
+            let n = mp.term_tet[j] as usize;
             let c = &mp.coef[5 * mp.pole[j] as usize..5 * mp.pole[j] as usize + 5];
             for k in 0..4 {
                 let x = f[4 * n + k];
