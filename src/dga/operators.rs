@@ -436,12 +436,10 @@ impl<T: Real> Operators<T> {
         };
         if let Some(mp) = &mpml {
             for (i, &n) in mp.tets.iter().enumerate() {
-                let n = n as usize;
-                let c = super::curl_from_orient(dga.tet_orient[n]);
-                for r in 0..4 {
-                    for l in 0..6 {
-                        let e: f64 = (0..4).map(|k| mp.inv[i][super::SYM4[r][k]] * c[k][l]).sum();
-                        primal[(r * 6 + l) * t + n] = T::of(dt * e);
+                let b = mp.primal_block(dga, i);
+                for (r, row) in b.iter().enumerate() {
+                    for (l, e) in row.iter().enumerate() {
+                        primal[(r * 6 + l) * t + n as usize] = T::of(dt * e);
                     }
                 }
             }

@@ -156,6 +156,22 @@ impl<T: crate::real::Real> MagOps<T> {
     pub fn n_state(&self) -> usize {
         8 * self.pole.len()
     }
+
+    /// The primal block of layer tet `tets[i]` without `Δt`: `Ã_n⁻¹ C_n` (4 faces × 6
+    /// edges), `C_n` the tet's curl in `dga`'s orientation.
+    pub fn primal_block(&self, dga: &super::Dga, i: usize) -> [[f64; 6]; 4] {
+        let c = super::curl_from_orient(dga.tet_orient[self.tets[i] as usize]);
+        let inv = &self.inv[i];
+        std::array::from_fn(|r| {
+            std::array::from_fn(|l| (0..4).map(|k| inv[super::SYM4[r][k]] * c[k][l]).sum())
+        })
+    }
+
+    /// The layer index of every tet (`pos`), with `None` outside the layers.
+    pub fn index(&self, n: usize) -> Option<usize> {
+        let i = *self.pos.get(n)?;
+        (i != u32::MAX).then_some(i as usize)
+    }
 }
 
 /// The [`MagOps`] of `dga` for time step `dt` (None without a PML).

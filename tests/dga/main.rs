@@ -16,4 +16,5 @@ mod losses;
 mod magnetic_loss;
 mod open_boundary;
 mod pml;
+mod pml_device;
 mod timestepping;

@@ -69,7 +69,7 @@ fn centred_box(n: [usize; 3], h: f64) -> Mesh {
     m
 }
 
-fn centroid(m: &Mesh, n: usize) -> dgatd::V3 {
+pub(super) fn centroid(m: &Mesh, n: usize) -> dgatd::V3 {
     let x = m.tet_x(n);
     std::array::from_fn(|k| x.iter().map(|p| p[k]).sum::<f64>() / 4.0)
 }

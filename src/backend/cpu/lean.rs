@@ -110,10 +110,7 @@ impl<T: Real> Lean<T> {
             .into_par_iter()
             .map(|n| {
                 // a PML tet's block is Δt Ã_n⁻¹ (its tets have no σ*)
-                let pml = ops.mpml.as_ref().and_then(|mp| {
-                    let i = *mp.pos.get(n)?;
-                    (i != u32::MAX).then(|| &mp.inv[i as usize])
-                });
+                let pml = (ops.mpml.as_ref()).and_then(|mp| Some(&mp.inv[mp.index(n)?]));
                 let (m, s) = match pml {
                     Some(inv) => (inv, dt),
                     None => (&dga.mmu_inv[n], scale(n)),

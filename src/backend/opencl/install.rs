@@ -1,32 +1,46 @@
 //! Installing the operators of a Δt that enters them nonlinearly: the dual blocks, CSR
-//! values, loss step and dispersion of conducting or dispersive media, and the primal rows
-//! of magnetically lossy tets.
+//! values, loss step and dispersion of conducting or dispersive media, the primal rows
+//! of magnetically lossy tets, and those and the magnetic poles of perfectly matched layers.
 
 use super::*;
+use crate::dga::stretch::MagOps;
 
 impl<T: Real> ClStepper<T> {
     /// Uploads the primal blocks `Δt/(1 + b) Mmu⁻¹ C` and the lossy tets' factors of a
-    /// `Dga` with magnetic conductivity for `dt`.
+    /// `Dga` with magnetic conductivity for `dt`, and the layer tets' blocks `Δt Ã⁻¹ C`
+    /// and magnetic poles of a `Dga` with perfectly matched layers (`Ã` depends on `dt`).
     pub(super) fn install_mag(&mut self, dt: f64) -> Result<()> {
+        let mp = self.install_mag_primal(dt)?;
+        self.pml.install(&self.dev, mp.as_ref())
+    }
+
+    /// [`Self::install_mag`] without the layer's poles (a new layout of the primal
+    /// operator keeps their states); returns the layer's operators for `dt`.
+    fn install_mag_primal(&mut self, dt: f64) -> Result<Option<MagOps<T>>> {
         let dga = self.dga.clone();
-        let mag = dga.mag.as_ref().expect("checked by the caller");
         let v = self.primal.variant();
-        (self.primal).install(&self.dev, &dga, v, &|n| dt / (1.0 + 0.5 * mag[n] * dt))?;
-        self.losses.set_mag(&self.dev, mag, dt)
+        let mp = crate::dga::stretch::mag_ops::<T>(&dga, dt);
+        let scale = |n: usize| match &dga.mag {
+            Some(m) => dt / (1.0 + 0.5 * m[n] * dt),
+            None => dt,
+        };
+        let pml = mp.as_ref().map(|m| (m, dt));
+        (self.primal).install(&self.dev, &dga, v, &scale, pml)?;
+        if let Some(mag) = &dga.mag {
+            self.losses.set_mag(&self.dev, mag, dt)?;
+        }
+        Ok(mp)
     }
 
     /// Replaces the primal operator with `v`'s layout at the current Δt.
     pub(super) fn install_primal(&mut self, v: PrimalVariant) -> Result<()> {
         let dga = self.dga.clone();
-        match &dga.mag {
-            Some(_) => {
-                self.primal.set_variant_layout(v);
-                self.install_mag(self.dt)
-            }
-            None => {
-                let dt = self.dt;
-                self.primal.install(&self.dev, &dga, v, &|_| dt)
-            }
+        if dga.mag.is_some() || dga.mpml.is_some() {
+            self.primal.set_variant_layout(v);
+            self.install_mag_primal(self.dt).map(drop)
+        } else {
+            let dt = self.dt;
+            self.primal.install(&self.dev, &dga, v, &|_| dt, None)
         }
     }
 

@@ -22,6 +22,7 @@ pub const SOURCE: &str = concat!(
     include_str!("../../../cl/dga/loss.cl"),
     include_str!("../../../cl/dga/halo.cl"),
     include_str!("../../../cl/dga/disp.cl"),
+    include_str!("../../../cl/dga/pml.cl"),
     include_str!("../../../cl/dga/dft.cl"),
 );
 

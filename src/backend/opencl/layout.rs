@@ -2,6 +2,7 @@
 //! operators in them, and the device-memory check.
 
 use super::*;
+use crate::dga::stretch::MagOps;
 
 /// The device words of the circulation lists of `dga` in form `v` (F slots of a mesh of
 /// `t` tets), or an error naming what does not fit.
@@ -107,14 +108,23 @@ pub(super) fn upload_primal<T: Real>(
     dga: &Dga,
     v: PrimalVariant,
     scale: &(dyn Fn(usize) -> f64 + Sync),
+    pml: Option<(&MagOps<T>, f64)>,
 ) -> Result<Buffer<T>> {
     let (t, what) = (dga.n_tets, "primal blocks");
+    // a layer tet's block is Δt Ã_n⁻¹ C_n (dga::stretch; its tets have no σ*)
+    let layer = |n: usize| pml.and_then(|(mp, dt)| Some((mp, mp.index(n)?, dt)));
     match v {
         PrimalVariant::Sym => upload_columns(dev, t, 10, what, T::zero(), |k, n| {
-            T::of(scale(n) * dga.mmu_inv[n][k])
+            T::of(match layer(n) {
+                Some((mp, i, dt)) => dt * mp.inv[i][k],
+                None => scale(n) * dga.mmu_inv[n][k],
+            })
         }),
         PrimalVariant::Tet => upload_columns(dev, t, 24, what, T::zero(), |rl, n| {
-            T::of(scale(n) * dga.primal_entry(n, rl / 6, rl % 6))
+            T::of(match layer(n) {
+                Some((mp, i, dt)) => dt * mp.primal_block(dga, i)[rl / 6][rl % 6],
+                None => scale(n) * dga.primal_entry(n, rl / 6, rl % 6),
+            })
         }),
     }
 }

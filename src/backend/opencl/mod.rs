@@ -39,6 +39,7 @@ mod install;
 mod kernels;
 mod layout;
 mod loss;
+mod pml;
 mod primal;
 mod resident;
 mod sampling;
@@ -87,6 +88,7 @@ use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
+use pml::MagPml;
 use primal::Primal;
 use rayon::prelude::*;
 use slot_major::*;
@@ -125,6 +127,10 @@ pub struct ClStepper<T: Real> {
     dft: Dft<T>,
     /// Dispersion, installed by [`ClStepper::set_time_step`] for a dispersive `Dga`.
     disp: Dispersion<T>,
+    /// The magnetic side of perfectly matched layers, installed by
+    /// [`ClStepper::set_time_step`] for a `Dga` with layers (the electric side is in
+    /// `disp`).
+    pml: MagPml<T>,
     /// The masses and scratch of the energy on the device ([`DeviceEnergy`]), built at the
     /// first [`Stepper::energy`]; `Err` once their allocation failed (the energy is then
     /// computed on the host).
@@ -158,15 +164,6 @@ impl<T: Real> ClStepper<T> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
-        if dga.mpml.is_some() {
-            // the electric side would run in the dispersive kernels; the magnetic side has
-            // no kernel yet, and a layer without it is not matched
-            return Err(Error::config(
-                "backend",
-                "opencl",
-                "perfectly matched layers (pml) step on the CPU backend only so far; use --backend cpu",
-            ));
-        }
         Self::build(dev, dga, dual, source, probes, None)
     }
 
@@ -276,6 +273,7 @@ impl<T: Real> ClStepper<T> {
             losses: Losses::new(&k)?,
             dft: Dft::new(&k)?,
             disp,
+            pml: MagPml::new(&k)?,
             energy: None,
             resident_masses,
             source: source.cloned(),
@@ -388,7 +386,7 @@ impl<T: Real> ClStepper<T> {
     /// of [`crate::dga::operators::Operators::new`] (the same as the CPU backend's).
     pub fn set_time_step(&mut self, dt: f64, wave: Option<Waveform>) -> Result<()> {
         let a = dt / self.dt;
-        if self.dga.mag.is_some() {
+        if self.dga.mag.is_some() || self.dga.mpml.is_some() {
             self.install_mag(dt)?;
         } else {
             self.primal.scale(&self.dev, &self.k.scale, a)?;

@@ -11,6 +11,7 @@ use super::layout::{upload_columns, upload_primal};
 use super::slot_major::SlotMajor;
 use super::variant::PrimalVariant;
 use crate::dga::Dga;
+use crate::dga::stretch::MagOps;
 use crate::error::Result;
 use crate::ocl::{Arg, ClDevice, LOCAL, Lane, kernels, launch_on};
 use crate::real::Real;
@@ -49,7 +50,7 @@ impl<T: Real> Primal<T> {
         })?;
         let p = match p {
             Some(p) => p,
-            None => upload_primal(dev, dga, variant, &|_| 1.0)?,
+            None => upload_primal(dev, dga, variant, &|_| 1.0, None)?,
         };
         let [tet, tet_idx, sym, sym_idx] = kernels(
             k.program(),
@@ -102,15 +103,17 @@ impl<T: Real> Primal<T> {
     }
 
     /// Replaces the operator with `dga`'s in `variant`'s layout, tet `n` scaled by
-    /// `scale(n)` (the Δt, and the magnetic loss's `1/(1 + b_n)`).
+    /// `scale(n)` (the Δt, and the magnetic loss's `1/(1 + b_n)`), and the layer tets of
+    /// `pml` (with its Δt) at `Δt Ã_n⁻¹ C_n`.
     pub(super) fn install(
         &mut self,
         dev: &ClDevice,
         dga: &Dga,
         variant: PrimalVariant,
         scale: &(dyn Fn(usize) -> f64 + Sync),
+        pml: Option<(&MagOps<T>, f64)>,
     ) -> Result<()> {
-        self.p = upload_primal(dev, dga, variant, scale)?;
+        self.p = upload_primal(dev, dga, variant, scale, pml)?;
         self.variant = variant;
         Ok(())
     }

@@ -1,5 +1,5 @@
-//! One leapfrog step from the components (design note §8): the magnetic loss, the primal
-//! update, the loss step, the dispersive correction, the dual update (or its fused
+//! One leapfrog step from the components (design note §8): the magnetic loss, the layer's
+//! magnetic correction, the primal update, the layer's magnetic poles, the loss step, the dispersive correction, the dual update (or its fused
 //! dispersive form), the source, the pole step.
 
 use super::*;
@@ -14,7 +14,9 @@ impl<T: Real> ClStepper<T> {
     pub fn step_events(&self, k: usize) -> Result<Vec<Event>> {
         // (the magnetic loss's event first: the bench times from the first start)
         let mut ev: Vec<Event> = self.mag_loss()?.into_iter().collect();
+        ev.extend(self.pml.correct(&self.dev, self.tp, &self.f)?);
         ev.push(self.primal_in_layout()?);
+        ev.extend(self.pml.poles(&self.dev, self.tp, &self.f)?);
         ev.extend(self.loss_update()?);
         ev.extend(self.disp_correct()?);
         if self.disp.runs_fused(self.fused_allowed()) {
@@ -92,6 +94,12 @@ impl<T: Real> ClStepper<T> {
     /// dispersion).
     pub fn disp_bytes(&self) -> f64 {
         self.disp.bytes(self.fused_allowed())
+    }
+
+    /// The bytes the magnetic side of perfectly matched layers adds to a step (0 without
+    /// a layer; the electric side is in [`Self::disp_bytes`]).
+    pub fn pml_bytes(&self) -> f64 {
+        self.pml.bytes()
     }
 
     /// The dispersive correction before the dual update (nothing without dispersion; in

@@ -76,11 +76,28 @@ impl<T: Real> Stepper for ClStepper<T> {
     }
 
     fn aux_state(&self) -> Result<Vec<f64>> {
+        // the CPU stepper's order: pole states, changes, then the layer's magnetic ones
         let (s, g) = self.disp_state()?;
-        Ok(s.iter().chain(&g).map(|x| x.f64()).collect())
+        let (ms, mg) = self.pml.state(&self.dev)?;
+        Ok(s.iter()
+            .chain(&g)
+            .chain(&ms)
+            .chain(&mg)
+            .map(|x| x.f64())
+            .collect())
     }
     fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
-        self.disp.set_state(&self.dev, aux)
+        let (ns, ng) = self.pml.counts();
+        let Some(k) = aux.len().checked_sub(ns + ng) else {
+            return Err(Error::config(
+                "state",
+                aux.len(),
+                format!("this run has at least {} PML state values", ns + ng),
+            ));
+        };
+        self.disp.set_state(&self.dev, &aux[..k])?;
+        self.pml
+            .set_state(&self.dev, &aux[k..k + ns], &aux[k + ns..])
     }
     fn dft_start(&mut self, m: usize) -> Result<()> {
         // accumulate U where it lives: no move between layouts in the time loop
