@@ -70,6 +70,11 @@ struct Args {
     /// `12.5 / (2π f_peak)`), which leaves more of a broad line's decay to fit.
     #[arg(long)]
     f_peak: Option<f64>,
+    /// Run each job as a refinement ladder of this many levels above the base mesh
+    /// (`dgatd resonator --converge N`; with `--out`, each job's `convergence.csv`): the row's `f_conv_hz`, `q_conv` are the Richardson-extrapolated
+    /// frequency and Q of the finest level's line (its `f_hz`, `q` that level's own).
+    #[arg(long, default_value_t = 0)]
+    converge: u32,
     /// auto, cpu or opencl.
     #[arg(long, default_value = "auto")]
     backend: String,
@@ -98,7 +103,7 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> Res<()> {
     let args = Args::parse();
-    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s";
+    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s,f_conv_hz,q_conv,f_conv_err_pct,q_conv_err_pct";
     let mut out: Box<dyn Write> = match &args.csv {
         Some(p) => {
             let new = !p.exists();
@@ -183,10 +188,34 @@ fn main() -> Res<()> {
                 text,
             })?;
             let t0 = std::time::Instant::now();
-            let r = dgatd::run(&cfg, &mut |_, _| {})?;
+            let (r, levels) = if args.converge > 0 {
+                // the ladder of `dgatd resonator --converge N` (solver::ladder)
+                let plan_at = |level: u32| {
+                    let mut c = cfg.clone();
+                    c.refine = level;
+                    dgatd::solver::Plan::new(&c, None)
+                };
+                let l = dgatd::solver::ladder(
+                    args.converge,
+                    &plan_at,
+                    0,
+                    &mut dgatd::solver::RunOptions::default(),
+                    &mut |i, level| {
+                        eprintln!("eps {eps}, {n} shells: level {i} (--refine {level})")
+                    },
+                    &mut |_, _| {},
+                )?;
+                (l.finest, Some(l.levels))
+            } else {
+                (dgatd::run(&cfg, &mut |_, _| {})?, None)
+            };
             let run_s = t0.elapsed().as_secs_f64();
             if let Some(dir) = &args.out {
-                dgatd::report::write_resonator(&dir.join(format!("eps{eps}_n{n}")), &r)?;
+                let dir = dir.join(format!("eps{eps}_n{n}"));
+                dgatd::report::write_resonator(&dir, &r)?;
+                if let Some(levels) = &levels {
+                    dgatd::report::write_convergence(&dir, levels, &r)?;
+                }
             }
             let lines = r.lines_with_q();
             for m in &modes {
@@ -194,9 +223,22 @@ fn main() -> Res<()> {
                     (Excite::Tm | Excite::TmBall, MiePol::Te) => (f64::NAN, f64::NAN),
                     _ => nearest_line(&lines, m).unwrap_or((f64::NAN, f64::NAN)),
                 };
+                // the ladder's extrapolation of that line (the peak it came from)
+                let (fc, qc) = r
+                    .peaks()
+                    .iter()
+                    .position(|p| p.q.is_some_and(|pq| pq == q && r.corrected(p) == f))
+                    .map_or((f64::NAN, f64::NAN), |i| {
+                        let fx = r.extrapolated.get(i).and_then(|e| e.as_ref());
+                        let qx = r.tracks.get(i).and_then(|t| t.q.as_ref());
+                        (
+                            fx.map_or(f64::NAN, |e| e.f_hz),
+                            qx.map_or(f64::NAN, |e| e.f_hz),
+                        )
+                    });
                 writeln!(
                     out,
-                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1}",
+                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1},{fc:.6e},{qc:.4},{:.3},{:.2}",
                     args.step,
                     args.boundary,
                     args.air,
@@ -217,6 +259,8 @@ fn main() -> Res<()> {
                     100.0 * (q / m.q - 1.0),
                     r.backend.replace(',', ";"),
                     args.precision,
+                    100.0 * (fc / m.f_hz - 1.0),
+                    100.0 * (qc / m.q - 1.0),
                 )?;
                 out.flush()?;
             }

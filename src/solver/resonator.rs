@@ -136,8 +136,17 @@ pub fn fingerprint(cfg: &Config, mesh_hash: Option<u64>, n_tets: usize) -> u64 {
     crate::util::fnv1a64(format!("{:016x}|{mesh_hash:?}|{n_tets}", c.fingerprint()).as_bytes())
 }
 
-/// Runs the whole job. `progress(done, total)` is called as steps complete.
+/// Runs the whole job on one mesh. `progress(done, total)` is called as steps complete.
+/// A configuration with `converge` is refused: the refinement ladder is
+/// [`super::ladder`] (what `dgatd resonator --converge N` runs).
 pub fn run(cfg: &Config, progress: &mut dyn FnMut(usize, usize)) -> Result<ResonatorResult> {
+    if let Some(n) = cfg.converge {
+        return Err(Error::config(
+            "converge",
+            n,
+            "solver::run runs one mesh; run the refinement ladder with solver::ladder (the command line's --converge)",
+        ));
+    }
     run_with(&Plan::new(cfg, None)?, &mut RunOptions::default(), progress)
 }
 

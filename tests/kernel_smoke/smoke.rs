@@ -26,7 +26,8 @@
 //! the tets of a 48-tet box) with the factored and the CSR dual against `CpuStepper`;
 //! copy, triad and their vec4 forms against the host; 1 DG step of orders 2 (upwind) and
 //! 1 (central) with each update kernel (node, blocked, resident, paired, two nodes) against `DgCpuStepper`, and the DG power iteration against the host's; the
-//! masses and inverses assembled on the device against the host's (f64 only); and that
+//! masses and inverses assembled on the device against the host's (f64 only); 3 steps with a
+//! perfectly matched layer (`pml.rs`); and that
 //! every kernel declared in the sources was launched.
 //!
 //! Prints one line per check to stdout and nothing to stderr unless a check fails (exit
@@ -40,6 +41,10 @@
 //! element may differ from the host's `b + s c` by its roundings, bounded by 2 eps times the
 //! largest of the terms.
 #![allow(clippy::needless_range_loop)]
+
+// (a path of its own: this file is also included from tests/opencl/oclgrind.rs)
+#[path = "pml.rs"]
+mod pml;
 
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuStepper;
@@ -467,6 +472,7 @@ fn precision<T: Real>(dev: &Arc<ClDevice>, s: &mut Smoke, tol: f64) -> Result<()
     dga::<T>(dev, s, tol)?;
     lossy::<T>(dev, s, tol)?;
     fused_dispersion::<T>(dev, s, tol)?;
+    pml::pml::<T>(dev, s, tol)?;
     transforms::<T>(dev, s, tol)?;
     stream::<T>(dev, s)?;
     dg::<T>(dev, s, tol)?;

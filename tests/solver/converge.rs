@@ -65,6 +65,23 @@ fn extrapolated_frequencies_beat_the_finest_level() {
     }
 }
 
+/// `dgatd::run` runs one mesh: a configuration that asks for a ladder is refused naming
+/// `converge` and the function that runs it, instead of running one level without a word.
+#[test]
+fn one_run_refuses_a_configuration_with_converge() {
+    let cfg = Config {
+        mesh: Some("bundled:coarse".into()),
+        backend: BackendKind::Cpu,
+        converge: Some(1),
+        ..Config::default()
+    };
+    let e = dgatd::run(&cfg, &mut |_, _| {}).unwrap_err().to_string();
+    assert!(
+        e.contains("converge") && e.contains("solver::ladder"),
+        "{e}"
+    );
+}
+
 #[test]
 fn the_command_writes_the_ladder_and_refuses_a_step_count() {
     let dir = std::env::temp_dir().join(format!("dgatd-converge-{}", std::process::id()));
