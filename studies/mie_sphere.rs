@@ -14,7 +14,8 @@
 //! record E (six with `tm-ball`, two of them within 2 cm of the centre). The measured mode is the line of the extraction that
 //! `spectrum::mie::nearest_line` picks for each Mie root (Q within a factor 3, frequency
 //! within the larger of 5% and the half-width); NaN where there is none. One CSV row per
-//! (run, mode).
+//! (run, mode); `run_s` is the whole job (a ladder's every level), `setup_s` and `loop_s`
+//! the set-up and the time loop of its (finest) run.
 //!
 //! `cargo run --release --example mie_sphere -- --eps 10,40 --n 4,6 --csv out.csv`
 
@@ -103,7 +104,7 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> Res<()> {
     let args = Args::parse();
-    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s,f_conv_hz,q_conv,f_conv_err_pct,q_conv_err_pct";
+    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s,f_conv_hz,q_conv,f_conv_err_pct,q_conv_err_pct,setup_s,loop_s";
     let mut out: Box<dyn Write> = match &args.csv {
         Some(p) => {
             let new = !p.exists();
@@ -238,7 +239,7 @@ fn main() -> Res<()> {
                     });
                 writeln!(
                     out,
-                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1},{fc:.6e},{qc:.4},{:.3},{:.2}",
+                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1},{fc:.6e},{qc:.4},{:.3},{:.2},{:.2},{:.2}",
                     args.step,
                     args.boundary,
                     args.air,
@@ -261,6 +262,8 @@ fn main() -> Res<()> {
                     args.precision,
                     100.0 * (fc / m.f_hz - 1.0),
                     100.0 * (qc / m.q - 1.0),
+                    r.setup_s,
+                    r.record.wall_s,
                 )?;
                 out.flush()?;
             }

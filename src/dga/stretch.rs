@@ -42,7 +42,10 @@ pub fn tet_index(st: &Stretch, n_tets: usize) -> Vec<u32> {
 }
 
 /// The electric vacuum masses of the stretch poles: one [`VertexBlocks`] per pole of `st`,
-/// with `ε_n W_t` on the tets that carry pole `t` (layout of `Meps`).
+/// with `ε_n W_t` on the tets that carry pole `t`, in the layout of `Meps` at the vertices
+/// of those tets (and of `rows`, where given) and empty blocks elsewhere: a pole covers one
+/// level of one layer, so a full-size block set per pole would hold the whole mesh's `Meps`
+/// once per pole (tens of them; 125 GB at 12.7M tets on the H200 before this).
 pub fn electric_m0(
     mesh: &Mesh,
     topo: &Topology,
@@ -52,6 +55,15 @@ pub fn electric_m0(
     rows: Option<&[bool]>,
 ) -> Result<Vec<VertexBlocks>> {
     let idx = tet_index(st, mesh.n_tets());
+    // per pole, the vertices of its tets (within `rows`)
+    let mut touched = vec![vec![false; mesh.n_vertices()]; st.poles.len()];
+    for (n, terms) in &st.tets {
+        for (k, _) in terms {
+            for &v in &mesh.tets[*n as usize] {
+                touched[*k as usize][v as usize] = rows.is_none_or(|r| r[v as usize]);
+            }
+        }
+    }
     (0..st.poles.len())
         .map(|k| {
             let coef = |n: usize| {
@@ -64,7 +76,7 @@ pub fn electric_m0(
                     None => Coef::Scalar(0.0),
                 }
             };
-            assemble_blocks(mesh, topo, &coef, free_edge, rows)
+            assemble_blocks(mesh, topo, &coef, free_edge, Some(&touched[k]))
         })
         .collect()
 }

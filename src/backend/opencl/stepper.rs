@@ -23,7 +23,10 @@ impl<T: Real> Stepper for ClStepper<T> {
         if !on_device {
             self.dga.require_masses("energy")?;
         }
-        if !self.disp.is_on() {
+        // the poles' energy needs the state on the host, but only that of real dispersive
+        // media: a PML's stretch poles carry none (crate::backend::cpu::aux_energy)
+        let aux_media = self.dga.disp.as_ref().is_some_and(|d| d.n_media > 0);
+        if !aux_media {
             if self.energy.is_none() {
                 self.energy = Some(self.energy_operands().map_err(|_| ()));
             }
@@ -32,7 +35,7 @@ impl<T: Real> Stepper for ClStepper<T> {
             }
         }
         self.dga.require_masses("energy")?;
-        // on the host: dispersive runs (the pole states' energy), or no room on the device
+        // on the host: dispersive media (the pole states' energy), or no room on the device
         let (u, f, fnew) = self.state_with_next()?;
         let aux = match self.disp.host() {
             Some(d) => {
