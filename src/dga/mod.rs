@@ -492,21 +492,24 @@ impl Dga {
     ) -> Result<Dga> {
         check_free_edges(topo, &free_edge)?;
         let masses = host_masses(mesh, topo, mat, lean, &free_edge, tet_rows, vertex_rows)?;
-        Self::from_masses(mesh, topo, mat, free_edge, vertex_rows, masses)
+        Self::from_masses(mesh, topo, mat, free_edge, (tet_rows, vertex_rows), masses)
     }
 
     /// Completes the assembly from the mass operators of every tet and vertex, computed by
     /// the host ([`Dga::assemble_rows`]) or by a device (`backend::device_assembly`): the
     /// conduction blocks, the dispersive masses, the dual circulations and the orientation
-    /// bits are assembled here, on the host.
+    /// bits are assembled here, on the host. `rows` selects the tets and vertices whose rows
+    /// are assembled, as in [`Dga::assemble_rows`] (the tets: the magnetic PML masses; the
+    /// vertices: conduction and dispersion); `(None, None)` selects every one.
     pub fn from_masses(
         mesh: &Mesh,
         topo: &Topology,
         mat: &Media,
         free_edge: Vec<bool>,
-        vertex_rows: Option<&[bool]>,
+        rows: (Option<&[bool]>, Option<&[bool]>),
         masses: Masses,
     ) -> Result<Dga> {
+        let (tet_rows, vertex_rows) = rows;
         let t = mesh.n_tets();
         let Masses {
             mmu,
@@ -527,7 +530,7 @@ impl Dga {
         };
         let disp = Dispersion::assemble(mesh, topo, mat, &free_edge, vertex_rows)?;
         let mpml = match mat.pml.as_ref().filter(|_| mat.has_pml()) {
-            Some(st) => Some(stretch::magnetic(mesh, mat, st, None)?),
+            Some(st) => Some(stretch::magnetic(mesh, mat, st, tet_rows)?),
             None => None,
         };
         let (circ_ptr, circ) = dual_circulations(mesh, topo);

@@ -116,17 +116,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         status(&l);
     }
     notices.extend(coverage.warnings);
-    for l in media.pml.iter().flat_map(|p| &p.layers) {
-        notices.push(format!(
-            "perfectly matched layer {}: {} of thickness {:.4} m, σ_max {:.4e} /m, α {:.4e} /m ({:.4e} Hz)",
-            l.name,
-            l.shape,
-            l.thickness,
-            l.sigma_max,
-            l.alpha,
-            l.alpha * C0 / std::f64::consts::TAU
-        ));
-    }
+    notices.extend(pml_notices(&media));
     lap(&mut times.topology_s);
     let device = choose_device(plan, &mut notices)?;
     let dev = match &device {
@@ -367,7 +357,7 @@ fn device_dga(
         Precision::F64 => packed::<f64>(dev, &k, parts, csr)?,
         Precision::F32 => packed::<f32>(dev, &k, parts, csr)?,
     };
-    let dga = Dga::from_masses(mesh, topo, media, free_edge, None, masses)?;
+    let dga = Dga::from_masses(mesh, topo, media, free_edge, (None, None), masses)?;
     Ok((dga, ops))
 }
 
@@ -470,6 +460,27 @@ fn check_host_memory(tets: f64, name: &str, value: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The notice of each perfectly matched layer of `media`: its shape, thickness, `σ_max`
+/// and shift `α` (the same in one process and on rank 0 of a partitioned run).
+pub(crate) fn pml_notices(media: &Media) -> Vec<String> {
+    media
+        .pml
+        .iter()
+        .flat_map(|p| &p.layers)
+        .map(|l| {
+            format!(
+                "perfectly matched layer {}: {} of thickness {:.4} m, σ_max {:.4e} /m, α {:.4e} /m ({:.4e} Hz)",
+                l.name,
+                l.shape,
+                l.thickness,
+                l.sigma_max,
+                l.alpha,
+                l.alpha * C0 / std::f64::consts::TAU
+            )
+        })
+        .collect()
 }
 
 /// Loads or generates the mesh of a plan (with refinements; cylinder walls projected;
