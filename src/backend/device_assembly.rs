@@ -480,7 +480,7 @@ pub fn assemble_with(
     let k = AssemblyKernels::build(dev)?;
     let (masses, times) = masses(dev, &k, mesh, topo, mat, &free_edge, lean)?;
     Ok((
-        Dga::from_masses(mesh, topo, mat, free_edge, (None, None), masses)?,
+        Dga::from_masses(mesh, topo, mat, free_edge, None, masses)?,
         times,
     ))
 }

@@ -492,16 +492,29 @@ impl Dga {
     ) -> Result<Dga> {
         check_free_edges(topo, &free_edge)?;
         let masses = host_masses(mesh, topo, mat, lean, &free_edge, tet_rows, vertex_rows)?;
-        Self::from_masses(mesh, topo, mat, free_edge, (tet_rows, vertex_rows), masses)
+        Self::from_masses_rows(mesh, topo, mat, free_edge, (tet_rows, vertex_rows), masses)
     }
 
     /// Completes the assembly from the mass operators of every tet and vertex, computed by
     /// the host ([`Dga::assemble_rows`]) or by a device (`backend::device_assembly`): the
     /// conduction blocks, the dispersive masses, the dual circulations and the orientation
-    /// bits are assembled here, on the host. `rows` selects the tets and vertices whose rows
-    /// are assembled, as in [`Dga::assemble_rows`] (the tets: the magnetic PML masses; the
-    /// vertices: conduction and dispersion); `(None, None)` selects every one.
+    /// bits are assembled here, on the host, for the vertices with `vertex_rows[v]` (None:
+    /// all) and every tet.
     pub fn from_masses(
+        mesh: &Mesh,
+        topo: &Topology,
+        mat: &Media,
+        free_edge: Vec<bool>,
+        vertex_rows: Option<&[bool]>,
+        masses: Masses,
+    ) -> Result<Dga> {
+        Self::from_masses_rows(mesh, topo, mat, free_edge, (None, vertex_rows), masses)
+    }
+
+    /// [`Dga::from_masses`] for the tets and vertices `rows = (tet_rows, vertex_rows)` as in
+    /// [`Dga::assemble_rows`] (the tets: the magnetic PML masses; the vertices: conduction
+    /// and dispersion).
+    pub fn from_masses_rows(
         mesh: &Mesh,
         topo: &Topology,
         mat: &Media,

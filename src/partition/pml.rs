@@ -104,7 +104,10 @@ pub(super) fn get(r: &mut Reader, n_tets: usize) -> Result<Option<Stretch>> {
             if x[0] as usize >= poles.len() {
                 return Err(r.bad("stretch term of an unknown pole"));
             }
-            t.push((x[0] as u16, std::array::from_fn(|k| f64::from_bits(x[1 + k]))));
+            t.push((
+                x[0] as u16,
+                std::array::from_fn(|k| f64::from_bits(x[1 + k])),
+            ));
         }
         out.push((n as u32, t));
     }
@@ -261,7 +264,10 @@ pub fn scatter_mag<T: Real, C: Comm>(
             msg: format!("{} values for {n} terms", words.len() - 1),
         });
     }
-    let v: Vec<T> = words[1..].iter().map(|&x| T::of(f64::from_bits(x))).collect();
+    let v: Vec<T> = words[1..]
+        .iter()
+        .map(|&x| T::of(f64::from_bits(x)))
+        .collect();
     let (s, g) = v.split_at(MS * n);
     Ok((s.to_vec(), g.to_vec()))
 }

@@ -357,7 +357,7 @@ fn device_dga(
         Precision::F64 => packed::<f64>(dev, &k, parts, csr)?,
         Precision::F32 => packed::<f32>(dev, &k, parts, csr)?,
     };
-    let dga = Dga::from_masses(mesh, topo, media, free_edge, (None, None), masses)?;
+    let dga = Dga::from_masses(mesh, topo, media, free_edge, None, masses)?;
     Ok((dga, ops))
 }
 

@@ -100,10 +100,7 @@ pub fn write_msh(
 
 /// Writes `dir/name`: `mesh = ` the mesh, `steps = steps`, then `rest`.
 pub fn write_config(dir: &Path, name: &str, mesh: &Path, steps: usize, rest: &str) -> PathBuf {
-    let config = format!(
-        "mesh = \"{}\"\nsteps = {steps}\n{rest}",
-        mesh.display()
-    );
+    let config = format!("mesh = \"{}\"\nsteps = {steps}\n{rest}", mesh.display());
     let path = dir.join(name);
     std::fs::write(&path, config).unwrap();
     path

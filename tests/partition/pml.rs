@@ -12,7 +12,7 @@
 //! Run: `cargo test --release --test partition pml::`.
 #![cfg(feature = "partition")]
 
-use crate::open_lossy::{Open, RankOut, at, max_diff, parts, partitioned, peak, single};
+use crate::open_lossy::{Open, RankOut, at, max_diff, partitioned, parts, peak, single};
 use crate::open_mesh::{pml_box, pml_group};
 use dgatd::V3;
 use dgatd::backend::Stepper;
@@ -51,34 +51,25 @@ fn pml_problem(seed: u64) -> Open {
             delta: 3e7,
         }],
     )];
-    let mut layer = vec![false; nt];
-    for n in 0..nt {
-        match pml_group(centroid(&mesh, n)) {
+    let group: Vec<usize> = (0..nt).map(|n| pml_group(centroid(&mesh, n))).collect();
+    for (n, g) in group.iter().enumerate() {
+        match g {
             1 => {
                 media.disp[n] = 1;
                 media.eps[n] = 2.0;
             }
             2 => media.sigma[n] = 1.2,
             3 => {
-                layer[n] = true;
                 media.eps[n] = 1.3;
                 media.mu[n] = 1.1;
             }
             _ => {}
         }
     }
+    let layer: Vec<bool> = group.iter().map(|&g| g == 3).collect();
     let mut st = Stretch::default();
-    st.add_layer(
-        &mesh,
-        &layer,
-        &media.eps,
-        &media.mu,
-        3.0,
-        1e-5,
-        None,
-        "pml",
-    )
-    .unwrap();
+    st.add_layer(&mesh, &layer, &media.eps, &media.mu, 3.0, 1e-5, None, "pml")
+        .unwrap();
     assert_eq!(st.layers[0].shape, "box");
     media.pml = Some(st);
     let fixed = topo.boundary_edge.clone();
@@ -155,13 +146,13 @@ fn local_pml_rows_are_the_global_rows() {
             };
             let owned_layer: Vec<u32> = (0..ld.n_tets as u32)
                 .filter(|&n| q.own_tet[n as usize])
-                .filter(|&n| {
-                    gm.tets
-                        .binary_search(&q.tet_global[n as usize])
-                        .is_ok()
-                })
+                .filter(|&n| gm.tets.binary_search(&q.tet_global[n as usize]).is_ok())
                 .collect();
-            assert_eq!(lm.tets, owned_layer, "rank {}: the owned layer tets", q.rank);
+            assert_eq!(
+                lm.tets, owned_layer,
+                "rank {}: the owned layer tets",
+                q.rank
+            );
             for (i, &n) in lm.tets.iter().enumerate() {
                 let g = q.tet_global[n as usize];
                 let gi = gm.tets.binary_search(&g).unwrap();
@@ -175,7 +166,10 @@ fn local_pml_rows_are_the_global_rows() {
         }
     }
     eprintln!("{without_real} of 6 parts hold no dispersive tet");
-    assert!(without_real > 0, "no part tests the pseudo-materials' renumbering");
+    assert!(
+        without_real > 0,
+        "no part tests the pseudo-materials' renumbering"
+    );
 }
 
 /// `|a − b|₂ / |b|₂`.
@@ -183,7 +177,12 @@ fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     let n = b.iter().map(|x| x * x).sum::<f64>().sqrt();
     assert!(n > 0.0, "all-zero record");
-    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt() / n
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt()
+        / n
 }
 
 fn check(o: &Open, out: &[RankOut], one: &crate::open_lossy::Single, what: &str) {
