@@ -20,6 +20,7 @@
 //! ±1 (circulation around the outward-oriented face); `C̃` (2E x 4T) row `(e, v)` is the
 //! circulation of F around the whole dual face of `e`. `C̃ = Cᵀ` exactly.
 
+mod dispersive;
 pub(crate) mod excitation;
 mod fused;
 mod layout;
@@ -28,6 +29,7 @@ pub(crate) mod sparse;
 pub mod stretch;
 pub(crate) mod surface;
 
+pub use dispersive::Dispersion;
 pub use excitation::{Probe, Source};
 pub use operators::{DualForm, Operators, build_csr};
 pub use sparse::{
@@ -279,105 +281,6 @@ pub struct Dga {
     pub circ: Vec<u32>,
 }
 
-/// The dispersive materials of a [`Dga`] (design note §13, [`crate::problem::dispersion`]).
-///
-/// Material `k` (0-based) has susceptibility poles `poles[k]` (rates in 1/m, the library's
-/// time unit), instantaneous permittivity `eps_inf[k]` (the `Meps_v` of its tets uses it),
-/// and the vacuum mass `m0[k]`: `Meps_v` assembled with coefficient 1 on the tets of
-/// material `k` and 0 elsewhere (layout of `meps`). Its polarisation in the fractioned
-/// coordinates of a hexahedron is `P = χ(z) U` restricted to the 3 half-edges of the
-/// hexahedron, and since χ is a scalar filter per material, the hexahedral states of all the
-/// tets of one material around a vertex are the same filter applied to the same `U` values:
-/// they are kept once per (half-edge, material) and enter the vertex block through `m0[k]`.
-/// `pure[v] = k + 1` when every tet around `v` belongs to material `k` and none conducts
-/// (then `m0[k]_v = Meps_v / ε∞` and the coupling is a scalar), 0 otherwise.
-#[derive(Clone, Debug)]
-///
-/// Perfectly matched layers ([`stretch`]) add one material per stretch pole after the
-/// `n_media` real ones: its `m0` carries the tensor weights, its `eps_inf` is unused (1) and
-/// no vertex is pure in it; its auxiliary "energy" is not an energy (the weights can be
-/// negative), so [`crate::backend::cpu::aux_energy`] leaves it out.
-pub struct Dispersion {
-    /// The real dispersive materials (the first `n_media` entries).
-    pub n_media: usize,
-    pub poles: Vec<Vec<crate::problem::dispersion::Pole>>,
-    pub eps_inf: Vec<f64>,
-    pub m0: Vec<VertexBlocks>,
-    pub pure: Vec<u16>,
-}
-
-impl Dispersion {
-    fn assemble(
-        mesh: &Mesh,
-        topo: &Topology,
-        mat: &Media,
-        free_edge: &[bool],
-        rows: Option<&[bool]>,
-    ) -> Result<Option<Dispersion>> {
-        if !mat.is_dispersive() && !mat.has_pml() {
-            return Ok(None);
-        }
-        let nm = if mat.is_dispersive() {
-            mat.poles.len()
-        } else {
-            0
-        };
-        let mut m0 = Vec::with_capacity(nm);
-        let mut eps_inf = vec![1.0; nm];
-        for k in 0..nm {
-            let tag = (k + 1) as u16;
-            if let Some(n) = mat.disp.iter().position(|&d| d == tag) {
-                eps_inf[k] = mat.eps[n];
-            }
-            m0.push(assemble_eps(
-                mesh,
-                topo,
-                &|n| if mat.disp[n] == tag { 1.0 } else { 0.0 },
-                free_edge,
-                rows,
-            )?);
-        }
-        // per vertex: -1 unseen, k the one material of its tets so far, -2 mixed
-        let mut state = vec![-1i32; mesh.n_vertices()];
-        for (n, tv) in mesh.tets.iter().enumerate() {
-            let k = if mat.sigma_of(n) != 0.0 {
-                -2
-            } else {
-                mat.disp.get(n).map_or(0, |&k| k as i32)
-            };
-            for &v in tv {
-                let s = &mut state[v as usize];
-                *s = match *s {
-                    -1 => k,
-                    x if x == k => x,
-                    _ => -2,
-                };
-            }
-        }
-        let pure = state.iter().map(|&s| s.max(0) as u16).collect();
-        let mut poles: Vec<Vec<crate::problem::dispersion::Pole>> = mat
-            .poles
-            .iter()
-            .take(nm)
-            .map(|(_, p)| p.iter().map(|q| q.in_metres()).collect())
-            .collect();
-        if let Some(st) = mat.pml.as_ref().filter(|_| mat.has_pml()) {
-            m0.extend(stretch::electric_m0(mesh, topo, mat, st, free_edge, rows)?);
-            for p in &st.poles {
-                poles.push(vec![p.pole()]);
-                eps_inf.push(1.0);
-            }
-        }
-        Ok(Some(Dispersion {
-            n_media: nm,
-            poles,
-            eps_inf,
-            m0,
-            pure,
-        }))
-    }
-}
-
 impl Dga {
     /// 2E half-edge slots (U length).
     pub fn n_half(&self) -> usize {
@@ -492,13 +395,14 @@ impl Dga {
     ) -> Result<Dga> {
         check_free_edges(topo, &free_edge)?;
         let masses = host_masses(mesh, topo, mat, lean, &free_edge, tet_rows, vertex_rows)?;
-        Self::from_masses(mesh, topo, mat, free_edge, vertex_rows, masses)
+        Self::from_masses_rows(mesh, topo, mat, free_edge, (tet_rows, vertex_rows), masses)
     }
 
     /// Completes the assembly from the mass operators of every tet and vertex, computed by
     /// the host ([`Dga::assemble_rows`]) or by a device (`backend::device_assembly`): the
     /// conduction blocks, the dispersive masses, the dual circulations and the orientation
-    /// bits are assembled here, on the host.
+    /// bits are assembled here, on the host, for the vertices with `vertex_rows[v]` (None:
+    /// all) and every tet.
     pub fn from_masses(
         mesh: &Mesh,
         topo: &Topology,
@@ -507,6 +411,21 @@ impl Dga {
         vertex_rows: Option<&[bool]>,
         masses: Masses,
     ) -> Result<Dga> {
+        Self::from_masses_rows(mesh, topo, mat, free_edge, (None, vertex_rows), masses)
+    }
+
+    /// [`Dga::from_masses`] for the tets and vertices `rows = (tet_rows, vertex_rows)` as in
+    /// [`Dga::assemble_rows`] (the tets: the magnetic PML masses; the vertices: conduction
+    /// and dispersion).
+    pub fn from_masses_rows(
+        mesh: &Mesh,
+        topo: &Topology,
+        mat: &Media,
+        free_edge: Vec<bool>,
+        rows: (Option<&[bool]>, Option<&[bool]>),
+        masses: Masses,
+    ) -> Result<Dga> {
+        let (tet_rows, vertex_rows) = rows;
         let t = mesh.n_tets();
         let Masses {
             mmu,
@@ -527,7 +446,7 @@ impl Dga {
         };
         let disp = Dispersion::assemble(mesh, topo, mat, &free_edge, vertex_rows)?;
         let mpml = match mat.pml.as_ref().filter(|_| mat.has_pml()) {
-            Some(st) => Some(stretch::magnetic(mesh, mat, st, None)?),
+            Some(st) => Some(stretch::magnetic(mesh, mat, st, tet_rows)?),
             None => None,
         };
         let (circ_ptr, circ) = dual_circulations(mesh, topo);

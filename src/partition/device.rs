@@ -810,17 +810,26 @@ impl<T: Real, C: Comm> Stepper for ClPartStepper<T, C> {
 }
 
 /// The terms this stepper does not step (conduction and absorbing surfaces, magnetic
-/// conductivity, dispersive poles: the CPU [`super::PartStepper`] does) stop the run, on
-/// every rank, naming them. Collective.
+/// conductivity, dispersive poles, perfectly matched layers: the CPU [`super::PartStepper`]
+/// does) stop the run, on every rank, naming them. Collective.
 fn refuse_losses<C: Comm>(comm: &C, dga: &Dga) -> Result<()> {
+    // a PML's electric side is pseudo-materials after the real dispersive ones
+    let real = dga.disp.as_ref().is_some_and(|d| d.n_media > 0);
+    let stretch = dga.disp.as_ref().is_some_and(|d| d.poles.len() > d.n_media);
     let has = super::stepper::agree(
         comm,
-        &[dga.msig.is_some(), dga.mag.is_some(), dga.disp.is_some()],
+        &[
+            dga.msig.is_some(),
+            dga.mag.is_some(),
+            real,
+            stretch || dga.mpml.is_some(),
+        ],
     )?;
     let names = [
         "conduction or an absorbing boundary (sigma, tan_delta, kind = \"abc\", absorbing layers)",
         "magnetic conductivity (sigma_m, absorbing layers)",
         "dispersive media (debye, drude, lorentz)",
+        "perfectly matched layers (pml = true)",
     ];
     let what: Vec<&str> = names
         .iter()

@@ -33,7 +33,11 @@
 //! order), so `Msig_v`, the magnetic decay, the loss blocks `B̂_v`, the dispersive couplings
 //! and the poles of its rows are the global ones ([`Part::assemble`]), and the CPU stepper
 //! runs the loss step, the dispersive correction and the pole step on its owned vertices
-//! ([`stepper`]'s module doc). The OpenCL parts ([`ClPartStepper`]) refuse these terms.
+//! ([`stepper`]'s module doc). Perfectly matched layers likewise: a part carries the
+//! stretch terms of its tets with every stretch pole, so its electric pseudo-materials and
+//! its owned layer tets' magnetic masses are the global ones, and the CPU stepper runs the
+//! magnetic correction and pole step on its owned layer tets ([`pml`]). The OpenCL parts
+//! ([`ClPartStepper`]) refuse these terms.
 //!
 //! **How ranks get their part.** Rank 0 reads the mesh, builds the topology, partitions it
 //! and builds and sends each rank its part, one at a time ([`distribute_with`]); the other
@@ -49,6 +53,7 @@ pub(crate) mod device;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
 pub(crate) mod part;
+pub(crate) mod pml;
 pub(crate) mod rcb;
 pub(crate) mod scheme;
 pub(crate) mod state;

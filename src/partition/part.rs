@@ -47,7 +47,8 @@ pub struct Part {
     /// Topology of the local mesh (rebuilt, not sent).
     pub topo: Topology,
     /// The media of the local tets (ε, μ, σ, σ*, dispersive material; the poles of every
-    /// dispersive material of the global problem, in its numbering).
+    /// dispersive material of the global problem, in its numbering; the PML terms of the
+    /// local tets with every stretch pole of the global problem).
     pub materials: Media,
     /// ε∞ of each dispersive material as the global assembly takes it (its first tet's ε),
     /// which a part without that material's first tet could not know.
@@ -98,7 +99,9 @@ impl Part {
     /// vertices only, over the free half-edges of the global PEC flags. No rank holds the
     /// whole operator: each row of the global operator is assembled on exactly one rank.
     /// Conduction (`Msig_v`, with the absorbing surfaces' conductances added as one process
-    /// adds them), magnetic loss and dispersion are assembled for the same rows.
+    /// adds them), magnetic loss and dispersion are assembled for the same rows, and so
+    /// are the perfectly matched layers: the electric pseudo-materials at the owned
+    /// vertices, the magnetic masses of the owned layer tets ([`super::pml`]).
     pub fn assemble(&self) -> Result<Dga> {
         let mut d = Dga::assemble_rows(
             &self.mesh,
@@ -111,7 +114,9 @@ impl Part {
         )?;
         d.add_surface(&self.surface);
         if let Some(ds) = d.disp.as_mut() {
-            for (x, &e) in ds.eps_inf.iter_mut().zip(&self.eps_inf) {
+            // the real materials only (the stretch poles' pseudo-materials follow them)
+            let real = ds.n_media;
+            for (x, &e) in ds.eps_inf.iter_mut().take(real).zip(&self.eps_inf) {
                 *x = e;
             }
         }
@@ -145,6 +150,7 @@ impl Part {
         w.put_iter(self.free_edge.iter().map(|&x| x as u64));
         w.put_iter(self.free_offset.iter().copied());
         put_losses(&mut w, &self.materials, &self.eps_inf, &self.surface);
+        super::pml::put(&mut w, self.materials.pml.as_ref());
         w.put(self.halos.len() as u64);
         for h in &self.halos {
             w.put(h.peer as u64);
@@ -202,6 +208,7 @@ impl Part {
         let free_edge = bools(r.get_vec()?);
         let free_offset = r.get_vec()?.to_vec();
         let (sigma, sigma_m, disp, poles, eps_inf, surface) = get_losses(&mut r)?;
+        let pml = super::pml::get(&mut r, nt)?;
         let nh = r.get()? as usize;
         let mut halos = Vec::with_capacity(nh.min(words.len()));
         for _ in 0..nh {
@@ -283,6 +290,7 @@ impl Part {
                 sigma_m,
                 disp,
                 poles,
+                pml,
                 ..Media::lossless(eps, mu)
             },
             eps_inf,
@@ -396,14 +404,14 @@ fn get_losses(r: &mut Reader) -> Result<Losses> {
 }
 
 #[derive(Default)]
-struct Words(Vec<u64>);
+pub(super) struct Words(Vec<u64>);
 
 impl Words {
-    fn put(&mut self, x: u64) {
+    pub(super) fn put(&mut self, x: u64) {
         self.0.push(x);
     }
     /// A length-prefixed array.
-    fn put_iter(&mut self, it: impl IntoIterator<Item = u64>) {
+    pub(super) fn put_iter(&mut self, it: impl IntoIterator<Item = u64>) {
         let at = self.0.len();
         self.0.push(0);
         self.0.extend(it);
@@ -414,24 +422,24 @@ impl Words {
     }
 }
 
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     w: &'a [u64],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn bad(&self, why: &str) -> Error {
+    pub(super) fn bad(&self, why: &str) -> Error {
         Error::Comm {
             what: "receiving a part".into(),
             msg: format!("malformed message at word {}: {why}", self.at),
         }
     }
-    fn get(&mut self) -> Result<u64> {
+    pub(super) fn get(&mut self) -> Result<u64> {
         let x = *self.w.get(self.at).ok_or_else(|| self.bad("truncated"))?;
         self.at += 1;
         Ok(x)
     }
-    fn get_vec(&mut self) -> Result<&'a [u64]> {
+    pub(super) fn get_vec(&mut self) -> Result<&'a [u64]> {
         let n = self.get()? as usize;
         if n > self.w.len() - self.at {
             return Err(self.bad("array longer than the message"));
@@ -666,7 +674,8 @@ impl<'a> PartBuilder<'a> {
         })
     }
 
-    /// The media of the tets `local` (global ids), with every dispersive material's poles.
+    /// The media of the tets `local` (global ids), with every dispersive material's poles
+    /// and the stretch of the PML tets among them (with every stretch pole, [`super::pml`]).
     fn local_media(&self, local: &[u32]) -> Media {
         let pick = |v: &[f64]| -> Vec<f64> {
             if v.is_empty() {
@@ -687,8 +696,7 @@ impl<'a> PartBuilder<'a> {
                 local.iter().map(|&n| m.disp[n as usize]).collect()
             },
             poles: m.poles.clone(),
-            // refused before partitioning (solver::partitioned::global_setup)
-            pml: None,
+            pml: m.pml.as_ref().map(|st| super::pml::restrict(st, local)),
         }
     }
 

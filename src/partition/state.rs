@@ -158,18 +158,33 @@ fn flatten(v: &[(usize, f64)]) -> Vec<f64> {
 }
 
 /// The key of each of this rank's dispersive pole entries ([`crate::dga::DispOps`], in its
-/// order): `(material, global vertex, global half-edge slot)`.
+/// order): `(material, global vertex, global half-edge slot)`, with the material in the
+/// global numbering: the real dispersive materials, then one per stretch pole of a PML. A
+/// part none of whose tets is dispersive numbers its stretch poles from 0, one process
+/// from the number of real materials (whose entries are absent there: the layout is the
+/// same).
 fn aux_keys<T: Real>(part: &Part, ops: &Operators<T>) -> Vec<[u64; 3]> {
     let Some(d) = &ops.disp else {
         return Vec::new();
     };
+    let real = part.materials.poles.len();
+    let local_real = if part.materials.is_dispersive() {
+        real
+    } else {
+        0
+    };
     let mut keys = Vec::with_capacity(d.ent_h.len());
     for m in 0..d.ptr.len() - 1 {
+        let mg = if m < local_real {
+            m
+        } else {
+            m - local_real + real
+        };
         for &h in &d.ent_h[d.ptr[m]..d.ptr[m + 1]] {
             let h = h as usize;
             let v = ops.hvert[h] as usize;
             let slot = 2 * part.edge_global[h >> 1] as u64 + (h & 1) as u64;
-            keys.push([m as u64, part.vertex_global[v] as u64, slot]);
+            keys.push([mg as u64, part.vertex_global[v] as u64, slot]);
         }
     }
     keys
@@ -234,9 +249,16 @@ impl AuxLayout {
     }
 }
 
-/// The number of poles of each dispersive material of the global problem.
+/// The number of poles of each dispersive material of the global problem, then of each
+/// stretch pole's pseudo-material (one pole each).
 fn n_poles(part: &Part) -> Vec<usize> {
-    part.materials.poles.iter().map(|(_, p)| p.len()).collect()
+    let stretch = part.materials.pml.as_ref().map_or(0, |st| st.poles.len());
+    part.materials
+        .poles
+        .iter()
+        .map(|(_, p)| p.len())
+        .chain(std::iter::repeat_n(1, stretch))
+        .collect()
 }
 
 /// This rank's values of local entry `k` of material `m` (index `i` within it): its `g`,

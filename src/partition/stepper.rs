@@ -2,17 +2,20 @@
 //! halos with its neighbours through a [`Comm`] (design note §14).
 //!
 //! Per step, with `P`, `D` the local operators of [`crate::dga::operators`]:
+//! 0. The magnetic PML correction `F_n −= Σ_j G_j g_j` on the owned layer tets (they read
+//!    and write owned values only; [`super::pml`]).
 //! 1. `F -= P U` on the interface tets (those whose F a neighbour needs); pack their F, one
 //!    buffer per neighbour; post the exchange; `F -= P U` on the interior tets while the
-//!    messages fly; complete; unpack the ghost F.
+//!    messages fly; complete; unpack the ghost F. Then the magnetic PML pole step on the
+//!    owned layer tets' new F (nothing more travels).
 //! 2. The loss step `U_v ← B̂_v U_v` and the dispersive correction `U_v −= Σ G_m g_m` at the
 //!    owned lossy and dispersive vertices (they read and write owned values only, so they
 //!    run before any of the step's dual update, and the U sent in 3 carries them).
 //! 3. Circulations `c_e` and `U += Δt Meps_v⁻¹ c − w(t) g` at the interface vertices (those
 //!    with a half a neighbour needs); pack; post; the same at the interior vertices; complete;
 //!    unpack the ghost U, which now holds the step's final values.
-//! 4. The pole step at the owned dispersive entries (it reads the new owned U and changes
-//!    no U, so nothing more travels).
+//! 4. The pole step at the owned dispersive entries, the PML's electric pseudo-materials
+//!    among them (it reads the new owned U and changes no U, so nothing more travels).
 //!
 //! Magnetic loss (σ*) is the per-tet decay inside the primal update of 1 (as in one
 //! process); conduction, the absorbing boundaries' surface conductance and the poles are
@@ -22,7 +25,7 @@
 //! The kernels are those of [`crate::backend::cpu`], restricted to a selection (interface,
 //! interior) by a per-entity phase mask, with the same arithmetic in the same order: in f64
 //! the partitioned run equals the single-process CPU run bit for bit (see the module doc of
-//! [`crate::partition`]), losses and dispersion included. Global quantities (energy with the
+//! [`crate::partition`]), losses, dispersion and perfectly matched layers included. Global quantities (energy with the
 //! poles' energy, the power iteration's dot products) are summed per rank, then over ranks in
 //! rank order ([`Comm::sum`]).
 //!
@@ -30,7 +33,9 @@
 
 use super::{Comm, Part};
 use crate::backend::Stepper;
-use crate::backend::cpu::{RHO_MARGIN, aux_energy, disp_correct, disp_poles, loss_step};
+use crate::backend::cpu::{
+    RHO_MARGIN, aux_energy, disp_correct, disp_poles, loss_step, mag_correct, mag_poles,
+};
 use crate::complex::TetGeom;
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
@@ -42,6 +47,7 @@ use crate::util::{Rng, dot};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+pub use super::pml::{gather_mag, mag_len, scatter_mag};
 pub use super::state::{
     Indexed, gather_aux, gather_state, local_of_global, owned_values, scatter_aux, scatter_state,
 };
@@ -307,6 +313,9 @@ pub struct PartStepper<T: Real, C: Comm> {
     /// Dispersion: the owned entries' pole states and last changes ([`disp_poles`]).
     ds: Vec<T>,
     dg: Vec<T>,
+    /// The magnetic PML: the owned layer tets' pole states and changes ([`mag_poles`]).
+    ms: Vec<T>,
+    mg: Vec<T>,
     lay: Layout,
     /// `(local half, g, phase)`: this rank's share of the source pattern.
     source: Vec<(u32, T, u8)>,
@@ -327,14 +336,6 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
         source: Option<(&Source, Waveform)>,
         probes: &[Probe],
     ) -> Result<Self> {
-        if dga.mpml.is_some() {
-            // no magnetic pole step here: a layer without it would not be matched
-            return Err(Error::config(
-                "material",
-                "pml",
-                "perfectly matched layers are not supported in partitioned runs yet; run on one process",
-            ));
-        }
         let ops = Operators::<T>::new(&dga, dt, false);
         let lay = Layout::new(&part, &dga);
         let pattern = scaled_pattern(&comm, &part, &dga, &ops, source.map(|s| s.0))?
@@ -349,6 +350,8 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
             lt: vec![T::zero(); ops.loss_h.len()],
             ds: vec![T::zero(); ops.disp.as_ref().map_or(0, |d| d.n_state)],
             dg: vec![T::zero(); ops.disp.as_ref().map_or(0, |d| d.n_g)],
+            ms: vec![T::zero(); ops.mpml.as_ref().map_or(0, |m| m.n_state())],
+            mg: vec![T::zero(); ops.mpml.as_ref().map_or(0, |m| m.n_g())],
             comm,
             part,
             dga,
@@ -386,10 +389,13 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
             lt,
             ds,
             dg,
+            ms,
+            mg,
             lay,
             source,
             ..
         } = self;
+        mag_correct(ops, mg, f);
         primal_sel(ops, &lay.tet, INTERFACE, u, f);
         let b = &mut lay.bufs;
         b.pack_f(part, f);
@@ -397,6 +403,7 @@ impl<T: Real, C: Comm> PartStepper<T, C> {
             primal_sel(ops, &lay.tet, INTERIOR, u, f)
         })?;
         b.unpack_f(part, f);
+        mag_poles(ops, f, ms, mg);
         // owned values only, before any dual update of this step (module doc, 2)
         loss_step(ops, u, lt);
         disp_correct(ops, dg, u);
@@ -721,15 +728,36 @@ impl<T: Real, C: Comm> Stepper for PartStepper<T, C> {
         gather_state(&self.comm, &self.part, self.owned_state(), Some(0))
     }
     /// Collective: the dispersive state of every rank in the single-process layout, on rank
-    /// 0 ([`gather_aux`]); the other ranks get an empty vector.
+    /// 0 ([`gather_aux`]), followed by the magnetic PML states ([`gather_mag`]); the other
+    /// ranks get an empty vector.
     fn aux_state(&self) -> Result<Vec<f64>> {
-        gather_aux(&self.comm, &self.part, &self.ops, &self.ds, &self.dg)
+        let mut aux = gather_aux(&self.comm, &self.part, &self.ops, &self.ds, &self.dg)?;
+        if self.part.materials.pml.is_some() {
+            aux.extend(gather_mag(
+                &self.comm, &self.part, &self.ops, &self.ms, &self.mg,
+            )?);
+        }
+        Ok(aux)
     }
-    /// Collective: rank 0 passes the global dispersive state (single-process layout), the
-    /// others an empty one; every rank takes its entries ([`scatter_aux`]).
+    /// Collective: rank 0 passes the global dispersive and PML state (single-process
+    /// layout), the others an empty one; every rank takes its entries ([`scatter_aux`],
+    /// [`scatter_mag`]).
     fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
         let root = self.comm.rank() == 0;
-        let (s, g) = scatter_aux(&self.comm, &self.part, &self.ops, root.then_some(aux))?;
+        // the same on every rank: the global problem has a PML or not
+        let pml = self.part.materials.pml.is_some();
+        let n_mag = if pml {
+            mag_len(&self.comm, &self.part, &self.ops)?
+        } else {
+            0
+        };
+        let (disp, mag) = aux.split_at(aux.len().saturating_sub(n_mag));
+        let (s, g) = scatter_aux(&self.comm, &self.part, &self.ops, root.then_some(disp))?;
+        if pml {
+            let (s, g) = scatter_mag(&self.comm, &self.part, &self.ops, root.then_some(mag))?;
+            self.ms = s;
+            self.mg = g;
+        }
         self.ds = s;
         self.dg = g;
         Ok(())

@@ -116,17 +116,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
         status(&l);
     }
     notices.extend(coverage.warnings);
-    for l in media.pml.iter().flat_map(|p| &p.layers) {
-        notices.push(format!(
-            "perfectly matched layer {}: {} of thickness {:.4} m, σ_max {:.4e} /m, α {:.4e} /m ({:.4e} Hz)",
-            l.name,
-            l.shape,
-            l.thickness,
-            l.sigma_max,
-            l.alpha,
-            l.alpha * C0 / std::f64::consts::TAU
-        ));
-    }
+    notices.extend(pml_notices(&media));
     lap(&mut times.topology_s);
     let device = choose_device(plan, &mut notices)?;
     let dev = match &device {
@@ -470,6 +460,27 @@ fn check_host_memory(tets: f64, name: &str, value: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The notice of each perfectly matched layer of `media`: its shape, thickness, `σ_max`
+/// and shift `α` (the same in one process and on rank 0 of a partitioned run).
+pub(crate) fn pml_notices(media: &Media) -> Vec<String> {
+    media
+        .pml
+        .iter()
+        .flat_map(|p| &p.layers)
+        .map(|l| {
+            format!(
+                "perfectly matched layer {}: {} of thickness {:.4} m, σ_max {:.4e} /m, α {:.4e} /m ({:.4e} Hz)",
+                l.name,
+                l.shape,
+                l.thickness,
+                l.sigma_max,
+                l.alpha,
+                l.alpha * C0 / std::f64::consts::TAU
+            )
+        })
+        .collect()
 }
 
 /// Loads or generates the mesh of a plan (with refinements; cylinder walls projected;

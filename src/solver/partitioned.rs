@@ -35,9 +35,9 @@
 //! by default. A given `device` applies to every rank, whatever its kind. `auto` without
 //! GPUs anywhere runs every rank on the CPU device or the CPU backend, unless GPUs seem
 //! hidden from OpenCL (then it stops too).
-//! Losses, absorbing boundaries and layers, and dispersive media run on the CPU ranks as in
-//! one process ([`crate::partition::PartStepper`]; the OpenCL ranks refuse them, naming
-//! them); `conductor` walls need mode shapes for their wall-loss Q and are refused.
+//! Losses, absorbing boundaries and layers, dispersive media and perfectly matched layers
+//! run on the CPU ranks as in one process ([`crate::partition::PartStepper`]; the OpenCL
+//! ranks refuse them, naming them); `conductor` walls need mode shapes for their wall-loss Q and are refused.
 //! The DG method, mode shapes and fault injection need one process.
 
 use super::analyse;
@@ -123,13 +123,7 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
             .map_err(|e| plan.locate(e))?;
     coverage.materials = covered;
     notices.extend(coverage.warnings);
-    if media.has_pml() {
-        return Err(Error::config(
-            "material",
-            "pml",
-            "perfectly matched layers are not supported in partitioned runs yet; run on one process",
-        ));
-    }
+    notices.extend(build::pml_notices(&media));
     if walls
         .kind
         .contains(&crate::problem::BoundaryKind::Conductor)

@@ -261,6 +261,62 @@ fn open_lossy_dispersive_config_on_2_and_3_cpu_ranks_equals_one_process() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The PML problem from files (`tests/partition/open_mesh.rs`: a box PML two cells thick
+/// around a jittered core with a Lorentz and a conducting block) on 2 CPU ranks against one
+/// process: the CPU ranks step the layer's magnetic correction and poles as one process
+/// does (bit for bit in-process, `tests/partition/pml.rs`), so the same 1e-10 bound as the
+/// open problem; both name the layer. OpenCL ranks refuse it, naming `pml`.
+#[test]
+fn pml_config_on_2_cpu_ranks_equals_one_process() {
+    if !have_mpirun() {
+        return;
+    }
+    let dir = tmp("pml");
+    let cfg = crate::open_mesh::write_pml_problem(&dir, 4518, 400);
+    let args: Vec<String> = vec![
+        "resonator".into(),
+        "--config".into(),
+        cfg.display().to_string(),
+    ];
+    let one = dir.join("one");
+    let l1 = run_one(&args, &one);
+    let many = dir.join("np2");
+    let l2 = run_np(2, &args, &many);
+    assert!(l2.contains("x 2 ranks"), "{l2}");
+    for l in [&l1, &l2] {
+        assert!(l.contains("perfectly matched layer pml: box"), "{l}");
+    }
+    let e = rel(&probe_record(&one), &probe_record(&many));
+    eprintln!("pml config, 2 CPU ranks: probe record relative difference {e:e}");
+    assert!(e < 1e-10, "{e:e}");
+    if have_opencl("the OpenCL ranks' refusal of a PML") {
+        let mut cl = args.clone();
+        cl.extend([
+            "--quiet".into(),
+            "--backend".into(),
+            "opencl".into(),
+            "--device".into(),
+            POCL.into(),
+        ]);
+        let o = mpirun(2)
+            .args(&cl)
+            .arg("--out")
+            .arg(dir.join("cl"))
+            .output()
+            .unwrap();
+        let l = log(&o);
+        assert!(!o.status.success(), "{l}");
+        assert!(
+            l.contains("does not step")
+                && l.contains("perfectly matched layers (pml = true)")
+                && l.contains("one process"),
+            "{l}"
+        );
+        assert!(!l.contains("panicked"), "{l}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// With no `--steps`, `--time` or `--fmax`, the partitioned run takes the record and the band
 /// from the mesh by the same rule as one process (`solver::defaults`): the same number of
 /// samples, the same band notice and the same modes.

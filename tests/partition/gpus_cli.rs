@@ -255,3 +255,37 @@ fn gpus_refuse_an_open_lossy_dispersive_problem_by_name() {
     assert!(!l.contains("panicked"), "{l}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The parts on OpenCL devices do not step perfectly matched layers either (the CPU parts
+/// do, `pml.rs`): `--gpus 2` on the PML problem of `open_mesh.rs` stops naming the layer
+/// (`pml`) and the way out, before the time loop.
+#[test]
+fn gpus_refuse_a_perfectly_matched_layer_by_name() {
+    if !have_device() {
+        return;
+    }
+    let dir = tmp("pml");
+    let cfg = crate::open_mesh::write_pml_problem(&dir, 4517, 50);
+    let args: Vec<String> = vec![
+        "resonator".into(),
+        "--config".into(),
+        cfg.display().to_string(),
+        "--quiet".into(),
+        "--backend".into(),
+        "opencl".into(),
+        "--device".into(),
+        "0".into(),
+    ];
+    let (ok, l) = run(&args, &["--gpus", "2"], &dir.join("out"));
+    assert!(!ok, "ran:\n{l}");
+    for want in [
+        "does not step",
+        "perfectly matched layers (pml = true)",
+        "one process",
+        "--backend cpu",
+    ] {
+        assert!(l.contains(want), "wanted {want:?} in:\n{l}");
+    }
+    assert!(!l.contains("panicked"), "{l}");
+    let _ = std::fs::remove_dir_all(dir);
+}

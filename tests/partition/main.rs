@@ -14,3 +14,4 @@ mod open_mesh;
 mod partition;
 mod partition_cl;
 mod partitioners;
+mod pml;

@@ -142,7 +142,7 @@ pub fn open_problem(seed: u64) -> Open {
     }
 }
 
-fn at(mesh: &Mesh, frac: V3) -> V3 {
+pub(crate) fn at(mesh: &Mesh, frac: V3) -> V3 {
     let (lo, hi) = mesh.bbox();
     std::array::from_fn(|c| lo[c] + frac[c] * (hi[c] - lo[c]))
 }
@@ -164,17 +164,26 @@ pub fn parts(o: &Open, np: usize, scheme: Scheme) -> Vec<Part> {
         .collect()
 }
 
-const WAVE_HZ: f64 = 300e6;
+pub(crate) const WAVE_HZ: f64 = 300e6;
 
-struct Single {
-    rec: Record,
-    state: (Vec<f64>, Vec<f64>),
-    aux: Vec<f64>,
+/// A one-process run's record, final state and auxiliary (poles') state.
+pub(crate) struct Single {
+    pub rec: Record,
+    pub state: (Vec<f64>, Vec<f64>),
+    pub aux: Vec<f64>,
 }
 
-fn single(o: &Open, src: (V3, V3), probes: &[V3], dt: f64, steps: usize, k: CpuKernels) -> Single {
+/// The one-process CPU run of `o` in precision `T` with the kernels `k`.
+pub(crate) fn single<T: dgatd::Real>(
+    o: &Open,
+    src: (V3, V3),
+    probes: &[V3],
+    dt: f64,
+    steps: usize,
+    k: CpuKernels,
+) -> Single {
     let d = Arc::new(o.dga.clone());
-    let ops = Arc::new(Operators::<f64>::new(&d, dt, false));
+    let ops = Arc::new(Operators::<T>::new(&d, dt, false));
     let s = Source::new(&o.mesh, &o.topo, &d, src.0, src.1).unwrap();
     let wave = Waveform::gaussian_derivative(WAVE_HZ);
     let probes: Vec<Probe> = probes
@@ -201,14 +210,17 @@ fn single(o: &Open, src: (V3, V3), probes: &[V3], dt: f64, steps: usize, k: CpuK
     }
 }
 
-struct RankOut {
-    rec: Record,
-    state: (Vec<f64>, Vec<f64>),
-    aux: Vec<f64>,
-    rho: f64,
+/// A rank's view of a partitioned run: the record, the gathered state, the auxiliary
+/// state (rank 0: every rank's, in the single-process layout) and ρ.
+pub(crate) struct RankOut {
+    pub rec: Record,
+    pub state: (Vec<f64>, Vec<f64>),
+    pub aux: Vec<f64>,
+    pub rho: f64,
 }
 
-fn partitioned(
+/// The partitioned CPU run of `o` on `parts` (threads) in precision `T`.
+pub(crate) fn partitioned<T: dgatd::Real>(
     o: &Open,
     parts: &[Part],
     src: (V3, V3),
@@ -227,7 +239,7 @@ fn partitioned(
         let dga = Arc::new(part.assemble().unwrap());
         let rho = dgatd::partition::spectral_radius(&comm, &part, &dga, 60, 0x5eed).unwrap();
         let mut st =
-            PartStepper::<f64, _>::new(comm, part, dga, dt, Some((&s, wave)), &probes).unwrap();
+            PartStepper::<T, _>::new(comm, part, dga, dt, Some((&s, wave)), &probes).unwrap();
         let rec = solver::run(
             &mut st,
             dt,
@@ -247,7 +259,7 @@ fn partitioned(
     })
 }
 
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     a.iter()
         .zip(b)
@@ -255,7 +267,7 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn peak(a: &[f64]) -> f64 {
+pub(crate) fn peak(a: &[f64]) -> f64 {
     a.iter().fold(0.0f64, |m, x| m.max(x.abs()))
 }
 
@@ -299,8 +311,8 @@ fn check_case(seed: u64, src: (V3, V3), probes: &[V3], steps: usize, nps: &[usiz
     let o = open_problem(seed);
     let (dt, _) = solver::time_step(&o.dga, 0.95).unwrap();
     let rho = solver::spectral_radius(&o.dga, 60, 0x5eed);
-    let one = single(&o, src, probes, dt, steps, CpuKernels::Reference);
-    let lean = single(&o, src, probes, dt, steps, CpuKernels::Lean);
+    let one = single::<f64>(&o, src, probes, dt, steps, CpuKernels::Reference);
+    let lean = single::<f64>(&o, src, probes, dt, steps, CpuKernels::Lean);
     let p = peak(&one.rec.samples);
     assert!(p > 0.0, "the source reaches the probes");
     assert!(!one.aux.is_empty() && one.aux.iter().any(|&x| x != 0.0));
@@ -313,7 +325,7 @@ fn check_case(seed: u64, src: (V3, V3), probes: &[V3], steps: usize, nps: &[usiz
     let mut worst = 0.0f64;
     for &np in nps {
         for scheme in [Scheme::Metis, Scheme::Rcb] {
-            let out = partitioned(&o, &parts(&o, np, scheme), src, probes, dt, steps);
+            let out = partitioned::<f64>(&o, &parts(&o, np, scheme), src, probes, dt, steps);
             for (r, x) in out.iter().enumerate() {
                 let differ = x
                     .rec

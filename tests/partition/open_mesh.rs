@@ -40,9 +40,22 @@ pub fn write_open_problem(dir: &Path, seed: u64, steps: usize) -> PathBuf {
     // a jitter of 0.3 cell can fold a tet over its neighbour (the mesh check refuses it)
     let m = jittered_box(n, seed, 0.2);
     let b = dgatd::mesh::box_mesh(n, [1.0, 0.8, 0.6]);
+    let mesh = write_msh(&dir.join("open.msh"), &m, &b, &GROUPS, group);
+    write_config(dir, "open.toml", &mesh, steps, OPEN_CONFIG)
+}
+
+/// Writes `m` (tets grouped by `group` of their centroid into `groups`) with the wall
+/// triangles of the box mesh `b` of the same cells as a Gmsh MSH 2.2 file at `path`.
+pub fn write_msh(
+    path: &Path,
+    m: &dgatd::mesh::Mesh,
+    b: &dgatd::mesh::Mesh,
+    groups: &[&str],
+    group: impl Fn([f64; 3]) -> usize,
+) -> PathBuf {
     let mut s = String::from("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$PhysicalNames\n");
-    writeln!(s, "{}", GROUPS.len() + 6).unwrap();
-    for (k, g) in GROUPS.iter().enumerate() {
+    writeln!(s, "{}", groups.len() + 6).unwrap();
+    for (k, g) in groups.iter().enumerate() {
         writeln!(s, "3 {} \"{g}\"", k + 1).unwrap();
     }
     for (k, w) in dgatd::mesh::BOX_WALLS.iter().enumerate() {
@@ -81,12 +94,20 @@ pub fn write_open_problem(dir: &Path, seed: u64, steps: usize) -> PathBuf {
         .unwrap();
     }
     s.push_str("$EndElements\n");
-    let mesh = dir.join("open.msh");
-    std::fs::write(&mesh, s).unwrap();
-    let config = format!(
-        r#"mesh = "{}"
-steps = {steps}
-cavity = "none"
+    std::fs::write(path, s).unwrap();
+    path.to_path_buf()
+}
+
+/// Writes `dir/name`: `mesh = ` the mesh, `steps = steps`, then `rest`.
+pub fn write_config(dir: &Path, name: &str, mesh: &Path, steps: usize, rest: &str) -> PathBuf {
+    let config = format!("mesh = \"{}\"\nsteps = {steps}\n{rest}", mesh.display());
+    let path = dir.join(name);
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+/// The open problem's keys after `mesh` and `steps`.
+const OPEN_CONFIG: &str = r#"cavity = "none"
 fmax = 8e8
 f_peak = 3e8
 backend = "cpu"
@@ -100,16 +121,16 @@ eps_r = 1.3
 
 [materials.lorentz]
 eps_r = 2.0
-lorentz = [{{ delta_eps = 1.5, f_0 = 2.5e8, delta = 3e7 }}]
+lorentz = [{ delta_eps = 1.5, f_0 = 2.5e8, delta = 3e7 }]
 
 [materials.drude]
 sigma = 0.002
-drude = [{{ f_p = 3e8, gamma = 1e8 }}]
+drude = [{ f_p = 3e8, gamma = 1e8 }]
 
 [materials.debye]
 eps_r = 1.5
-debye = [{{ delta_eps = 2.0, tau = 1e-9 }}]
-lorentz = [{{ delta_eps = 0.5, f_0 = 4e8, delta = 1e7 }}]
+debye = [{ delta_eps = 2.0, tau = 1e-9 }]
+lorentz = [{ delta_eps = 0.5, f_0 = 4e8, delta = 1e7 }]
 
 [materials.lossy]
 eps_r = 3.0
@@ -129,10 +150,80 @@ kind = "abc"
 
 [boundaries.zmax]
 kind = "pmc"
-"#,
-        mesh.display()
-    );
-    let path = dir.join("open.toml");
-    std::fs::write(&path, config).unwrap();
-    path
+"#;
+
+/// Volume groups of the PML problem ([`write_pml_problem`]).
+const PML_GROUPS: [&str; 4] = ["core", "lorentz", "lossy", "pml"];
+
+/// The inner box of the PML problem's layer: two cells of 0.1 m inside every wall of the
+/// box `[0,1]x[0,0.8]x[0,0.8]`.
+pub const PML_INNER: ([f64; 3], [f64; 3]) = ([0.2, 0.2, 0.2], [0.8, 0.6, 0.6]);
+
+/// The group (index into [`PML_GROUPS`]) of a tet of the PML problem with centroid `c`.
+pub fn pml_group(c: [f64; 3]) -> usize {
+    let inside = |lo: [f64; 3], hi: [f64; 3]| (0..3).all(|k| c[k] >= lo[k] && c[k] < hi[k]);
+    if !inside(PML_INNER.0, PML_INNER.1) {
+        3
+    } else if inside([0.25, 0.25, 0.25], [0.45, 0.45, 0.5]) {
+        1
+    } else if inside([0.55, 0.3, 0.3], [0.75, 0.55, 0.55]) {
+        2
+    } else {
+        0
+    }
 }
+
+/// The box `[0,1]x[0,0.8]x[0,0.8]` of 10x8x8 cells, its nodes strictly inside the PML's
+/// inner box jittered by 0.2 cell (seed `seed`; the layer's inner surface stays a box).
+pub fn pml_box(seed: u64) -> dgatd::mesh::Mesh {
+    let mut m = dgatd::mesh::box_mesh([10, 8, 8], [1.0, 0.8, 0.8]);
+    let mut r = dgatd::internal::Rng::new(seed);
+    let (lo, hi) = PML_INNER;
+    for p in m.nodes.iter_mut() {
+        if (0..3).all(|k| p[k] > lo[k] + 1e-9 && p[k] < hi[k] - 1e-9) {
+            for x in p.iter_mut() {
+                *x += 0.02 * r.sym();
+            }
+        }
+    }
+    m
+}
+
+/// Writes the PML problem (`dir/pml.msh`, `dir/pml.toml`, `steps` steps): [`pml_box`]
+/// with a Lorentz block and a conducting block in a core of ε 1.3, a box PML two cells
+/// thick on every side (matched to the core) and PEC walls behind it; returns the config's
+/// path.
+pub fn write_pml_problem(dir: &Path, seed: u64, steps: usize) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let m = pml_box(seed);
+    let b = dgatd::mesh::box_mesh([10, 8, 8], [1.0, 0.8, 0.8]);
+    let mesh = write_msh(&dir.join("pml.msh"), &m, &b, &PML_GROUPS, pml_group);
+    write_config(dir, "pml.toml", &mesh, steps, PML_CONFIG)
+}
+
+/// The PML problem's keys after `mesh` and `steps`.
+const PML_CONFIG: &str = r#"cavity = "none"
+fmax = 8e8
+f_peak = 3e8
+backend = "cpu"
+energy_checks = 10
+source = [0.43, 0.37, 0.41]
+source_dir = [0.3, 0.2, 1.0]
+probe = [[0.62, 0.44, 0.33], [0.31, 0.27, 0.52], [0.9, 0.35, 0.45]]
+
+[materials.core]
+eps_r = 1.3
+
+[materials.lorentz]
+eps_r = 2.0
+lorentz = [{ delta_eps = 1.5, f_0 = 2.5e8, delta = 3e7 }]
+
+[materials.lossy]
+eps_r = 1.3
+sigma = 0.004
+
+[materials.pml]
+eps_r = 1.3
+pml = true
+pml_reflection = 1e-5
+"#;
