@@ -75,7 +75,10 @@ fn one_run_refuses_a_configuration_with_converge() {
         converge: Some(1),
         ..Config::default()
     };
-    let e = dgatd::run(&cfg, &mut |_, _| {}).unwrap_err().to_string();
+    let Err(e) = dgatd::run(&cfg, &mut |_, _| {}) else {
+        panic!("the run went ahead with converge set")
+    };
+    let e = e.to_string();
     assert!(
         e.contains("converge") && e.contains("solver::ladder"),
         "{e}"
