@@ -58,6 +58,7 @@ pub(crate) mod rcb;
 pub(crate) mod scheme;
 pub(crate) mod state;
 pub(crate) mod stepper;
+pub(crate) mod words;
 
 pub use comm::{Comm, LocalComm};
 pub use device::{ClPartStepper, HaloTiming};

@@ -2,10 +2,11 @@
 //! numbering that keeps the global order (so orientations and summation orders are those of
 //! the single-process assembly), with the maps back to global ids and the halo lists.
 
+use super::words::{Reader, Words};
 use super::{HaloLists, Partition};
 use crate::dga::Dga;
 use crate::dga::surface::SurfaceEntry;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::mesh::{Mesh, Topology};
 use crate::problem::Media;
 use crate::problem::dispersion::Pole;
@@ -159,12 +160,12 @@ impl Part {
             }
         }
         w.put(MAGIC);
-        w.0
+        w.into_inner()
     }
 
     /// Decodes [`Part::to_words`]; a truncated or inconsistent message is an error.
     pub fn from_words(words: &[u64]) -> Result<Part> {
-        let mut r = Reader { w: words, at: 0 };
+        let mut r = Reader::new(words);
         if r.get()? != MAGIC {
             return Err(r.bad("not a part message"));
         }
@@ -360,7 +361,7 @@ fn get_losses(r: &mut Reader) -> Result<Losses> {
     }
     let disp = disp.iter().map(|&k| k as u16).collect();
     let nm = r.get()? as usize;
-    let mut poles = Vec::with_capacity(nm.min(r.w.len()));
+    let mut poles = Vec::with_capacity(nm.min(r.words()));
     for _ in 0..nm {
         let name = r.get_str()?;
         let v = r.get_vec()?;
@@ -401,57 +402,6 @@ fn get_losses(r: &mut Reader) -> Result<Losses> {
         })
         .collect();
     Ok((sigma, sigma_m, disp, poles, eps_inf, surface))
-}
-
-#[derive(Default)]
-pub(super) struct Words(Vec<u64>);
-
-impl Words {
-    pub(super) fn put(&mut self, x: u64) {
-        self.0.push(x);
-    }
-    /// A length-prefixed array.
-    pub(super) fn put_iter(&mut self, it: impl IntoIterator<Item = u64>) {
-        let at = self.0.len();
-        self.0.push(0);
-        self.0.extend(it);
-        self.0[at] = (self.0.len() - at - 1) as u64;
-    }
-    fn put_str(&mut self, s: &str) {
-        self.put_iter(s.bytes().map(|b| b as u64));
-    }
-}
-
-pub(super) struct Reader<'a> {
-    w: &'a [u64],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    pub(super) fn bad(&self, why: &str) -> Error {
-        Error::Comm {
-            what: "receiving a part".into(),
-            msg: format!("malformed message at word {}: {why}", self.at),
-        }
-    }
-    pub(super) fn get(&mut self) -> Result<u64> {
-        let x = *self.w.get(self.at).ok_or_else(|| self.bad("truncated"))?;
-        self.at += 1;
-        Ok(x)
-    }
-    pub(super) fn get_vec(&mut self) -> Result<&'a [u64]> {
-        let n = self.get()? as usize;
-        if n > self.w.len() - self.at {
-            return Err(self.bad("array longer than the message"));
-        }
-        let s = &self.w[self.at..self.at + n];
-        self.at += n;
-        Ok(s)
-    }
-    fn get_str(&mut self) -> Result<String> {
-        let b: Vec<u8> = self.get_vec()?.iter().map(|&x| x as u8).collect();
-        String::from_utf8(b).map_err(|_| self.bad("mesh name is not UTF-8"))
-    }
 }
 
 /// Builds the parts of a partition from the global mesh (on rank 0).

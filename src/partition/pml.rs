@@ -23,7 +23,7 @@
 //! ranks partition the layer tets, so each rank's terms are a contiguous run of each tet's
 //! terms at a global offset ([`gather_mag`], [`scatter_mag`]).
 
-use super::part::{Reader, Words};
+use super::words::{Reader, Words};
 use super::{Comm, Part};
 use crate::dga::operators::Operators;
 use crate::error::{Error, Result};
