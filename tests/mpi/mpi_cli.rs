@@ -235,28 +235,7 @@ fn open_lossy_dispersive_config_on_2_and_3_cpu_ranks_equals_one_process() {
         assert_eq!(echo(&one), echo(&many));
     }
     if have_opencl("the OpenCL ranks' refusal") {
-        let mut cl = args.clone();
-        cl.extend([
-            "--backend".into(),
-            "opencl".into(),
-            "--device".into(),
-            POCL.into(),
-        ]);
-        let o = mpirun(2)
-            .args(&cl)
-            .arg("--out")
-            .arg(dir.join("cl"))
-            .output()
-            .unwrap();
-        let l = log(&o);
-        assert!(!o.status.success(), "{l}");
-        assert!(
-            l.contains("does not step")
-                && l.contains("dispersive media")
-                && l.contains("one process"),
-            "{l}"
-        );
-        assert!(!l.contains("panicked"), "{l}");
+        opencl_ranks_refuse(&args, &[], &dir.join("cl"), "dispersive media");
     }
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -290,31 +269,31 @@ fn pml_config_on_2_cpu_ranks_equals_one_process() {
     eprintln!("pml config, 2 CPU ranks: probe record relative difference {e:e}");
     assert!(e < 1e-10, "{e:e}");
     if have_opencl("the OpenCL ranks' refusal of a PML") {
-        let mut cl = args.clone();
-        cl.extend([
-            "--quiet".into(),
-            "--backend".into(),
-            "opencl".into(),
-            "--device".into(),
-            POCL.into(),
-        ]);
-        let o = mpirun(2)
-            .args(&cl)
-            .arg("--out")
-            .arg(dir.join("cl"))
-            .output()
-            .unwrap();
-        let l = log(&o);
-        assert!(!o.status.success(), "{l}");
-        assert!(
-            l.contains("does not step")
-                && l.contains("perfectly matched layers (pml = true)")
-                && l.contains("one process"),
-            "{l}"
-        );
-        assert!(!l.contains("panicked"), "{l}");
+        let what = "perfectly matched layers (pml = true)";
+        opencl_ranks_refuse(&args, &["--quiet"], &dir.join("cl"), what);
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The job `args` (with `flags`) on 2 OpenCL ranks of PoCL, writing into `out`: it stops
+/// with an error that says the ranks do not step `what` and to run on one process, and
+/// nothing panics.
+fn opencl_ranks_refuse(args: &[String], flags: &[&str], out: &std::path::Path, what: &str) {
+    let o = mpirun(2)
+        .args(args)
+        .args(flags)
+        .args(["--backend", "opencl", "--device", POCL])
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    let l = log(&o);
+    assert!(!o.status.success(), "{l}");
+    assert!(
+        l.contains("does not step") && l.contains(what) && l.contains("one process"),
+        "{l}"
+    );
+    assert!(!l.contains("panicked"), "{l}");
 }
 
 /// With no `--steps`, `--time` or `--fmax`, the partitioned run takes the record and the band

@@ -231,28 +231,14 @@ fn gpus_refuse_an_open_lossy_dispersive_problem_by_name() {
     }
     let dir = tmp("open");
     let cfg = crate::open_mesh::write_open_problem(&dir, 4508, 50);
-    let args: Vec<String> = vec![
-        "resonator".into(),
-        "--config".into(),
-        cfg.display().to_string(),
-        "--quiet".into(),
-        "--backend".into(),
-        "opencl".into(),
-        "--device".into(),
-        "0".into(),
-    ];
-    let (ok, l) = run(&args, &["--gpus", "2"], &dir.join("out"));
-    assert!(!ok, "ran:\n{l}");
-    for want in [
+    let wants = [
         "does not step",
         "conduction or an absorbing boundary",
         "magnetic conductivity",
         "dispersive media",
         "one process",
-    ] {
-        assert!(l.contains(want), "wanted {want:?} in:\n{l}");
-    }
-    assert!(!l.contains("panicked"), "{l}");
+    ];
+    gpus_refuse(&cfg, &dir, &wants);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -266,6 +252,19 @@ fn gpus_refuse_a_perfectly_matched_layer_by_name() {
     }
     let dir = tmp("pml");
     let cfg = crate::open_mesh::write_pml_problem(&dir, 4517, 50);
+    let wants = [
+        "does not step",
+        "perfectly matched layers (pml = true)",
+        "one process",
+        "--backend cpu",
+    ];
+    gpus_refuse(&cfg, &dir, &wants);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--gpus 2` on the configuration `cfg` (OpenCL device 0, outputs in `dir/out`) stops with
+/// an error that says every one of `wants`, and nothing panics.
+fn gpus_refuse(cfg: &std::path::Path, dir: &std::path::Path, wants: &[&str]) {
     let args: Vec<String> = vec![
         "resonator".into(),
         "--config".into(),
@@ -278,14 +277,8 @@ fn gpus_refuse_a_perfectly_matched_layer_by_name() {
     ];
     let (ok, l) = run(&args, &["--gpus", "2"], &dir.join("out"));
     assert!(!ok, "ran:\n{l}");
-    for want in [
-        "does not step",
-        "perfectly matched layers (pml = true)",
-        "one process",
-        "--backend cpu",
-    ] {
+    for want in wants {
         assert!(l.contains(want), "wanted {want:?} in:\n{l}");
     }
     assert!(!l.contains("panicked"), "{l}");
-    let _ = std::fs::remove_dir_all(dir);
 }

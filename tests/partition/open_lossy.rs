@@ -505,37 +505,13 @@ fn an_open_config_on_2_and_3_ranks_equals_one_process() {
 /// uninterrupted one bit for bit.
 #[test]
 fn an_interrupted_open_job_resumes_bit_for_bit_from_its_checkpoint() {
-    use dgatd::solver::{RunOptions, run_partitioned};
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
     let dir = std::env::temp_dir().join(format!("dgatd-open-resume-{}", std::process::id()));
     let path = crate::open_mesh::write_open_problem(&dir, 4507, 600);
     let (cfg, origin) = dgatd::Config::read(&path).unwrap();
     let plan = dgatd::Plan::new(&cfg, Some(origin)).unwrap();
     let job = |out: &str, stop: Option<&AtomicBool>, resume: bool| {
-        let out = dir.join(out);
-        LocalComm::run(3, |c| {
-            let mut o = RunOptions {
-                out: Some(out.clone()),
-                interrupt: stop,
-                resume: (resume && c.rank() == 0).then(|| {
-                    dgatd::solver::Checkpoint::read(&out.join(dgatd::solver::CHECKPOINT_FILE))
-                        .unwrap()
-                }),
-                ..RunOptions::default()
-            };
-            let r = run_partitioned(&c, 0, &plan, &mut o, &mut |d, _| {
-                if d >= 250
-                    && let Some(s) = stop
-                {
-                    s.store(true, Ordering::SeqCst)
-                }
-            });
-            r.map(|x| x.result.map(|r| r.record.samples))
-                .map_err(|e| e.to_string())
-        })
-        .into_iter()
-        .next()
-        .unwrap()
+        crate::open_lossy::three_rank_job(&dir, &plan, 250, out, stop, resume)
     };
     let full = job("full", None, false).unwrap().unwrap();
     let stop = AtomicBool::new(false);
@@ -551,6 +527,44 @@ fn an_interrupted_open_job_resumes_bit_for_bit_from_its_checkpoint() {
     let resumed = job("cut", None, true).unwrap().unwrap();
     assert!(resumed == full, "the resumed record differs");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// One run of the job `plan` on 3 in-process ranks with its outputs in `dir/out`: stopped
+/// through `stop` once `stop_at` steps are done, or resumed from that folder's checkpoint;
+/// rank 0's probe samples, or the error's text.
+pub(crate) fn three_rank_job(
+    dir: &std::path::Path,
+    plan: &dgatd::Plan,
+    stop_at: usize,
+    out: &str,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+    resume: bool,
+) -> Result<Option<Vec<f64>>, String> {
+    use dgatd::solver::{RunOptions, run_partitioned};
+    use std::sync::atomic::Ordering;
+    let out = dir.join(out);
+    LocalComm::run(3, |c| {
+        let mut o = RunOptions {
+            out: Some(out.clone()),
+            interrupt: stop,
+            resume: (resume && c.rank() == 0).then(|| {
+                dgatd::solver::Checkpoint::read(&out.join(dgatd::solver::CHECKPOINT_FILE)).unwrap()
+            }),
+            ..RunOptions::default()
+        };
+        let r = run_partitioned(&c, 0, plan, &mut o, &mut |d, _| {
+            if d >= stop_at
+                && let Some(s) = stop
+            {
+                s.store(true, Ordering::SeqCst)
+            }
+        });
+        r.map(|x| x.result.map(|r| r.record.samples))
+            .map_err(|e| e.to_string())
+    })
+    .into_iter()
+    .next()
+    .unwrap()
 }
 
 /// In f32 too the partitioned run is the one-process reference run bit for bit (the same

@@ -337,7 +337,7 @@ fn a_pml_run_resumes_bit_for_bit_from_its_gathered_state() {
 #[test]
 fn a_pml_config_on_ranks_equals_one_process_and_resumes_from_its_checkpoint() {
     use dgatd::solver::{RunOptions, run_partitioned, run_with};
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::AtomicBool;
     let dir = std::env::temp_dir().join(format!("dgatd-pml-part-{}", std::process::id()));
     let path = crate::open_mesh::write_pml_problem(&dir, 4515, 500);
     let (cfg, origin) = dgatd::Config::read(&path).unwrap();
@@ -363,30 +363,7 @@ fn a_pml_config_on_ranks_equals_one_process_and_resumes_from_its_checkpoint() {
     assert!(e < 1e-10, "{e:e}");
     assert_eq!(note(&r.notices), note(&one.notices));
     let job = |out: &str, stop: Option<&AtomicBool>, resume: bool| {
-        let out = dir.join(out);
-        LocalComm::run(3, |c| {
-            let mut o = RunOptions {
-                out: Some(out.clone()),
-                interrupt: stop,
-                resume: (resume && c.rank() == 0).then(|| {
-                    dgatd::solver::Checkpoint::read(&out.join(dgatd::solver::CHECKPOINT_FILE))
-                        .unwrap()
-                }),
-                ..RunOptions::default()
-            };
-            let r = run_partitioned(&c, 0, &plan, &mut o, &mut |d, _| {
-                if d >= 200
-                    && let Some(s) = stop
-                {
-                    s.store(true, Ordering::SeqCst)
-                }
-            });
-            r.map(|x| x.result.map(|r| r.record.samples))
-                .map_err(|e| e.to_string())
-        })
-        .into_iter()
-        .next()
-        .unwrap()
+        crate::open_lossy::three_rank_job(&dir, &plan, 200, out, stop, resume)
     };
     let full = job("full", None, false).unwrap().unwrap();
     let stop = AtomicBool::new(false);
