@@ -81,6 +81,13 @@ struct Args {
     backend: String,
     #[arg(long, default_value = "f64")]
     precision: String,
+    /// Symmetry planes through the sphere's centre (`dgatd resonator --symmetry`), e.g.
+    /// `x=pec,y=pmc`: the quarter whose class holds one member of each of TE₁₁ (the
+    /// magnetic dipole along y) and TM₁₁ (the electric dipole along x). The source and the
+    /// probes are mirrored into the part kept, and the source current takes the generic
+    /// direction (0.6, 0.7, 0.4), which drives the modes of every class.
+    #[arg(long)]
+    symmetry: Option<dgatd::solver::SymmetrySpec>,
     /// CSV output (appended, with a header when new).
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -104,7 +111,7 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> Res<()> {
     let args = Args::parse();
-    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s,f_conv_hz,q_conv,f_conv_err_pct,q_conv_err_pct,setup_s,loop_s";
+    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s,f_conv_hz,q_conv,f_conv_err_pct,q_conv_err_pct,setup_s,loop_s,symmetry";
     let mut out: Box<dyn Write> = match &args.csv {
         Some(p) => {
             let new = !p.exists();
@@ -175,8 +182,20 @@ fn main() -> Res<()> {
                     "probe = [[0.0031, -0.0022, 0.0413], [-0.0047, 0.0021, -0.0519], [0.0512, 0.0052, 0.0037], [0.0061, 0.0072, 0.1531], [0.0083, -0.0061, 0.0137], [-0.0121, 0.0093, -0.0072]]",
                 ),
             };
+            // with symmetry planes: the points mirrored into the part kept (x, y, z > 0)
+            let (source, probes, sym) = match &args.symmetry {
+                None => (source, probes.to_string(), String::new()),
+                Some(s) => (
+                    mirrored(&source, s).replace(
+                        "source_dir = [0.0, 1.0, 0.0]",
+                        "source_dir = [0.6, 0.7, 0.4]",
+                    ),
+                    mirrored(probes, s),
+                    format!("symmetry = \"{s}\"\n"),
+                ),
+            };
             let text = format!(
-                "ball = \"{ball}\"\ntime = {time:e}\n{source}\n{probes}\n\
+                "{sym}ball = \"{ball}\"\ntime = {time:e}\n{source}\n{probes}\n\
                  f_peak = {f_peak:e}\nfmax = {fmax:e}\nmin_q = 1\nbackend = \"{}\"\nprecision = \"{}\"\n\
                  [materials.sphere]\neps_r = {eps}\n{tail}",
                 args.backend,
@@ -239,7 +258,7 @@ fn main() -> Res<()> {
                     });
                 writeln!(
                     out,
-                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1},{fc:.6e},{qc:.4},{:.3},{:.2},{:.2},{:.2}",
+                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1},{fc:.6e},{qc:.4},{:.3},{:.2},{:.2},{:.2},{}",
                     args.step,
                     args.boundary,
                     args.air,
@@ -264,10 +283,49 @@ fn main() -> Res<()> {
                     100.0 * (qc / m.q - 1.0),
                     r.setup_s,
                     r.record.wall_s,
+                    args.symmetry
+                        .map(|s| s.to_string().replace(',', ";"))
+                        .unwrap_or_default(),
                 )?;
                 out.flush()?;
             }
         }
     }
     Ok(())
+}
+
+/// The points of the `source = [..]` and `probe = [[..], ..]` lines with the coordinate of
+/// each symmetry plane's axis made non-negative (the planes pass through the centre).
+fn mirrored(text: &str, s: &dgatd::solver::SymmetrySpec) -> String {
+    text.lines()
+        .map(|line| {
+            let Some((key, rest)) = line.split_once(" = ") else {
+                return line.to_string();
+            };
+            if key != "source" && key != "probe" {
+                return line.to_string();
+            }
+            // every point `[a, b, c]` of the line, innermost brackets
+            let mut out = String::new();
+            let mut rest = rest;
+            while let Some(i) = rest.find(|c: char| c == '-' || c.is_ascii_digit()) {
+                let j = rest[i..].find(']').map_or(rest.len(), |j| i + j);
+                out.push_str(&rest[..i]);
+                let coords: Vec<String> = rest[i..j]
+                    .split(',')
+                    .enumerate()
+                    .map(|(a, c)| {
+                        let v: f64 = c.trim().parse().unwrap_or(f64::NAN);
+                        let v = if s.walls[a].is_some() { v.abs() } else { v };
+                        format!("{v}")
+                    })
+                    .collect();
+                out.push_str(&coords.join(", "));
+                rest = &rest[j..];
+            }
+            out.push_str(rest);
+            format!("{key} = {out}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

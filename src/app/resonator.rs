@@ -7,7 +7,9 @@ use dgatd::dg::Flux;
 use dgatd::dga::DualForm;
 use dgatd::problem::{Boundary, BoundaryKind, Material};
 use dgatd::solver::{self, Checkpoint, Phase, RunOptions};
-use dgatd::solver::{BackendKind, BallSpec, BoxSpec, CavitySpec, Config, Extract, Method, Origin};
+use dgatd::solver::{
+    BackendKind, BallSpec, BoxSpec, CavitySpec, Config, Extract, Method, Origin, SymmetrySpec,
+};
 use dgatd::solver::{Plan, parse_point};
 use dgatd::{Error, Precision, Result};
 use std::io::IsTerminal;
@@ -43,6 +45,12 @@ pub struct ResonatorArgs {
     /// group outer). An equiangular cubed-sphere mesh of 48 S^3 tets, S shells in all.
     #[arg(long, conflicts_with_all = ["mesh", "box_mesh"])]
     pub ball: Option<BallSpec>,
+    /// Symmetry planes: AXIS=pec|pmc,..[:X0,Y0,Z0] (e.g. x=pmc,y=pec). The run steps the
+    /// part of the mesh on one side of each plane (through the origin, or X0,Y0,Z0) with a
+    /// PEC or PMC wall on it, and finds the modes of that symmetry class at a half (a
+    /// quarter, an eighth) of the cost. The mesh must have faces on each plane.
+    #[arg(long)]
+    pub symmetry: Option<SymmetrySpec>,
     /// Uniform 1:8 refinements of the mesh (new nodes on cylinder walls and on curved
     /// interfaces that a sphere or a cylinder fits are projected onto them) [0].
     #[arg(long, allow_negative_numbers = true)]
@@ -200,7 +208,7 @@ impl ResonatorArgs {
         macro_rules! some {
             ($($f:ident => $n:literal),*) => {$(if self.$f.is_some() { g.push($n); })*};
         }
-        some!(mesh => "mesh", box_mesh => "box", ball => "ball", refine => "refine", mesh_order => "mesh-order", converge => "converge", steps => "steps",
+        some!(mesh => "mesh", box_mesh => "box", ball => "ball", symmetry => "symmetry", refine => "refine", mesh_order => "mesh-order", converge => "converge", steps => "steps",
             time => "time", cfl => "cfl", dt => "dt", precision => "precision", dual => "dual",
             backend => "backend", device => "device", source => "source",
             source_dir => "source-dir", source_radius => "source-radius", f_peak => "f-peak", fmax => "fmax",
@@ -264,7 +272,9 @@ impl ResonatorArgs {
             assembly,
             gpus
         );
-        set!(steps, time, dt, device, f_peak, fmax, min_q, converge);
+        set!(
+            steps, time, dt, device, f_peak, fmax, min_q, converge, symmetry
+        );
         if let Some(o) = self.order {
             cfg.order = o as usize;
         }

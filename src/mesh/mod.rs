@@ -14,6 +14,7 @@ pub(crate) mod incidence;
 pub(crate) mod interfaces;
 pub(crate) mod order;
 pub(crate) mod shape;
+pub(crate) mod symmetry;
 pub(crate) mod topology;
 
 pub use check::check;

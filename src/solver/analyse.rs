@@ -253,6 +253,8 @@ pub fn analyse(
         }
     };
     let cavity = match plan.cavity {
+        // the catalogues hold PEC walls' modes
+        CavitySpec::Auto if plan.config.symmetry.is_some_and(|s| s.has_pmc()) => None,
         CavitySpec::Auto => cavity_of(mesh),
         CavitySpec::None => None,
         CavitySpec::Given(c) => Some(c),

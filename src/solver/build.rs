@@ -171,7 +171,7 @@ pub fn build(plan: &Plan, status: &dyn Fn(&str)) -> Result<(Built, Box<dyn Stepp
     };
     lap(&mut times.assembly_s);
     times.assembled_on_device = resident.is_some();
-    let (wave, sp, probe_points, scales) = placement(plan, &mesh, &media, &mut notices);
+    let (wave, sp, probe_points, scales) = placement(plan, &mesh, &media, &mut notices)?;
     let dir = plan.problem.source_dir;
     // the source's and the probes' tets, in one search
     let mut all = vec![sp];
@@ -575,6 +575,12 @@ fn base_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
     };
     // a mesh in the wrong unit (1e70, 1e-80) is refused before its operators overflow
     super::limits::check_mesh_scale(&mesh)?;
+    // the part on one side of each symmetry plane (before refinement: the new nodes of a
+    // plane's edges stay on it)
+    let mesh = match &plan.config.symmetry {
+        Some(s) => s.cut_mesh(mesh)?,
+        None => mesh,
+    };
     Ok((mesh, hash))
 }
 
@@ -591,8 +597,11 @@ pub(crate) fn placement(
     mesh: &Mesh,
     media: &Media,
     notices: &mut Vec<String>,
-) -> (Waveform, V3, Vec<V3>, Scales) {
-    let scales = Scales::of(mesh, media);
+) -> Result<(Waveform, V3, Vec<V3>, Scales)> {
+    let mut scales = Scales::of(mesh, media);
+    if let Some(sym) = &plan.config.symmetry {
+        scales.extent_m = sym.whole_extent(mesh);
+    }
     let wave = Waveform::gaussian_derivative(plan.f_peak_hz.unwrap_or(scales.f_peak_hz()));
     let mut rng = Rng::new(plan.seed);
     // the defaults, searched for together, drawn for in order: the source, then the probes
@@ -619,7 +628,19 @@ pub(crate) fn placement(
         true => defaults.collect(),
         false => plan.problem.probes.clone(),
     };
-    (wave, sp, probe_points, scales)
+    // a given point on the side a symmetry plane cut away is refused, one on a plane told
+    if let Some(sym) = &plan.config.symmetry {
+        let given = plan
+            .problem
+            .source
+            .iter()
+            .map(|&p| ("source", p))
+            .chain(plan.problem.probes.iter().map(|&p| ("probe", p)));
+        for (what, p) in given {
+            notices.extend(sym.check_point(what, p, mesh)?);
+        }
+    }
+    Ok((wave, sp, probe_points, scales))
 }
 
 /// The OpenCL device of a plan (None: the CPU backend), with its notices

@@ -3,13 +3,14 @@
 //! that a finished run's `run.toml` is a valid `--config` reproducing it.
 //!
 //! Layout: top-level keys are the `dgatd resonator` flags' long names with `-` → `_`
-//! (`mesh`, `box`, `ball`, `refine`, `mesh_order`, `converge`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
+//! (`mesh`, `box`, `ball`, `symmetry`, `refine`, `mesh_order`, `converge`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
 //! `device`, `source`, `source_dir`, `source_radius`, `probe` (an array of points), `f_peak`, `fmax`,
 //! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
 //! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`, `energy_checks`, `partitioner`,
 //! `assembly`, `gpus`),
 //! then the tables
-//! `[box]`, `[ball]` and `[cavity]` (the table forms of those keys, [`super::spec`]),
+//! `[box]`, `[ball]`, `[cavity]` and `[symmetry]` (the table forms of those keys,
+//! [`super::spec`], [`super::symmetry`]),
 //! `[materials.NAME]` (`eps_r`, `mu_r`, `sigma` S/m, `tan_delta` at `f_tan_delta` Hz, `sigma_m`
 //! ohm/m; `absorbing = true` with `layer_order`, `layer_reflection` for a graded matched
 //! absorbing layer; `pml = true` with `pml_order`, `pml_reflection`, `pml_alpha` (Hz) for a
@@ -25,6 +26,7 @@
 //! a run's configuration.
 
 pub use super::spec::{BallSpec, BoxSpec, CavitySpec};
+pub use super::symmetry::SymmetrySpec;
 use crate::dg::Flux;
 use crate::dga::operators::DualForm;
 use crate::error::{Error, Result};
@@ -236,6 +238,11 @@ pub struct Config {
     /// radial step in units of the first group's) or a `[ball]` table ([`BallSpec`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ball: Option<BallSpec>,
+    /// Symmetry planes ([`super::symmetry`]): `"x=pmc,y=pec[:X0,Y0,Z0]"` or a `[symmetry]`
+    /// table; the run steps the part of the mesh on one side of each plane, with that wall
+    /// on the plane, and finds the modes of that symmetry class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symmetry: Option<SymmetrySpec>,
     /// Uniform 1:8 refinements.
     #[serde(default)]
     pub refine: u32,
@@ -362,6 +369,7 @@ impl Default for Config {
             mesh: None,
             box_mesh: None,
             ball: None,
+            symmetry: None,
             refine: 0,
             mesh_order: MeshOrder::File,
             converge: None,

@@ -26,6 +26,7 @@ pub(crate) mod resonator;
 pub(crate) mod run;
 pub(crate) mod setup_times;
 pub(crate) mod spec;
+pub(crate) mod symmetry;
 pub(crate) mod timestep;
 pub(crate) mod wallq;
 
@@ -52,4 +53,5 @@ pub use modeshape::ModeShape;
 pub use plan::{Length, MeshSpec};
 pub use run::{Record, RunControl, RunOutcome, RunSoFar, run, run_controlled};
 pub use setup_times::SetupTimes;
+pub use symmetry::SymmetrySpec;
 pub use timestep::{RHO_MARGIN, spectral_radius, time_step};

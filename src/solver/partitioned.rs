@@ -138,7 +138,7 @@ fn global_setup(plan: &Plan) -> Result<(Global, Topology, Media, Vec<bool>)> {
     // the absorbing faces' conductances, as the single-process build adds them
     let (faces, y) = walls.absorbing(&topo, &media);
     let surface = crate::dga::surface_conductance(&mesh, &topo, &faces, &y);
-    let (wave, sp, probe_points, scales) = build::placement(plan, &mesh, &media, &mut notices);
+    let (wave, sp, probe_points, scales) = build::placement(plan, &mesh, &media, &mut notices)?;
     let absorbing = super::echo::absorbing_vertices(&mesh, &topo, &walls, &plan.problem);
     let echo = super::echo::earliest(&mesh, &absorbing, &media, sp, &probe_points, &wave);
     let source = Source::located(&mesh, sp, plan.problem.source_dir)?;

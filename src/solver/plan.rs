@@ -403,6 +403,13 @@ impl Plan {
                 "the DG CPU reference runs in f64; use --backend opencl for f32",
             ));
         }
+        if let Some(s) = cfg.symmetry.filter(|s| s.has_pmc()) {
+            return Err(Error::config(
+                "symmetry",
+                s,
+                "--method dg supports PEC walls only (give the planes as pec, or run --method dga)",
+            ));
+        }
         if let Some((name, b)) = cfg
             .boundaries
             .iter()
@@ -466,9 +473,24 @@ impl Plan {
         for (k, b) in &cfg.boundaries {
             b.validate(k)?;
         }
+        // the symmetry planes' faces are the groups symmetry_x, _y, _z, with their walls
+        let mut boundaries = cfg.boundaries.clone();
+        if let Some(sym) = &cfg.symmetry {
+            for (group, b) in sym.boundaries() {
+                if boundaries.insert(group.clone(), b).is_some() {
+                    return Err(Error::config(
+                        "boundary",
+                        &group,
+                        format!(
+                            "{group} is the surface group of a symmetry plane (symmetry = \"{sym}\"), which sets its wall; give the wall in symmetry, or rename the group"
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(Problem {
             materials: cfg.materials.clone(),
-            boundaries: cfg.boundaries.clone(),
+            boundaries,
             source: cfg.source.map(|p| finite_point("source", p)).transpose()?,
             source_dir: d,
             source_radius: {

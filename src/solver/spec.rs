@@ -462,6 +462,8 @@ macro_rules! string_or_table {
     };
 }
 
+pub(crate) use string_or_table;
+
 string_or_table!(
     BoxSpec,
     BoxTable,

@@ -12,4 +12,5 @@ mod converge;
 mod defaults;
 mod dispersive_correction;
 mod resonator;
+mod symmetry;
 mod wall_q;
