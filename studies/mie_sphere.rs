@@ -88,6 +88,15 @@ struct Args {
     /// direction (0.6, 0.7, 0.4), which drives the modes of every class.
     #[arg(long)]
     symmetry: Option<dgatd::solver::SymmetrySpec>,
+    /// A Gmsh mesh instead of the generated ball: volume groups `sphere`, `air` and `layer`
+    /// or `pml` (as `--boundary`; with `abc`, the surface group `outer`), the sphere of
+    /// radius `--radius` centred at the origin (e.g. `results/symmetry/gmsh_sphere.py`).
+    /// `--n` then only labels the rows (use 0).
+    #[arg(long)]
+    mesh: Option<std::path::PathBuf>,
+    /// The sphere's radius (m); the source and probe points scale with it.
+    #[arg(long, default_value_t = A0)]
+    radius: f64,
     /// CSV output (appended, with a header when new).
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -105,12 +114,18 @@ enum Excite {
     TmBall,
 }
 
-const A: f64 = 0.1;
+/// The generated sphere's radius (m); the source and probe points are given for it.
+const A0: f64 = 0.1;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> Res<()> {
     let args = Args::parse();
+    #[allow(non_snake_case)]
+    let A = args.radius;
+    if args.mesh.is_some() && args.excite == Excite::TmBall {
+        return Err("--excite tm-ball needs the generated ball (its first shell)".into());
+    }
     let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s,f_conv_hz,q_conv,f_conv_err_pct,q_conv_err_pct,setup_s,loop_s,symmetry";
     let mut out: Box<dyn Write> = match &args.csv {
         Some(p) => {
@@ -194,8 +209,14 @@ fn main() -> Res<()> {
                     format!("symmetry = \"{s}\"\n"),
                 ),
             };
+            // the points are given for the radius A0
+            let (source, probes) = (scaled(&source, A / A0), scaled(&probes, A / A0));
+            let ball = match &args.mesh {
+                Some(m) => format!("mesh = \"{}\"", m.display()),
+                None => format!("ball = \"{ball}\""),
+            };
             let text = format!(
-                "{sym}ball = \"{ball}\"\ntime = {time:e}\n{source}\n{probes}\n\
+                "{sym}{ball}\ntime = {time:e}\n{source}\n{probes}\n\
                  f_peak = {f_peak:e}\nfmax = {fmax:e}\nmin_q = 1\nbackend = \"{}\"\nprecision = \"{}\"\n\
                  [materials.sphere]\neps_r = {eps}\n{tail}",
                 args.backend,
@@ -297,6 +318,12 @@ fn main() -> Res<()> {
 /// The points of the `source = [..]` and `probe = [[..], ..]` lines with the coordinate of
 /// each symmetry plane's axis made non-negative (the planes pass through the centre).
 fn mirrored(text: &str, s: &dgatd::solver::SymmetrySpec) -> String {
+    map_points(text, |a, v| if s.walls[a].is_some() { v.abs() } else { v })
+}
+
+/// The `source = [..]` and `probe = [[..], ..]` lines of `text` with every coordinate `v`
+/// of axis `a` replaced by `f(a, v)`; other lines as they are.
+fn map_points(text: &str, f: impl Fn(usize, f64) -> f64) -> String {
     text.lines()
         .map(|line| {
             let Some((key, rest)) = line.split_once(" = ") else {
@@ -314,11 +341,7 @@ fn mirrored(text: &str, s: &dgatd::solver::SymmetrySpec) -> String {
                 let coords: Vec<String> = rest[i..j]
                     .split(',')
                     .enumerate()
-                    .map(|(a, c)| {
-                        let v: f64 = c.trim().parse().unwrap_or(f64::NAN);
-                        let v = if s.walls[a].is_some() { v.abs() } else { v };
-                        format!("{v}")
-                    })
+                    .map(|(a, c)| format!("{:e}", f(a, c.trim().parse().unwrap_or(f64::NAN))))
                     .collect();
                 out.push_str(&coords.join(", "));
                 rest = &rest[j..];
@@ -328,4 +351,9 @@ fn mirrored(text: &str, s: &dgatd::solver::SymmetrySpec) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The points of the `source = [..]` and `probe = [[..], ..]` lines scaled by `k`.
+fn scaled(text: &str, k: f64) -> String {
+    map_points(text, |_, v| v * k)
 }
