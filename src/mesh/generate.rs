@@ -504,9 +504,11 @@ pub fn refine_onto(
         None => Vec::new(),
     };
     let on_fit = fitted_edges(mesh, &topo, fits);
+    let mut plain = Vec::with_capacity(topo.n_edges());
     for (e, &[a, b]) in topo.edges.iter().enumerate() {
         let (pa, pb) = (mesh.nodes[a as usize], mesh.nodes[b as usize]);
         let mut m = crate::util::scale(crate::util::add(pa, pb), 0.5);
+        plain.push(m);
         if let Some(w) = &wall
             && on_wall[e]
             && w.on_surface(pa)
@@ -551,6 +553,7 @@ pub fn refine_onto(
             out.into_iter()
         })
         .collect();
+    let kept = keep_unfolded(&tets, &mut nodes, nv, &plain);
     let phys: Vec<i32> = mesh
         .tet_phys
         .iter()
@@ -573,8 +576,16 @@ pub fn refine_onto(
         })
         .flatten()
         .collect();
+    let source = match kept {
+        0 => format!("{} refined 1:8", mesh.source),
+        k => format!(
+            "{} refined 1:8 ({k} midpoints left off their curved surface, where moving them \
+             onto it would fold or flatten a tet)",
+            mesh.source
+        ),
+    };
     fresh(
-        format!("{} refined 1:8", mesh.source),
+        source,
         nodes,
         tets,
         phys,
@@ -582,6 +593,59 @@ pub fn refine_onto(
         surfaces,
     )
 }
+
+/// Midpoints moved onto a curved surface (`nodes[nv + e]` against the plain midpoint
+/// `plain[e]`) are put back on the chord wherever the move turns a child tet over or
+/// flattens it below [`MIN_PROJECTED_VOLUME`] of its plain volume: on a coarse mesh, a
+/// surface that bends across one cell (a sphere meeting a symmetry plane, a Gmsh mesh's
+/// corner) would otherwise fold the refined mesh, or leave a sliver that sets the time
+/// step. Repeats until no child is left so (each pass only puts nodes back: it ends).
+/// Returns the number of midpoints put back.
+fn keep_unfolded(tets: &[[u32; 4]], nodes: &mut [V3], nv: usize, plain: &[V3]) -> usize {
+    let det = |x: [V3; 4]| det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
+    let mut put_back = 0;
+    loop {
+        let nodes_now: &[V3] = nodes;
+        let bad: Vec<u32> = tets
+            .par_iter()
+            .filter_map(|t| {
+                let moved = t
+                    .iter()
+                    .any(|&v| v as usize >= nv && nodes_now[v as usize] != plain[v as usize - nv]);
+                if !moved {
+                    return None;
+                }
+                let before = det(t.map(|v| {
+                    if (v as usize) < nv {
+                        nodes_now[v as usize]
+                    } else {
+                        plain[v as usize - nv]
+                    }
+                }));
+                let after = det(t.map(|v| nodes_now[v as usize]));
+                (after * before.signum() < MIN_PROJECTED_VOLUME * before.abs()).then_some(*t)
+            })
+            .flatten()
+            .filter(|&v| v as usize >= nv)
+            .collect();
+        let mut changed = false;
+        for v in bad {
+            let p = plain[v as usize - nv];
+            if nodes[v as usize] != p {
+                nodes[v as usize] = p;
+                put_back += 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            return put_back;
+        }
+    }
+}
+
+/// The smallest volume, as a fraction of the child's volume with plain midpoints, that
+/// moving midpoints onto a curved surface may leave a child tet ([`refine_onto`]).
+pub const MIN_PROJECTED_VOLUME: f64 = 0.2;
 
 #[cfg(test)]
 mod tests {

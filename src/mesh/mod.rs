@@ -18,7 +18,7 @@ pub(crate) mod symmetry;
 pub(crate) mod topology;
 
 pub use check::check;
-pub use generate::{BOX_WALLS, CurvedWall, box_mesh, refine, refine_onto};
+pub use generate::{BOX_WALLS, CurvedWall, MIN_PROJECTED_VOLUME, box_mesh, refine, refine_onto};
 pub use gmsh::{parse as parse_gmsh, read as read_gmsh};
 pub use interfaces::{SurfaceFit, SurfaceKey, Surfaces, Unfitted, fit as fit_surfaces};
 pub use order::{MeshOrder, centroids, morton, shuffled};
