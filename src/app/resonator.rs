@@ -55,6 +55,11 @@ pub struct ResonatorArgs {
     /// interfaces that a sphere or a cylinder fits are projected onto them) [0].
     #[arg(long, allow_negative_numbers = true)]
     pub refine: Option<u32>,
+    /// Volume groups refined 1:8 once before --refine and every --converge level, their
+    /// neighbours split to keep the mesh conforming: GROUP,GROUP (names or tags), e.g.
+    /// sphere,near (resolution where the field needs it, not in the whole domain).
+    #[arg(long, value_delimiter = ',')]
+    pub refine_region: Vec<String>,
     /// Numbering of the tets and nodes after refinement: file (as read or generated) or
     /// morton (along a Z-order curve, so the step's gathers touch nearby memory; the
     /// bundled meshes are stored in an order almost as scattered as a random one,
@@ -217,6 +222,7 @@ impl ResonatorArgs {
             method => "method", order => "order", flux => "flux", partitioner => "partitioner",
             assembly => "assembly", gpus => "gpus");
         for (v, n) in [
+            (&self.refine_region, "refine-region"),
             (&self.probes, "probe"),
             (&self.materials, "material"),
             (&self.boundaries, "boundary"),
@@ -277,6 +283,9 @@ impl ResonatorArgs {
         );
         if let Some(o) = self.order {
             cfg.order = o as usize;
+        }
+        if !self.refine_region.is_empty() {
+            cfg.refine_region = self.refine_region.clone();
         }
         if let Some(s) = &self.source {
             cfg.source = Some(parse_point("source", s)?);

@@ -1,14 +1,14 @@
-//! Mesh generators: a structured box split into tetrahedra, concentric balls (an equiangular
-//! cubed sphere, for open problems around a sphere), and uniform 1:8 refinement of
-//! any tetrahedral mesh (optionally projecting new boundary nodes onto a cylinder, and new
-//! nodes on fitted curved interfaces onto them: [`super::interfaces`]), so
-//! users and benchmarks can make meshes of any size without files.
+//! Mesh generators: a structured box split into tetrahedra and concentric balls (an
+//! equiangular cubed sphere, for open problems around a sphere), so users and benchmarks
+//! can make meshes of any size without files (refinement: [`super::refine`]).
 
 use super::{Mesh, PhysicalName};
 use crate::util::{V3, det3, norm, sub};
 use rayon::prelude::*;
 
-fn fresh(
+/// A mesh of these nodes and tets (each turned to positive orientation, counted in
+/// `reoriented`), with sorted surface triangles and fresh tet ids.
+pub(super) fn fresh(
     source: String,
     nodes: Vec<V3>,
     mut tets: Vec<[u32; 4]>,
@@ -415,238 +415,6 @@ pub fn ball_shells(n_first: usize, shells: &[Shell]) -> std::result::Result<usiz
 
 pub use super::interfaces::CurvedWall;
 
-/// Edges of the boundary faces that may lie on `wall` (by their normal).
-fn wall_edges(mesh: &Mesh, topo: &super::Topology, wall: &CurvedWall) -> Vec<bool> {
-    let mut on = vec![false; topo.n_edges()];
-    for &(f, _) in &topo.boundary_faces {
-        let x = topo.faces[f as usize].map(|v| mesh.nodes[v as usize]);
-        let c = crate::util::cross(sub(x[1], x[0]), sub(x[2], x[0]));
-        let cn = norm(c);
-        if !(cn > 0.0) || !wall.may_hold(crate::util::scale(c, 1.0 / cn)) {
-            continue;
-        }
-        let v = topo.faces[f as usize];
-        for (a, b) in [(v[0], v[1]), (v[1], v[2]), (v[2], v[0])] {
-            if let Some(e) = topo.edge_between(a, b) {
-                on[e as usize] = true;
-            }
-        }
-    }
-    on
-}
-
-/// Uniform 1:8 refinement: each tet becomes 4 corner tets and 4 tets of its inner
-/// octahedron (split along its shortest diagonal). With `wall`, the midpoint of an edge of
-/// a boundary face on the wall whose two ends lie on the wall (within its tolerance) is
-/// projected onto it, so that curved walls converge to the true surface (a chord across a
-/// cylinder's end cap is not moved).
-pub fn refine(mesh: &Mesh, wall: Option<CurvedWall>) -> Mesh {
-    refine_onto(mesh, wall, &[])
-}
-
-/// Edges of the faces of each fitted surface that may lie on it (by the face's key and
-/// normal): `(edge, fit)`.
-fn fitted_edges(
-    mesh: &Mesh,
-    topo: &super::Topology,
-    fits: &[super::interfaces::SurfaceFit],
-) -> Vec<Option<usize>> {
-    let mut on = vec![None; topo.n_edges()];
-    if fits.is_empty() {
-        return on;
-    }
-    for (f, key) in super::interfaces::surface_faces(mesh, topo) {
-        let v = topo.faces[f as usize];
-        let x = v.map(|i| mesh.nodes[i as usize]);
-        let c = crate::util::cross(sub(x[1], x[0]), sub(x[2], x[0]));
-        let cn = norm(c);
-        if !(cn > 0.0) {
-            continue;
-        }
-        let n = crate::util::scale(c, 1.0 / cn);
-        let ctr = crate::util::scale(
-            crate::util::add(crate::util::add(x[0], x[1]), x[2]),
-            1.0 / 3.0,
-        );
-        for (a, b) in [(v[0], v[1]), (v[1], v[2]), (v[2], v[0])] {
-            let Some(e) = topo.edge_between(a, b) else {
-                continue;
-            };
-            if on[e as usize].is_some() {
-                continue;
-            }
-            let (pa, pb) = (mesh.nodes[a as usize], mesh.nodes[b as usize]);
-            on[e as usize] = fits.iter().position(|s| {
-                s.key == key
-                    && s.wall.holds_face(n, ctr)
-                    && s.wall.on_surface(pa)
-                    && s.wall.on_surface(pb)
-            });
-        }
-    }
-    on
-}
-
-/// [`refine`] that also follows fitted surfaces ([`super::interfaces::fit`], made once on
-/// the mesh as given): the midpoint of an edge of a face of a fitted surface whose two ends
-/// lie on the fit is projected onto it (after `wall`, which keeps its own rule).
-pub fn refine_onto(
-    mesh: &Mesh,
-    wall: Option<CurvedWall>,
-    fits: &[super::interfaces::SurfaceFit],
-) -> Mesh {
-    let topo = super::Topology::build(mesh).expect("a valid mesh has a valid topology");
-    let nv = mesh.n_vertices();
-    let mut nodes = mesh.nodes.clone();
-    nodes.reserve(topo.n_edges());
-    let on_wall = match &wall {
-        Some(w) => wall_edges(mesh, &topo, w),
-        None => Vec::new(),
-    };
-    let on_fit = fitted_edges(mesh, &topo, fits);
-    let mut plain = Vec::with_capacity(topo.n_edges());
-    for (e, &[a, b]) in topo.edges.iter().enumerate() {
-        let (pa, pb) = (mesh.nodes[a as usize], mesh.nodes[b as usize]);
-        let mut m = crate::util::scale(crate::util::add(pa, pb), 0.5);
-        plain.push(m);
-        if let Some(w) = &wall
-            && on_wall[e]
-            && w.on_surface(pa)
-            && w.on_surface(pb)
-        {
-            m = w.project(m);
-        } else if let Some(k) = on_fit[e] {
-            m = fits[k].wall.project(m);
-        }
-        nodes.push(m);
-    }
-    let tets: Vec<[u32; 4]> = (0..mesh.n_tets())
-        .into_par_iter()
-        .flat_map_iter(|n| {
-            let v = mesh.tets[n];
-            let te = topo.tet_edges[n];
-            let mid = |i: usize, j: usize| (nv as u32) + te[super::topology::local_edge(i, j)];
-            let m01 = mid(0, 1);
-            let m02 = mid(0, 2);
-            let m03 = mid(0, 3);
-            let m12 = mid(1, 2);
-            let m13 = mid(1, 3);
-            let m23 = mid(2, 3);
-            let len = |a: u32, b: u32| norm(sub(nodes[a as usize], nodes[b as usize]));
-            // Octahedron diagonals: (m01,m23), (m02,m13), (m03,m12).
-            let d = [len(m01, m23), len(m02, m13), len(m03, m12)];
-            let k = (0..3).min_by(|&a, &b| d[a].total_cmp(&d[b])).unwrap_or(0);
-            let (p, q, ring) = match k {
-                0 => (m01, m23, [m02, m03, m13, m12]),
-                1 => (m02, m13, [m01, m03, m23, m12]),
-                _ => (m03, m12, [m01, m02, m23, m13]),
-            };
-            let mut out = vec![
-                [v[0], m01, m02, m03],
-                [m01, v[1], m12, m13],
-                [m02, m12, v[2], m23],
-                [m03, m13, m23, v[3]],
-            ];
-            for s in 0..4 {
-                out.push([p, q, ring[s], ring[(s + 1) % 4]]);
-            }
-            out.into_iter()
-        })
-        .collect();
-    let kept = keep_unfolded(&tets, &mut nodes, nv, &plain);
-    let phys: Vec<i32> = mesh
-        .tet_phys
-        .iter()
-        .flat_map(|&p| std::iter::repeat_n(p, 8))
-        .collect();
-    // Each surface triangle splits into 4 through its edge midpoints.
-    let edge_of = |a: u32, b: u32| topo.edge_between(a, b);
-    let surfaces = mesh
-        .surfaces
-        .iter()
-        .filter_map(|&([a, b, c], tag)| {
-            let m = |x: u32, y: u32| edge_of(x, y).map(|e| nv as u32 + e);
-            let (ab, bc, ca) = (m(a, b)?, m(b, c)?, m(c, a)?);
-            Some([
-                ([a, ab, ca], tag),
-                ([ab, b, bc], tag),
-                ([ca, bc, c], tag),
-                ([ab, bc, ca], tag),
-            ])
-        })
-        .flatten()
-        .collect();
-    let source = match kept {
-        0 => format!("{} refined 1:8", mesh.source),
-        k => format!(
-            "{} refined 1:8 ({k} midpoints left off their curved surface, where moving them \
-             onto it would fold or flatten a tet)",
-            mesh.source
-        ),
-    };
-    fresh(
-        source,
-        nodes,
-        tets,
-        phys,
-        mesh.physical_names.clone(),
-        surfaces,
-    )
-}
-
-/// Midpoints moved onto a curved surface (`nodes[nv + e]` against the plain midpoint
-/// `plain[e]`) are put back on the chord wherever the move turns a child tet over or
-/// flattens it below [`MIN_PROJECTED_VOLUME`] of its plain volume: on a coarse mesh, a
-/// surface that bends across one cell (a sphere meeting a symmetry plane, a Gmsh mesh's
-/// corner) would otherwise fold the refined mesh, or leave a sliver that sets the time
-/// step. Repeats until no child is left so (each pass only puts nodes back: it ends).
-/// Returns the number of midpoints put back.
-fn keep_unfolded(tets: &[[u32; 4]], nodes: &mut [V3], nv: usize, plain: &[V3]) -> usize {
-    let det = |x: [V3; 4]| det3(sub(x[1], x[0]), sub(x[2], x[0]), sub(x[3], x[0]));
-    let mut put_back = 0;
-    loop {
-        let nodes_now: &[V3] = nodes;
-        let bad: Vec<u32> = tets
-            .par_iter()
-            .filter_map(|t| {
-                let moved = t
-                    .iter()
-                    .any(|&v| v as usize >= nv && nodes_now[v as usize] != plain[v as usize - nv]);
-                if !moved {
-                    return None;
-                }
-                let before = det(t.map(|v| {
-                    if (v as usize) < nv {
-                        nodes_now[v as usize]
-                    } else {
-                        plain[v as usize - nv]
-                    }
-                }));
-                let after = det(t.map(|v| nodes_now[v as usize]));
-                (after * before.signum() < MIN_PROJECTED_VOLUME * before.abs()).then_some(*t)
-            })
-            .flatten()
-            .filter(|&v| v as usize >= nv)
-            .collect();
-        let mut changed = false;
-        for v in bad {
-            let p = plain[v as usize - nv];
-            if nodes[v as usize] != p {
-                nodes[v as usize] = p;
-                put_back += 1;
-                changed = true;
-            }
-        }
-        if !changed {
-            return put_back;
-        }
-    }
-}
-
-/// The smallest volume, as a fraction of the child's volume with plain midpoints, that
-/// moving midpoints onto a curved surface may leave a child tet ([`refine_onto`]).
-pub const MIN_PROJECTED_VOLUME: f64 = 0.2;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -700,18 +468,5 @@ mod tests {
         let c = ball_mesh(5, &coarse).unwrap();
         assert_eq!(c.n_tets(), 48 * 13usize.pow(3));
         assert!((0..c.n_tets()).all(|n| c.tet_volume(n) > 0.0));
-    }
-    #[test]
-    fn refinement_preserves_volume_and_topology() {
-        let m = box_mesh([2, 2, 2], [1.0, 1.0, 1.0]);
-        let r = refine(&m, None);
-        assert_eq!(r.n_tets(), 8 * m.n_tets());
-        let v: f64 = (0..r.n_tets()).map(|n| r.tet_volume(n)).sum();
-        assert!((v - 1.0).abs() < 1e-12);
-        assert!((0..r.n_tets()).all(|n| r.tet_volume(n) > 0.0));
-        let t = super::super::Topology::build(&r).unwrap();
-        let chi =
-            r.n_vertices() as i64 - t.n_edges() as i64 + t.n_faces() as i64 - r.n_tets() as i64;
-        assert_eq!(chi, 1);
     }
 }

@@ -1,5 +1,5 @@
 //! Curved material interfaces and boundary surfaces, fitted so that refinement follows
-//! them ([`super::generate::refine_onto`]): without it, a refined mesh keeps the coarse
+//! them ([`super::refine::refine_onto`]): without it, a refined mesh keeps the coarse
 //! polyhedron of a dielectric sphere, and a ladder of levels converges to that polyhedron
 //! instead of the sphere.
 //!

@@ -13,15 +13,17 @@ mod head;
 pub(crate) mod incidence;
 pub(crate) mod interfaces;
 pub(crate) mod order;
+pub(crate) mod refine;
 pub(crate) mod shape;
 pub(crate) mod symmetry;
 pub(crate) mod topology;
 
 pub use check::check;
-pub use generate::{BOX_WALLS, CurvedWall, MIN_PROJECTED_VOLUME, box_mesh, refine, refine_onto};
+pub use generate::{BOX_WALLS, CurvedWall, box_mesh};
 pub use gmsh::{parse as parse_gmsh, read as read_gmsh};
 pub use interfaces::{SurfaceFit, SurfaceKey, Surfaces, Unfitted, fit as fit_surfaces};
 pub use order::{MeshOrder, centroids, morton, shuffled};
+pub use refine::{MIN_PROJECTED_VOLUME, refine, refine_onto, refine_region};
 pub use shape::{Shape, detect as detect_shape, fit_round};
 pub use topology::{LOCAL_EDGES, NONE};
 

@@ -487,24 +487,63 @@ pub(crate) fn pml_notices(media: &Media) -> Vec<String> {
 /// renumbered in the plan's [`crate::mesh::order::MeshOrder`]).
 pub fn load_mesh(plan: &Plan) -> Result<(Mesh, Option<u64>)> {
     let (mut mesh, hash) = base_mesh(plan)?;
-    if plan.refine > 0 {
-        let tets = mesh.n_tets() as f64 * 8f64.powi(plan.refine as i32);
-        check_host_memory(tets, "refine", &plan.refine.to_string())?;
-    }
+    let region = &plan.config.refine_region;
     // the wall and the curved interfaces are fitted once, on the given mesh, and used at
     // every level
-    let (wall, fits) = if plan.refine > 0 {
+    let (wall, fits) = if plan.refine > 0 || !region.is_empty() {
         surfaces_of(&mesh)
     } else {
         (None, crate::mesh::Surfaces::default())
     };
+    if !region.is_empty() {
+        let marked = region_mask(&mesh, region)?;
+        mesh = crate::mesh::refine_region(&mesh, &marked, wall, &fits.fits)
+            .map_err(|why| Error::config("refine_region", region.join(","), why))?;
+    }
+    if plan.refine > 0 {
+        let tets = mesh.n_tets() as f64 * 8f64.powi(plan.refine as i32);
+        check_host_memory(tets, "refine", &plan.refine.to_string())?;
+    }
     for _ in 0..plan.refine {
-        mesh = generate::refine_onto(&mesh, wall, &fits.fits);
+        mesh = crate::mesh::refine_onto(&mesh, wall, &fits.fits);
     }
     if plan.mesh_order == crate::mesh::order::MeshOrder::Morton {
         mesh = mesh.morton_ordered();
     }
     Ok((mesh, hash))
+}
+
+/// The tets of the volume groups named in `refine_region` (names or tags); an unknown
+/// group is refused naming the mesh's groups.
+fn region_mask(mesh: &Mesh, groups: &[String]) -> Result<Vec<bool>> {
+    let mut marked = vec![false; mesh.n_tets()];
+    for g in groups {
+        let Some(tag) = mesh.volume_group(g.trim()) else {
+            let names: Vec<String> = mesh
+                .volume_tags()
+                .iter()
+                .map(|&t| {
+                    mesh.physical_names
+                        .iter()
+                        .find(|p| p.dim == 3 && p.tag == t)
+                        .map_or(t.to_string(), |p| format!("{} ({t})", p.name))
+                })
+                .collect();
+            return Err(Error::config(
+                "refine_region",
+                g,
+                format!(
+                    "no volume group of that name or tag in {} (its groups: {})",
+                    mesh.source,
+                    names.join(", ")
+                ),
+            ));
+        };
+        for (m, inside) in marked.iter_mut().zip(mesh.volume_mask(tag)) {
+            *m |= inside;
+        }
+    }
+    Ok(marked)
 }
 
 /// The detected outer wall of a mesh ([`generate::CurvedWall::of`]) and its fitted curved

@@ -3,7 +3,7 @@
 //! that a finished run's `run.toml` is a valid `--config` reproducing it.
 //!
 //! Layout: top-level keys are the `dgatd resonator` flags' long names with `-` → `_`
-//! (`mesh`, `box`, `ball`, `symmetry`, `refine`, `mesh_order`, `converge`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
+//! (`mesh`, `box`, `ball`, `symmetry`, `refine`, `refine_region` (an array of volume group names), `mesh_order`, `converge`, `steps`, `time`, `cfl`, `dt`, `precision`, `dual`, `backend`,
 //! `device`, `source`, `source_dir`, `source_radius`, `probe` (an array of points), `f_peak`, `fmax`,
 //! `min_prominence`, `min_q`, `cavity`, `extract`, `mode_shapes`, `seed`, `method`,
 //! `order`, `flux`, `checkpoint_steps`, `checkpoint_minutes`, `energy_checks`, `partitioner`,
@@ -246,6 +246,12 @@ pub struct Config {
     /// Uniform 1:8 refinements.
     #[serde(default)]
     pub refine: u32,
+    /// Volume groups (names or tags) refined 1:8 once, before `refine` and every
+    /// `converge` level, with their neighbours closed conformingly
+    /// ([`crate::mesh::refine_region`]): resolution where the field needs it (a sphere's
+    /// near air) without refining the whole domain.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refine_region: Vec<String>,
     /// Numbering of the tets and nodes (after refinement): `file` (default) or `morton`
     /// (along a Z-order curve: the step's gathers then touch nearby memory,
     /// `results/h200/locality/`).
@@ -371,6 +377,7 @@ impl Default for Config {
             ball: None,
             symmetry: None,
             refine: 0,
+            refine_region: Vec::new(),
             mesh_order: MeshOrder::File,
             converge: None,
             steps: None,

@@ -11,6 +11,7 @@ mod config;
 mod converge;
 mod defaults;
 mod dispersive_correction;
+mod refine_region;
 mod resonator;
 mod symmetry;
 mod wall_q;

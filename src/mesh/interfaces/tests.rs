@@ -2,7 +2,8 @@
 //! a Gmsh sphere in a box (`tests/data/sphere_in_box.py`: random radius, seed 48).
 
 use super::*;
-use crate::mesh::generate::{Shell, ball_mesh, box_mesh, refine_onto};
+use crate::mesh::generate::{Shell, ball_mesh, box_mesh};
+use crate::mesh::refine::refine_onto;
 use std::f64::consts::PI;
 
 /// Volume of the tets of group `tag`.
@@ -13,24 +14,32 @@ fn volume(m: &Mesh, tag: i32) -> f64 {
         .sum()
 }
 
-/// Every node of the interface between groups 1 and 2 lies at `r` from `c` (to `tol` r).
-fn interface_on_sphere(m: &Mesh, c: V3, r: f64, tol: f64) {
+/// Every node of the interface between groups 1 and 2 lies at `r` from `c` (to `tol` r),
+/// but for at most a fraction `spared` of them (the nodes whose move onto the sphere would
+/// fold a tet, held back by the refinement, and the midpoints of their edges later).
+fn interface_on_sphere(m: &Mesh, c: V3, r: f64, tol: f64, spared: f64) {
     let topo = Topology::build(m).unwrap();
-    let mut worst = 0.0f64;
+    let mut on = std::collections::BTreeMap::new();
     for (f, key) in surface_faces(m, &topo) {
         if key == SurfaceKey::Interface(1, 2) {
             for v in topo.faces[f as usize] {
-                worst = worst.max((norm(sub(m.nodes[v as usize], c)) - r).abs() / r);
+                let d = (norm(sub(m.nodes[v as usize], c)) - r).abs() / r;
+                on.insert(v, d < tol);
             }
         }
     }
-    assert!(worst < tol, "an interface node {worst:e} r off the sphere");
+    let off = on.values().filter(|&&x| !x).count();
+    assert!(
+        off as f64 <= spared * on.len() as f64,
+        "{off} of {} interface nodes off the sphere",
+        on.len()
+    );
 }
 
 /// The sphere group's volume error at levels 0, 1, 2: every level's interface on the
-/// sphere, the error shrinking about 4 times per level (the inscribed polyhedron's
+/// sphere (but the `spared` nodes, [`interface_on_sphere`]), no fold, the error shrinking about 4 times per level (the inscribed polyhedron's
 /// O(h²)), where the unprojected refinement keeps level 0's error.
-fn converges_to_the_sphere(m: &Mesh, c: V3, r: f64, node_tol: f64) {
+fn converges_to_the_sphere(m: &Mesh, c: V3, r: f64, node_tol: f64, spared: f64) {
     let s = fit(m, false);
     assert!(s.unfitted.is_empty(), "{:?}", s.unfitted);
     let sphere: Vec<&SurfaceFit> = s
@@ -53,9 +62,17 @@ fn converges_to_the_sphere(m: &Mesh, c: V3, r: f64, node_tol: f64) {
     for _ in 0..2 {
         level = refine_onto(&level, None, &s.fits);
         flat = refine_onto(&flat, None, &[]);
-        interface_on_sphere(&level, c, r, node_tol.max(1e-13));
+        interface_on_sphere(&level, c, r, node_tol.max(1e-13), spared);
         errs.push((volume(&level, 1) / exact - 1.0).abs());
-        assert!((0..level.n_tets()).all(|n| level.tet_volume(n) > 0.0));
+        // no child turned over (the refinement re-orients every tet, so a positive volume
+        // proves nothing: the check finds two tets on one side of their common face)
+        let topo = Topology::build(&level).unwrap();
+        crate::mesh::check(&level, &topo).unwrap();
+        assert!(
+            spared > 0.0 || !level.source.contains("moved only part"),
+            "{}",
+            level.source
+        );
     }
     let flat_err = (volume(&flat, 1) / exact - 1.0).abs();
     eprintln!("sphere volume errors {errs:?}, unprojected {flat_err:e}");
@@ -72,16 +89,22 @@ fn converges_to_the_sphere(m: &Mesh, c: V3, r: f64, node_tol: f64) {
 #[test]
 fn a_generated_balls_interface_is_followed() {
     let m = ball_mesh(2, &[Shell::new("sphere", 0.6), Shell::new("air", 1.0)]).unwrap();
-    converges_to_the_sphere(&m, [0.0; 3], 0.6, 1e-12);
+    converges_to_the_sphere(&m, [0.0; 3], 0.6, 1e-12, 0.0);
 }
 
 #[test]
 fn a_gmsh_sphere_in_a_box_is_followed() {
     let text = include_bytes!("../../../tests/data/sphere_in_box.msh");
     let m = crate::mesh::parse_gmsh(text, "sphere_in_box.msh").unwrap();
-    // tests/data/sphere_in_box.py: random.Random(48).uniform(0.3, 0.45)
+    // tests/data/sphere_in_box.py: random.Random(48).uniform(0.3, 0.45). (Its first mesh,
+    // 0.2-0.45 everywhere, chords of up to 1.2 rad on the sphere, folded six tets when the
+    // new nodes moved onto the sphere; the refinement re-oriented them and this test, which
+    // asked only for positive volumes, passed on a folded mesh.)
     let r = 0.38222367426244946;
-    converges_to_the_sphere(&m, [0.03, -0.02, 0.01], r, 1e-9);
+    // Gmsh's flat tets on the sphere (all four nodes on it, two faces on the interface) turn
+    // over when their five interface midpoints move out: 5 of the level's nodes are held
+    // back (0.4% of the interface's), the volume error still falls 3.9x per level
+    converges_to_the_sphere(&m, [0.03, -0.02, 0.01], r, 1e-9, 0.02);
     // the box's walls are planar: nothing fitted there, nothing unfitted
     let s = fit(&m, true);
     assert!(s.unfitted.is_empty() && s.planar >= 6, "{s:?}");
