@@ -88,6 +88,11 @@ struct Args {
     /// direction (0.6, 0.7, 0.4), which drives the modes of every class.
     #[arg(long)]
     symmetry: Option<dgatd::solver::SymmetrySpec>,
+    /// Volume groups refined 1:8 once before the run and each `--converge` level
+    /// (`dgatd resonator --refine-region`), e.g. `sphere`: the sphere resolved without
+    /// refining the air and the absorber.
+    #[arg(long, value_delimiter = ',')]
+    refine_region: Vec<String>,
     /// A Gmsh mesh instead of the generated ball: volume groups `sphere`, `air` and `layer`
     /// or `pml` (as `--boundary`; with `abc`, the surface group `outer`), the sphere of
     /// radius `--radius` centred at the origin (e.g. `results/symmetry/gmsh_sphere.py`).
@@ -126,7 +131,7 @@ fn main() -> Res<()> {
     if args.mesh.is_some() && args.excite == Excite::TmBall {
         return Err("--excite tm-ball needs the generated ball (its first shell)".into());
     }
-    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s,f_conv_hz,q_conv,f_conv_err_pct,q_conv_err_pct,setup_s,loop_s,symmetry";
+    let header = "eps_r,n,step,boundary,r_air_m,r_outer_m,tets,dt_s,steps,mode,f_mie_hz,q_mie,f_hz,q,f_err_pct,q_err_pct,backend,precision,run_s,f_conv_hz,q_conv,f_conv_err_pct,q_conv_err_pct,setup_s,loop_s,symmetry,refine_region";
     let mut out: Box<dyn Write> = match &args.csv {
         Some(p) => {
             let new = !p.exists();
@@ -215,8 +220,12 @@ fn main() -> Res<()> {
                 Some(m) => format!("mesh = \"{}\"", m.display()),
                 None => format!("ball = \"{ball}\""),
             };
+            let region = match args.refine_region.as_slice() {
+                [] => String::new(),
+                g => format!("refine_region = {g:?}\n"),
+            };
             let text = format!(
-                "{sym}{ball}\ntime = {time:e}\n{source}\n{probes}\n\
+                "{sym}{region}{ball}\ntime = {time:e}\n{source}\n{probes}\n\
                  f_peak = {f_peak:e}\nfmax = {fmax:e}\nmin_q = 1\nbackend = \"{}\"\nprecision = \"{}\"\n\
                  [materials.sphere]\neps_r = {eps}\n{tail}",
                 args.backend,
@@ -279,7 +288,7 @@ fn main() -> Res<()> {
                     });
                 writeln!(
                     out,
-                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1},{fc:.6e},{qc:.4},{:.3},{:.2},{:.2},{:.2},{}",
+                    "{eps},{n},{},{},{},{},{},{:.6e},{},{},{:.6e},{:.4},{:.6e},{:.4},{:.3},{:.2},{},{},{run_s:.1},{fc:.6e},{qc:.4},{:.3},{:.2},{:.2},{:.2},{},{}",
                     args.step,
                     args.boundary,
                     args.air,
@@ -307,6 +316,7 @@ fn main() -> Res<()> {
                     args.symmetry
                         .map(|s| s.to_string().replace(',', ";"))
                         .unwrap_or_default(),
+                    args.refine_region.join(";"),
                 )?;
                 out.flush()?;
             }
