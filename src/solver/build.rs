@@ -519,23 +519,13 @@ fn region_mask(mesh: &Mesh, groups: &[String]) -> Result<Vec<bool>> {
     let mut marked = vec![false; mesh.n_tets()];
     for g in groups {
         let Some(tag) = mesh.volume_group(g.trim()) else {
-            let names: Vec<String> = mesh
-                .volume_tags()
-                .iter()
-                .map(|&t| {
-                    mesh.physical_names
-                        .iter()
-                        .find(|p| p.dim == 3 && p.tag == t)
-                        .map_or(t.to_string(), |p| format!("{} ({t})", p.name))
-                })
-                .collect();
             return Err(Error::config(
                 "refine_region",
                 g,
                 format!(
                     "no volume group of that name or tag in {} (its groups: {})",
                     mesh.source,
-                    names.join(", ")
+                    mesh.group_list(3)
                 ),
             ));
         };

@@ -273,3 +273,24 @@ pub fn assert_device_agrees(label: &str, e: f64, (eg, ec): (f64, f64), scale: f6
         "{label}: {eg} vs {ec} (scale {scale})"
     );
 }
+
+/// The Python that has Debian's `python3-gmsh` module (the Gmsh-meshed tests run it).
+pub const PY: &str = "/usr/bin/python3";
+
+/// Whether [`PY`] can import `gmsh`. Without it the calling test (`what`) says loudly that it
+/// was skipped, or fails when `DGATD_REQUIRE_GMSH=1` (CI installs the module).
+pub fn have_gmsh(what: &str) -> bool {
+    let ok = std::process::Command::new(PY)
+        .args(["-c", "import gmsh"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var("DGATD_REQUIRE_GMSH").as_deref() != Ok("1"),
+            "DGATD_REQUIRE_GMSH=1 but {PY} cannot import gmsh (apt-get install python3-gmsh)"
+        );
+        eprintln!("\n*** SKIPPED: Gmsh's Python module not found; {what} did not run ***\n");
+    }
+    ok
+}

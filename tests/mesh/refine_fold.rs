@@ -16,21 +16,7 @@ use dgatd::mesh::{Topology, fit_surfaces, read_gmsh, refine_onto};
 use dgatd::problem::Media;
 use std::path::Path;
 
-const PY: &str = "/usr/bin/python3";
-
-fn have_gmsh() -> bool {
-    let ok = std::process::Command::new(PY)
-        .args(["-c", "import gmsh"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && std::env::var("DGATD_REQUIRE_GMSH").as_deref() == Ok("1") {
-        panic!("DGATD_REQUIRE_GMSH=1 but {PY} cannot import gmsh (apt-get install python3-gmsh)");
-    }
-    if !ok {
-        eprintln!("SKIPPED: {PY} cannot import gmsh (apt-get install python3-gmsh)");
-    }
-    ok
-}
+use crate::common::{PY, have_gmsh};
 
 fn dt(mesh: &dgatd::Mesh) -> f64 {
     let topo = Topology::build(mesh).unwrap();
@@ -49,7 +35,7 @@ fn dt(mesh: &dgatd::Mesh) -> f64 {
 /// alone, at two cells across the radius).
 #[test]
 fn refining_a_coarse_gmsh_sphere_never_folds_and_halves_dt() {
-    if !have_gmsh() {
+    if !have_gmsh("the refinement-fold test") {
         return;
     }
     let dir = std::env::temp_dir().join(format!("dgatd_refine_fold_{}", std::process::id()));

@@ -28,25 +28,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PY: &str = "/usr/bin/python3";
-
-fn have_gmsh() -> bool {
-    let ok = Command::new(PY)
-        .args(["-c", "import gmsh"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var("DGATD_REQUIRE_GMSH").as_deref() != Ok("1"),
-            "DGATD_REQUIRE_GMSH=1 but {PY} cannot import gmsh (apt-get install python3-gmsh)"
-        );
-        eprintln!(
-            "\n*** SKIPPED: Gmsh's Python module not found; the symmetry test did not run ***\n"
-        );
-    }
-    ok
-}
+use crate::common::{PY, have_gmsh};
 
 /// The half x > 0 of a box `[-a, a] x [0, b] x [0, c]` holding a ball of radius `r` centred
 /// at `(0, yc, zc)` (volume groups `glass`, `air`), element size `h`, Gmsh seed `seed`.
@@ -157,7 +139,7 @@ fn fmt(p: [f64; 3]) -> String {
 
 #[test]
 fn the_whole_model_is_the_mean_of_its_pec_and_pmc_halves() {
-    if !have_gmsh() {
+    if !have_gmsh("the symmetry test") {
         return;
     }
     let mut rng = Rng::new(4848);

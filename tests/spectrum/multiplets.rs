@@ -30,25 +30,7 @@ use dgatd::spectrum::{MiePol, mie_resonance as resonance, nearest_line};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const PY: &str = "/usr/bin/python3";
-
-fn have_gmsh() -> bool {
-    let ok = Command::new(PY)
-        .args(["-c", "import gmsh"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var("DGATD_REQUIRE_GMSH").as_deref() != Ok("1"),
-            "DGATD_REQUIRE_GMSH=1 but {PY} cannot import gmsh (apt-get install python3-gmsh)"
-        );
-        eprintln!(
-            "\n*** SKIPPED: Gmsh's Python module not found; the multiplet test did not run ***\n"
-        );
-    }
-    ok
-}
+use crate::common::{PY, have_gmsh};
 
 fn have_harminv() -> bool {
     let ok = oracle::harminv_available();
@@ -258,7 +240,7 @@ fn brute_force(res: &dgatd::ResonatorResult, f0: f64, q0: f64) -> (f64, f64) {
 
 #[test]
 fn broad_multiplets_of_a_gmsh_sphere_are_reported_at_every_record_length() {
-    if !(have_gmsh() && have_harminv()) {
+    if !(have_gmsh("the multiplet test") && have_harminv()) {
         return;
     }
     let dir = std::env::temp_dir().join(format!("dgatd-multiplets-{}", std::process::id()));
