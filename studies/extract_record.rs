@@ -39,6 +39,15 @@ struct Args {
     /// Lines with a lower Q are dropped (the pipeline's default for open problems is 1).
     #[arg(long, default_value_t = 1.0)]
     min_q: f64,
+    /// Also print one `rejected:REASON` row per pole in the band that was not reported
+    /// (`amplitude` relative to the record's largest sample, as for lines; `poles` is the
+    /// disagreement of the two fits over the decay rate, `|Δs| / α`).
+    #[arg(long)]
+    rejected: bool,
+    /// The loose consistency bound for broad lines, as a fraction of their decay rate
+    /// (`ExtractSettings::loose_decay_error`; 0 turns the loose tier off).
+    #[arg(long, default_value_t = 0.1)]
+    loose_decay_error: f64,
 }
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -90,6 +99,7 @@ fn main() -> Res<()> {
     };
     let mut s = dgatd::spectrum::ExtractSettings::band(a.fmin, a.fmax);
     s.min_q = a.min_q;
+    s.loose_decay_error = a.loose_decay_error;
     println!("to_s,kind,f_hz,q,amplitude,f_hi_hz,poles");
     for &to in &ends {
         let i0 = t.partition_point(|&x| x < a.from);
@@ -106,6 +116,19 @@ fn main() -> Res<()> {
                 p.q.unwrap_or(f64::NAN),
                 p.amplitude
             );
+        }
+        if a.rejected {
+            for (p, why) in &e.rejected {
+                let d = p.decay_per_s.unwrap_or(f64::NAN);
+                let ds = p.error.unwrap_or(f64::NAN) * 2.0 * std::f64::consts::PI * p.f_hz;
+                println!(
+                    "{to:e},rejected:{why:?},{:.6e},{:.4},{:.4e},,{:.3e}",
+                    dgatd::spectrum::leapfrog_correction(p.f_hz, dt),
+                    p.q.unwrap_or(f64::NAN),
+                    p.amplitude,
+                    ds / d
+                );
+            }
         }
         for u in &e.unresolved {
             println!(

@@ -205,6 +205,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
         "growing",
         "saturated",
         "merged",
+        "loose",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -220,6 +221,7 @@ pub fn write_resonator(dir: &Path, r: &ResonatorResult) -> Result<Vec<PathBuf>> 
             u.growing.to_string(),
             u.saturated.to_string(),
             u.merged.to_string(),
+            u.loose.to_string(),
         ]
     });
     write_atomic(&p, &csv_bytes(&header, rows, &p)?)?;
@@ -760,6 +762,14 @@ pub fn unresolved_lines(r: &ResonatorResult) -> Vec<String> {
                     "{} reported line{} standing for a multiplet whose members lie closer than a Fourier bin (`members` in modes.csv; the members' own frequencies are not known)",
                     u.merged,
                     if u.merged == 1 { "" } else { "s" }
+                ));
+            }
+            if u.loose > 0 {
+                why.push(format!(
+                    "{} reported broad line{} whose two fits agree only to within a tenth of {} decay rate (Q known to about that: `error` in modes.csv; the fit does not model the signal there exactly, and a weaker line nearby may be missing)",
+                    u.loose,
+                    if u.loose == 1 { "" } else { "s" },
+                    if u.loose == 1 { "its" } else { "their" }
                 ));
             }
             if u.growing > 0 {

@@ -166,11 +166,14 @@ fn harminv_near(res: &dgatd::ResonatorResult, f: f64, f_te1: f64) -> (f64, f64) 
 /// component; `(f, α)` by a grid search refined five times around the best point.
 /// Returns `(f, Q)`.
 fn brute_force(res: &dgatd::ResonatorResult, f0: f64, q0: f64) -> (f64, f64) {
+    brute_force_of(&res.record.signals(res.analysis.start), res.dt_s, f0, q0)
+}
+
+/// [`brute_force`] on the signals `sig` sampled every `dt` seconds.
+fn brute_force_of(sig: &[Vec<f64>], dt: f64, f0: f64, q0: f64) -> (f64, f64) {
     use dgatd::C64;
     use nalgebra::{DMatrix, DVector};
     use std::f64::consts::PI;
-    let sig = res.record.signals(res.analysis.start);
-    let dt = res.dt_s;
     let hw = f0 / (2.0 * q0); // half width at half maximum, Hz
     let nus: Vec<f64> = (0..81)
         .map(|i| f0 + hw * 1.5 * (i as f64 / 40.0 - 1.0))
@@ -340,4 +343,245 @@ fn broad_multiplets_of_a_gmsh_sphere_are_reported_at_every_record_length() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Lines of a record cut to its first `steps` steps, analysed as the resonator pipeline
+/// analyses a run of that many steps (`solver::analyse`: from the pulse's end, the band from
+/// 0.05 `f_peak` to `fmax`, `min_q` 1). `(f corrected, Q, amplitude)` per line.
+fn lines_of_first(
+    res: &dgatd::ResonatorResult,
+    steps: usize,
+    band: (f64, f64),
+) -> Vec<(f64, f64, f64)> {
+    let start = res.analysis.start;
+    let sig: Vec<Vec<f64>> = (res.record.signals(start).into_iter())
+        .map(|x| x[..steps - start].to_vec())
+        .collect();
+    let mut s = dgatd::spectrum::ExtractSettings::band(band.0, band.1);
+    s.min_q = 1.0;
+    let e = dgatd::spectrum::extract(&sig, res.dt_s, &s).unwrap();
+    (e.peaks.iter())
+        .map(|p| {
+            let f = dgatd::spectrum::leapfrog_correction(p.f_hz, res.dt_s);
+            (f, p.q.unwrap_or(f64::INFINITY), p.amplitude)
+        })
+        .collect()
+}
+
+/// The broad TM₁₁ line of a dielectric sphere in a PML at every record length (issue 45:
+/// "no empty table at any record length from 10³ steps"). The TM₁₁ class of an ε_r = 10
+/// sphere (eighth, planes x = PMC, y = PMC, z = PEC; Q 4.2) holds one broad line beside the
+/// narrow TE₂₁ (Q 32) and the layer's own heavily damped modes.
+///
+/// Meshes: `results/symmetry/gmsh_sphere.py` eighths (seeded random radius 0.08–0.12 m,
+/// the PML from one free-space wavelength of TE₁₁ beyond the sphere, coarse: `--h-factor
+/// 1.5`, about 45k tets), source the z-directed ball at the centre, probes seeded random in
+/// the sphere. One run of 3000 steps per seed; its record cut to 3000, 2000, 1500 and 1000
+/// steps and analysed as a run of that length. Asserted: no table is empty; exactly one
+/// broad line (Q < 10) within 12% of Mie's TM₁₁ is reported at every length, the same
+/// line (f to 1e-4, Q to 1%), and it lies within the coarse mesh's distance of Mie
+/// (measured −7.5% and −6.8% in f, +4.5% and +3.4% in Q; bounds 10% and 15%). Other
+/// broad lines come and go with the length (seed 41: 717 MHz, Q 3.5 at 2000 steps only;
+/// 513 MHz, Q 2.1 at 1500 only): fits of the layer's background, not modes, which a
+/// single record cannot tell from lines (the tables flag nothing there). These meshes do not
+/// hit the fault itself (the rule before the loose bound reports TM₁₁ on them too); the
+/// record of the next test does. The brute-force fit is no oracle here: TE₂₁ lies within
+/// TM₁₁'s half width on seed 41, where it pulls that fit to 664 MHz, Q 7.8.
+#[test]
+fn the_broad_tm11_line_with_a_pml_is_reported_at_every_record_length() {
+    if !have_gmsh("the broad-line test") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("dgatd-broad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/symmetry/gmsh_sphere.py");
+    let eps = 10.0;
+    for seed in [41_u64, 42] {
+        let mesh = dir.join(format!("eighth{seed}.msh"));
+        let out = Command::new(PY)
+            .arg(&script)
+            .args([
+                "--seed",
+                &seed.to_string(),
+                "--eps",
+                "10",
+                "--cut",
+                "eighth",
+            ])
+            .args(["--h-factor", "1.5", "--out"])
+            .arg(&mesh)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "gmsh_sphere.py: {said}");
+        let r: f64 = (said.split_whitespace())
+            .find_map(|kv| kv.strip_prefix("r=")?.parse().ok())
+            .unwrap_or_else(|| panic!("no r= in {said}"));
+        let te = resonance(MiePol::Te, 1, 1, eps, r).unwrap();
+        let tm = resonance(MiePol::Tm, 1, 1, eps, r).unwrap();
+        let mut rng = Rng::new(seed);
+        let fmt = |p: [f64; 3]| format!("[{:e}, {:e}, {:e}]", p[0], p[1], p[2]);
+        let probes: Vec<String> = (0..4)
+            .map(|_| {
+                let p = point_in(&mut rng, 0.0, 0.8 * r);
+                fmt([p[0].abs(), p[1].abs(), p[2].abs()])
+            })
+            .collect();
+        let f_peak = 0.5 * (te.f_hz + tm.f_hz);
+        let fmax = 2.0 * tm.f_hz;
+        let text = format!(
+            "mesh = \"{}\"\nsymmetry = \"x=pmc,y=pmc,z=pec\"\nsteps = 3000\n\
+             source = [0.0, 0.0, 0.0]\nsource_dir = [0.0, 0.0, 1.0]\nsource_radius = {:e}\n\
+             probe = [{}]\nf_peak = {f_peak:e}\nfmax = {fmax:e}\nmin_q = 1\nbackend = \"cpu\"\n\
+             [materials.sphere]\neps_r = {eps}\n[materials.pml]\npml = true\n",
+            mesh.display(),
+            r / 4.0,
+            probes.join(", ")
+        );
+        let cfg = dgatd::Config::parse(&dgatd::solver::Origin {
+            path: "broad.toml".into(),
+            text,
+        })
+        .unwrap();
+        let res = dgatd::run(&cfg, &mut |_, _| {}).unwrap();
+        // the broad lines (Q < 10) within 12% of Mie's TM11, at each length
+        let mut broad: Vec<Vec<(f64, f64)>> = Vec::new();
+        for steps in [3000, 2000, 1500, 1000] {
+            let lines = lines_of_first(&res, steps, (0.05 * f_peak, fmax));
+            eprintln!(
+                "seed {seed}, r = {r:.4} m, {} tets, {steps} steps, Mie TM11 {:.4} MHz Q {:.3}: {:?}",
+                res.mesh.n_tets(),
+                tm.f_hz / 1e6,
+                tm.q,
+                (lines.iter())
+                    .filter(|l| l.0 < 1.2 * tm.f_hz)
+                    .map(|l| (l.0 / 1e6, l.1, l.2))
+                    .collect::<Vec<_>>()
+            );
+            assert!(
+                !lines.is_empty(),
+                "seed {seed}, {steps} steps: an empty table"
+            );
+            broad.push(
+                (lines.iter())
+                    .filter(|l| l.1 < 10.0 && (l.0 / tm.f_hz - 1.0).abs() < 0.12)
+                    .map(|l| (l.0, l.1))
+                    .collect(),
+            );
+        }
+        // TM11: the broad line that every length reports (f to 1e-4, Q to 1%)
+        let same = |a: &(f64, f64), b: &(f64, f64)| {
+            (a.0 / b.0 - 1.0).abs() < 1e-4 && (a.1 / b.1 - 1.0).abs() < 0.01
+        };
+        let kept: Vec<(f64, f64)> = (broad[0].iter())
+            .filter(|l| broad[1..].iter().all(|b| b.iter().any(|m| same(l, m))))
+            .copied()
+            .collect();
+        assert_eq!(
+            kept.len(),
+            1,
+            "seed {seed}: TM11 not at every length: {broad:?}"
+        );
+        let (f, q) = kept[0];
+        assert!((f / tm.f_hz - 1.0).abs() < 0.10, "seed {seed}: TM11 f {f}");
+        assert!((q / tm.q - 1.0).abs() < 0.15, "seed {seed}: TM11 Q {q}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The record that gave an empty table (issue 45; `results/meep/README.md`): `probe.csv` of
+/// `mie_sphere --eps 10 --step 2 --air 0.77 --outer 1.3 --boundary pml --backend cpu --n 5
+/// --excite tm-ball --symmetry x=pmc,y=pmc,z=pec` (commit 4ed4c16: the 5-shell ball of a
+/// 0.1 m sphere, 257k tets, Δt 27.4 ps), from the pipeline's analysis start (step 133) to
+/// its end (step 503): 6 probes, 18 components, 13 significant digits, as written.
+///
+/// TM₁₁'s two fits disagree by 2.9% of its decay rate there, TM₁₂'s by 6.3%; with the rule
+/// before the loose bound neither was reported, nor anything else. Now both are, against
+/// Mie within the 5-shell mesh's own error (the same run at 6 shells gives TM₁₁ −0.31%,
+/// +0.43%: the mesh converges; bounds just above the measured −2.1% / −9.8% for TM₁₁ and
+/// −4.9% / −7.0% for TM₁₂: the record is fixed, so these only guard the result), against
+/// the brute-force fit of the same record, with the disagreement in `error` and the band
+/// around them marked `loose`.
+#[test]
+fn the_record_that_gave_an_empty_table_reports_tm11_and_tm12() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tm11_eighth_n5_probe.csv");
+    let mut rd = csv::Reader::from_path(&path).unwrap();
+    let rows: Vec<Vec<f64>> = (rd.records())
+        .map(|r| r.unwrap().iter().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let dt = rows[1][0] - rows[0][0];
+    let sig: Vec<Vec<f64>> = (1..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c]).collect())
+        .collect();
+    assert_eq!((sig.len(), sig[0].len()), (18, 370));
+    // the pipeline's band: 0.05 f_peak to fmax = 2 f(TM11 of Mie), as mie_sphere sets them
+    let te = resonance(MiePol::Te, 1, 1, 10.0, 0.1).unwrap();
+    let tm = resonance(MiePol::Tm, 1, 1, 10.0, 0.1).unwrap();
+    let tm12 = resonance(MiePol::Tm, 1, 2, 10.0, 0.1).unwrap();
+    let mut s =
+        dgatd::spectrum::ExtractSettings::band(0.05 * 0.5 * (te.f_hz + tm.f_hz), 2.0 * tm.f_hz);
+    s.min_q = 1.0;
+    let near = |e: &dgatd::spectrum::Extraction, m: &dgatd::spectrum::MieMode| {
+        (e.peaks.iter())
+            .find(|p| (p.f_hz / m.f_hz - 1.0).abs() < 0.08)
+            .cloned()
+    };
+    let before = dgatd::spectrum::extract(&sig, dt, &{
+        let mut b = s.clone();
+        b.loose_decay_error = 0.0;
+        b
+    })
+    .unwrap();
+    assert!(
+        near(&before, &tm).is_none() && near(&before, &tm12).is_none(),
+        "the record no longer shows the fault: {:?}",
+        before.peaks
+    );
+    let e = dgatd::spectrum::extract(&sig, dt, &s).unwrap();
+    for (m, tol_f, tol_q) in [(&tm, 0.03, 0.12), (&tm12, 0.06, 0.10)] {
+        let p = near(&e, m).unwrap_or_else(|| panic!("no {} in {:?}", m.name(), e.peaks));
+        let f = dgatd::spectrum::leapfrog_correction(p.f_hz, dt);
+        let q = p.q.unwrap();
+        let (bf, bq) = brute_force_of(&sig, dt, p.f_hz, q);
+        let bf = dgatd::spectrum::leapfrog_correction(bf, dt);
+        // measured: TM11 0.56% and 0.3%, TM12 0.11% and 4.7% (its neighbours' tails in the
+        // brute force's background)
+        assert!(
+            (f / bf - 1.0).abs() < 0.01,
+            "{}: f {f} vs brute force {bf}",
+            m.name()
+        );
+        assert!(
+            (q / bq - 1.0).abs() < 0.08,
+            "{}: Q {q} vs brute force {bq}",
+            m.name()
+        );
+        eprintln!(
+            "{}: {:.4} MHz Q {q:.3} (error {:.2e}); brute force {:.4} MHz Q {bq:.3}; Mie {:.4} MHz Q {:.3}",
+            m.name(),
+            f / 1e6,
+            p.error.unwrap(),
+            bf / 1e6,
+            m.f_hz / 1e6,
+            m.q
+        );
+        assert!(
+            (f / m.f_hz - 1.0).abs() < tol_f,
+            "{}: f {f} vs Mie",
+            m.name()
+        );
+        assert!((q / m.q - 1.0).abs() < tol_q, "{}: Q {q} vs Mie", m.name());
+        // the disagreement of the fits, above the tight bound's 2% of the decay rate
+        let alpha = p.decay_per_s.unwrap();
+        let ds = p.error.unwrap() * 2.0 * std::f64::consts::PI * p.f_hz;
+        assert!(
+            ds > 0.02 * alpha && ds <= 0.1 * alpha,
+            "{}: |Δs| / α = {}",
+            m.name(),
+            ds / alpha
+        );
+        let marked = (e.unresolved.iter())
+            .any(|u| u.f_lo_hz <= p.f_hz && p.f_hz <= u.f_hi_hz && u.loose > 0);
+        assert!(marked, "{}: no loose mark in {:?}", m.name(), e.unresolved);
+    }
 }

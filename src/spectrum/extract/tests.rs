@@ -131,8 +131,9 @@ fn a_growing_line_is_dropped_unless_asked_for() {
 }
 
 /// The marks of `unresolved`: a saturated window's whole keep band (clipped to the band),
-/// one bin either side of a growing pole at or above the floor, merged where they touch;
-/// a growing pole below the floor and a low-Q line mark nothing.
+/// one bin either side of a growing pole at or above the floor and of a loosely fitted
+/// line, merged where they touch; a growing pole below the floor and a low-Q line mark
+/// nothing.
 #[test]
 fn saturated_windows_and_growing_poles_mark_their_bands() {
     let s = Settings::band(100e6, 400e6);
@@ -161,19 +162,31 @@ fn saturated_windows_and_growing_poles_mark_their_bands() {
         cancelling: &[],
         merged: &[],
         saturated_bands: &bands,
+        loose: &[152e6, 250e6],
     };
     let u = unresolved(&rejected, &marks, &s, record_s, 1.0);
     let got: Vec<_> = u
         .iter()
-        .map(|u| (u.f_lo_hz, u.f_hi_hz, u.growing, u.saturated, u.poles))
+        .map(|u| {
+            (
+                u.f_lo_hz,
+                u.f_hi_hz,
+                u.growing,
+                u.saturated,
+                u.poles,
+                u.loose,
+            )
+        })
         .collect();
-    // [100, 120) clipped; [125, 145) merges with 150 ± 10; 395 ± 10 clipped at 400
+    // [100, 120) clipped; [125, 145) merges with 150 ± 10 and 152 ± 10; 250 ± 10 alone;
+    // 395 ± 10 clipped at 400
     assert_eq!(
         got,
         vec![
-            (100e6, 120e6, 0, 1, 0),
-            (125e6, 160e6, 1, 1, 0),
-            (385e6, 400e6, 1, 0, 0)
+            (100e6, 120e6, 0, 1, 0, 0),
+            (125e6, 162e6, 1, 1, 0, 1),
+            (240e6, 260e6, 0, 0, 0, 1),
+            (385e6, 400e6, 1, 0, 0, 0)
         ]
     );
 }
