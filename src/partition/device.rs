@@ -37,6 +37,15 @@
 //! the device's own round-off choices (contraction, summation order inside a kernel), and
 //! the CPU runs to round-off (tested against both, `tests/partition/partition_cl.rs`).
 //!
+//! **Losses** (conduction, the absorbing boundaries' surface conductance, absorbing layers'
+//! σ and σ*) take a path without overlap: per step, on the main queue alone, the magnetic
+//! loss of the owned σ* tets, the primal update of all owned tets, the F exchange, the
+//! loss step `U_v ← B̂_v U_v` at the owned lossy vertices, the dual update and source of all
+//! owned vertices, the U exchange: the single-device step's order ([`ClStepper::step`]),
+//! on the part's operators, whose loss rows are the owned ones ([`Part::assemble`]).
+//! Dispersive poles and PMLs (state beyond `U`, `F` that checkpoints and the energy need)
+//! are still refused here.
+//!
 //! Halo values travel as `T` over PCIe, through pinned host staging ([`Pinned`]), and as
 //! `T` through the transport (f32 values two per 64-bit word). [`HaloTiming`] splits the
 //! time of each phase (interface and interior kernels, device → host, transport, host →
@@ -44,7 +53,7 @@
 
 use super::stepper::{
     INTERFACE, INTERIOR, Layout, ProbeShare, agree, gather_state, local_of_global, owned_energy,
-    owned_values, source_pattern,
+    owned_values, scaled_pattern, source_pattern,
 };
 use super::{Comm, Part};
 use crate::backend::Stepper;
@@ -54,7 +63,7 @@ use crate::backend::opencl::{
 };
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
-use crate::dga::operators::DualForm;
+use crate::dga::operators::{DualForm, Operators};
 use crate::error::{Error, Result};
 use crate::problem::Waveform;
 use crate::real::Real;
@@ -409,6 +418,15 @@ pub struct ClPartStepper<T: Real, C: Comm> {
     probes: ProbeShare,
     /// The events of the last step (and its probe sampling).
     events: Events,
+    /// Conduction, surface conductance or σ* on some rank: the step without overlap
+    /// (module docs, "Losses").
+    lossy: bool,
+    /// The global source and the phase of each local half-edge: with losses the pattern is
+    /// `Δt B j` with the lossy blocks where the source touches a lossy vertex
+    /// ([`scaled_pattern`], as the CPU parts and the single device take it), rebuilt for
+    /// each Δt.
+    source: Option<Source>,
+    half_phase: Vec<u8>,
 }
 
 /// The events of one step on both queues, and which are each queue's last.
@@ -468,7 +486,7 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
-        refuse_losses(&comm, &dga)?;
+        let lossy = refuse_aux(&comm, &dga)?;
         let probes = ProbeShare::new(&comm, &part, probes)?;
         let lay = Layout::new(&part, &dga);
         let pattern = source_pattern(&comm, &part, &dga, source)?
@@ -497,6 +515,9 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
             dt: 0.0,
             probes,
             events: Events::default(),
+            lossy,
+            source: source.cloned(),
+            half_phase: lay.half.clone(),
         })
     }
 
@@ -577,13 +598,30 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         self.src_layout = self.cl.u_layout();
         let slot = (self.src_layout == ULayout::SlotMajor).then(|| self.cl.slot_of_half());
         let at = |h: u32| slot.as_ref().map_or(h, |s| s[h as usize]);
+        // (half, Δt-scaled value, phase)
+        let scaled: Vec<(u32, T, u8)> = if self.lossy {
+            let ops = Operators::<T>::new(&self.dga, dt, false);
+            let p = scaled_pattern(
+                &self.comm,
+                &self.part,
+                &self.dga,
+                &ops,
+                self.source.as_ref(),
+            )?;
+            (p.into_iter())
+                .map(|(h, x)| (h, x, self.half_phase[h as usize]))
+                .collect()
+        } else {
+            (self.pattern.iter())
+                .map(|&(h, x, p)| (h, T::of(x * dt), p))
+                .collect()
+        };
         self.src.clear();
         for phase in [INTERFACE, INTERIOR] {
-            let (idx, g): (Vec<u32>, Vec<T>) = self
-                .pattern
+            let (idx, g): (Vec<u32>, Vec<T>) = scaled
                 .iter()
                 .filter(|p| p.2 == phase)
-                .map(|&(h, x, _)| (at(h), T::of(x * dt)))
+                .map(|&(h, x, _)| (at(h), x))
                 .unzip();
             self.src.push((
                 dev.upload(&idx, "source indices")?,
@@ -628,6 +666,9 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         if self.cl.u_layout() != self.src_layout {
             // a new state left slot-major's scope (ClStepper::set_state)
             self.upload_source()?;
+        }
+        if self.lossy {
+            return self.step_lossy(k);
         }
         let ClPartStepper {
             comm,
@@ -690,6 +731,46 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
             ev.main(e);
         }
         drop(prev);
+        *events = ev;
+        Ok(())
+    }
+
+    /// [`Self::step`] of a run with losses (module docs, "Losses"): every kernel on the
+    /// main queue, in the single-device order, each exchange blocking. Collective.
+    fn step_lossy(&mut self, k: usize) -> Result<()> {
+        let ClPartStepper {
+            comm,
+            cl,
+            phases: ph,
+            halo,
+            src,
+            events,
+            ..
+        } = self;
+        let mut ev = Events::default();
+        let (ubuf, fbuf) = cl.state_buffers();
+        if let Some(e) = cl.mag_loss()? {
+            ev.main(e);
+        }
+        for tets in &ph.tets {
+            ev.main(cl.primal_on(tets, Lane::Main, &[])?);
+        }
+        halo.exchange(cl, comm, fbuf, Field::F)?;
+        for e in cl.loss_update()? {
+            ev.main(e);
+        }
+        for edges in &ph.edges {
+            ev.main(cl.circulation_on(edges, Lane::Main, &[])?);
+        }
+        for slots in &ph.slots {
+            ev.main(cl.vertex_blocks_on(slots, Lane::Main, &[])?);
+        }
+        for (idx, g, n) in src.iter() {
+            if let Some(e) = cl.source_on(idx, g, *n, k, Lane::Main, &[])? {
+                ev.main(e);
+            }
+        }
+        halo.exchange(cl, comm, ubuf, Field::U)?;
         *events = ev;
         Ok(())
     }
@@ -809,10 +890,11 @@ impl<T: Real, C: Comm> Stepper for ClPartStepper<T, C> {
     }
 }
 
-/// The terms this stepper does not step (conduction and absorbing surfaces, magnetic
-/// conductivity, dispersive poles, perfectly matched layers: the CPU [`super::PartStepper`]
-/// does) stop the run, on every rank, naming them. Collective.
-fn refuse_losses<C: Comm>(comm: &C, dga: &Dga) -> Result<()> {
+/// The terms this stepper does not step (dispersive poles, perfectly matched layers: the
+/// CPU [`super::PartStepper`] does) stop the run, on every rank, naming them; otherwise
+/// whether any rank has losses (conduction, absorbing surfaces, magnetic conductivity: the
+/// step of module docs' "Losses"). Collective.
+fn refuse_aux<C: Comm>(comm: &C, dga: &Dga) -> Result<bool> {
     // a PML's electric side is pseudo-materials after the real dispersive ones
     let real = dga.disp.as_ref().is_some_and(|d| d.n_media > 0);
     let stretch = dga.disp.as_ref().is_some_and(|d| d.poles.len() > d.n_media);
@@ -826,19 +908,17 @@ fn refuse_losses<C: Comm>(comm: &C, dga: &Dga) -> Result<()> {
         ],
     )?;
     let names = [
-        "conduction or an absorbing boundary (sigma, tan_delta, kind = \"abc\", absorbing layers)",
-        "magnetic conductivity (sigma_m, absorbing layers)",
         "dispersive media (debye, drude, lorentz)",
         "perfectly matched layers (pml = true)",
     ];
     let what: Vec<&str> = names
         .iter()
-        .zip(&has)
+        .zip(&has[2..])
         .filter(|(_, h)| **h)
         .map(|(n, _)| *n)
         .collect();
     if what.is_empty() {
-        return Ok(());
+        return Ok(has[0] || has[1]);
     }
     Err(Error::config(
         "backend",

@@ -10,6 +10,7 @@ mod common;
 
 mod gpus_cli;
 mod open_lossy;
+mod open_lossy_cl;
 mod open_mesh;
 mod partition;
 mod partition_cl;

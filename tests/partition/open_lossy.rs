@@ -49,6 +49,12 @@ fn centroid(m: &Mesh, n: usize) -> V3 {
 /// x = 0.8; a Lorentz block, a conducting Drude block, a Debye block and a conducting
 /// block; random ε, μ elsewhere.
 pub fn open_problem(seed: u64) -> Open {
+    open_problem_with(seed, true)
+}
+
+/// [`open_problem`], or without its dispersive materials (`dispersive` false: the same
+/// regions, their ε∞ and σ kept, no poles): losses and absorbing walls only.
+pub fn open_problem_with(seed: u64, dispersive: bool) -> Open {
     let mesh = jittered_box([8, 6, 5], seed, 0.3);
     let topo = Topology::build(&mesh).unwrap();
     let nt = mesh.n_tets();
@@ -110,6 +116,10 @@ pub fn open_problem(seed: u64) -> Open {
             media.sigma[n] = 1.5;
         }
     }
+    if !dispersive {
+        media.disp = vec![0; nt];
+        media.poles.clear();
+    }
     let layer: Vec<bool> = (0..nt).map(|n| centroid(&mesh, n)[0] > 0.8).collect();
     media.add_layer(&mesh, &layer, 3.0, 1e-4, "layer").unwrap();
     let mut named = mesh.clone();
@@ -131,7 +141,7 @@ pub fn open_problem(seed: u64) -> Open {
     let surface = surface_conductance(&mesh, &topo, &faces, &y);
     let mut dga = Dga::assemble_with(&mesh, &topo, &media, &fixed, false).unwrap();
     dga.add_surface(&surface);
-    assert!(dga.msig.is_some() && dga.mag.is_some() && dga.disp.is_some());
+    assert!(dga.msig.is_some() && dga.mag.is_some() && dga.disp.is_some() == dispersive);
     Open {
         mesh,
         topo,

@@ -52,7 +52,7 @@ impl<T: Real> ClStepper<T> {
     }
 
     /// The magnetic loss of the σ* tets before the primal update (None without σ*).
-    pub(super) fn mag_loss(&self) -> Result<Option<Event>> {
+    pub fn mag_loss(&self) -> Result<Option<Event>> {
         self.losses.mag_update(&self.dev, self.tp, &self.f)
     }
 

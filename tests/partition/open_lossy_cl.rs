@@ -1,0 +1,219 @@
+//! The partitioned OpenCL stepper on an open, lossy problem (issue 45: "absorbing
+//! boundaries and layers in partitioned runs"): the problem of `open_lossy.rs` without its
+//! dispersive materials (first-order absorbing walls, a graded absorbing layer with σ and
+//! the matched σ*, a conducting region, seeded random ε and μ on a jittered box), on 2 and
+//! 3 ranks (threads, `LocalComm`, each with its own context on the test device: PoCL in
+//! CI), METIS and RCB parts, against the single-process CPU run and the single-device run.
+//!
+//! Bounds as `partition_cl.rs` (the device kernels' bodies equal the single device's;
+//! contraction and summation order inside kernels differ from the CPU by a few ulps per
+//! step): relative 2-norm of the probe record and of the final state 1e-11 against the CPU,
+//! 1e-12 against the single device in f64 (f32: 1e-4 and 1e-5); the energy 1e-11 (f32 1e-4)
+//! relative at every check. The run is lossy (its energy falls after the pulse), and the
+//! ranks do not take the slot-major layout (lossless only). The source touches a lossy
+//! vertex, so its pattern is `Δt B j` with the lossy blocks (a first version scaled the
+//! lossless pattern and was 6e-5 off; with the source moved away from the losses it was
+//! exact, which is how the cause was found). Measured: f64 bit for bit with the single
+//! device, 3.8e-15 against the CPU; f32 9e-7 and 1.4e-6.
+//!
+//! Without a device the tests print SKIPPED, and fail when DGATD_REQUIRE_OPENCL=1.
+#![cfg(feature = "partition")]
+
+use crate::common::rel_err;
+use crate::open_lossy::{Open, WAVE_HZ, at, open_problem_with, parts, single};
+use dgatd::Real;
+use dgatd::V3;
+use dgatd::backend::Stepper;
+use dgatd::backend::cpu::CpuKernels;
+use dgatd::backend::opencl::{ClDevice, ClStepper, DeviceInfo, select_device};
+use dgatd::dga::{DualForm, Probe, Source};
+use dgatd::partition::{ClPartStepper, Comm, LocalComm, Scheme};
+use dgatd::problem::Waveform;
+use dgatd::solver::{self, Record};
+use std::sync::Arc;
+
+fn device_info() -> Option<DeviceInfo> {
+    let required = std::env::var("DGATD_REQUIRE_OPENCL").as_deref() == Ok("1");
+    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()) {
+        Ok(d) => Some(d),
+        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
+        Err(e) => {
+            eprintln!("\n*** SKIPPED: partitioned OpenCL test needs a device ({e}) ***\n");
+            None
+        }
+    }
+}
+
+fn probes_of(o: &Open, probes: &[V3]) -> Vec<Probe> {
+    (probes.iter())
+        .map(|&p| Probe::new(&o.mesh, &o.topo, p).unwrap())
+        .collect()
+}
+
+/// The single-device run in precision T.
+fn device_single<T: Real>(
+    o: &Open,
+    info: &DeviceInfo,
+    src: (V3, V3),
+    probes: &[V3],
+    dt: f64,
+    steps: usize,
+) -> Record {
+    let d = Arc::new(o.dga.clone());
+    let s = Source::new(&o.mesh, &o.topo, &d, src.0, src.1).unwrap();
+    let dev = ClDevice::open(info.clone()).unwrap();
+    let ps = probes_of(o, probes);
+    let mut st = ClStepper::<T>::new(dev, d, DualForm::Factored, Some(&s), &ps).unwrap();
+    let wave = Waveform::gaussian_derivative(WAVE_HZ);
+    st.set_time_step(dt, Some(wave)).unwrap();
+    solver::run(
+        &mut st,
+        dt,
+        steps,
+        Some(wave.end()),
+        ps.len(),
+        10,
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+/// The partitioned device run in precision T: each rank's record, gathered state and name.
+fn device_parts<T: Real>(
+    o: &Open,
+    np: usize,
+    scheme: Scheme,
+    info: &DeviceInfo,
+    src: (V3, V3),
+    probes: &[V3],
+    dt: f64,
+    steps: usize,
+) -> Vec<(Record, (Vec<f64>, Vec<f64>), String)> {
+    let parts = parts(o, np, scheme);
+    let s = Source::located(&o.mesh, src.0, src.1).unwrap();
+    let ps = probes_of(o, probes);
+    let wave = Waveform::gaussian_derivative(WAVE_HZ);
+    LocalComm::run(np, |comm| {
+        let part = Arc::new(parts[comm.rank()].clone());
+        let dga = Arc::new(part.assemble().unwrap());
+        let dev = ClDevice::open(info.clone()).unwrap();
+        let mut st = ClPartStepper::<T, _>::new(comm, part, dga, dev, Some(&s), &ps).unwrap();
+        st.set_time_step(dt, Some(wave)).unwrap();
+        let rec = solver::run(
+            &mut st,
+            dt,
+            steps,
+            Some(wave.end()),
+            ps.len(),
+            10,
+            &mut |_| {},
+        )
+        .unwrap();
+        (rec, st.state().unwrap(), st.name())
+    })
+}
+
+fn check<T: Real>(info: &DeviceInfo) {
+    let (tol_cpu, tol_dev) = if T::NAME == "f64" {
+        (1e-11, 1e-12)
+    } else {
+        (1e-4, 1e-5)
+    };
+    let o = open_problem_with(4711, false);
+    let src = (at(&o.mesh, [0.33, 0.47, 0.41]), [0.3, -0.2, 1.0]);
+    let probes = [
+        at(&o.mesh, [0.62, 0.28, 0.37]),
+        at(&o.mesh, [0.21, 0.71, 0.52]),
+        at(&o.mesh, [0.88, 0.52, 0.33]),
+    ];
+    let steps = 400;
+    let (dt, _) = solver::time_step(&o.dga, 0.95).unwrap();
+    let one = single::<f64>(&o, src, &probes, dt, steps, CpuKernels::Reference);
+    let e = &one.rec.energy;
+    assert!(
+        one.rec.samples.iter().any(|&x| x != 0.0),
+        "the pulse reaches the probes"
+    );
+    assert!(
+        e.last().unwrap().1 < 0.9 * e.iter().map(|x| x.1).fold(0.0, f64::max),
+        "the run is lossy"
+    );
+    let dev1 = device_single::<T>(&o, info, src, &probes, dt, steps);
+    let e1 = rel_err(&dev1.samples, &one.rec.samples);
+    eprintln!("{}: single device vs CPU {e1:.2e}", T::NAME);
+    assert!(e1 < tol_cpu, "{e1:e}");
+    for np in [2, 3] {
+        for scheme in [Scheme::Metis, Scheme::Rcb] {
+            let out = device_parts::<T>(&o, np, scheme, info, src, &probes, dt, steps);
+            for (r, (rec, state, name)) in out.iter().enumerate() {
+                let e_cpu = rel_err(&rec.samples, &one.rec.samples);
+                let e_dev = rel_err(&rec.samples, &dev1.samples);
+                let e_state = rel_err(&state.0, &one.state.0).max(rel_err(&state.1, &one.state.1));
+                let de = (rec.energy.iter().zip(&one.rec.energy))
+                    .map(|(a, b)| {
+                        assert_eq!(a.0, b.0);
+                        ((a.1 - b.1) / b.1).abs()
+                    })
+                    .fold(0.0, f64::max);
+                if r == 0 {
+                    eprintln!(
+                        "{} P={np} {}: probes vs CPU {e_cpu:.2e}, vs single device {e_dev:.2e}, state {e_state:.2e}, energy {de:.2e} ({name})",
+                        T::NAME,
+                        scheme.name()
+                    );
+                }
+                assert!(!name.contains("slot-major"), "{name}");
+                assert_eq!(rec.energy.len(), one.rec.energy.len());
+                assert!(e_cpu < tol_cpu, "P={np} rank {r}: {e_cpu:e}");
+                assert!(e_dev < tol_dev, "P={np} rank {r}: {e_dev:e}");
+                assert!(e_state < tol_cpu, "P={np} rank {r}: state {e_state:e}");
+                assert!(de < tol_cpu, "P={np} rank {r}: energy {de:e}");
+                assert!(
+                    rec.samples == out[0].0.samples,
+                    "every rank sees the same record"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn open_lossy_run_on_device_ranks_matches_the_cpu_and_the_single_device() {
+    let Some(info) = device_info() else {
+        return;
+    };
+    if info.fp64 {
+        check::<f64>(&info);
+    } else {
+        eprintln!("*** SKIPPED f64: {} has no fp64 ***", info.name);
+    }
+    check::<f32>(&info);
+}
+
+/// Dispersive poles are still refused on device ranks, naming them (and nothing else).
+#[test]
+fn device_ranks_refuse_dispersive_poles_by_name() {
+    let Some(info) = device_info() else {
+        return;
+    };
+    let o = open_problem_with(4711, true);
+    let src = (at(&o.mesh, [0.33, 0.47, 0.41]), [0.3, -0.2, 1.0]);
+    let s = Source::located(&o.mesh, src.0, src.1).unwrap();
+    let parts = parts(&o, 2, Scheme::Rcb);
+    let errs = LocalComm::run(2, |comm| {
+        let part = Arc::new(parts[comm.rank()].clone());
+        let dga = Arc::new(part.assemble().unwrap());
+        let dev = ClDevice::open(info.clone()).unwrap();
+        match ClPartStepper::<f32, _>::new(comm, part, dga, dev, Some(&s), &[]) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    });
+    for e in &errs {
+        assert!(e.contains("dispersive media"), "{e}");
+        assert!(
+            !e.contains("conduction") && !e.contains("magnetic conductivity"),
+            "{e}"
+        );
+    }
+}
