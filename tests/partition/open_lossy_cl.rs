@@ -78,17 +78,31 @@ fn device_single<T: Real>(
     .unwrap()
 }
 
-/// The partitioned device run in precision T: each rank's record, gathered state and name.
+/// The source, the probes, Δt and the step count of a run.
+struct Run<'a> {
+    src: (V3, V3),
+    probes: &'a [V3],
+    dt: f64,
+    steps: usize,
+}
+
+/// One rank of a partitioned run: its record, the gathered state and the stepper's name.
+type RankOut = (Record, (Vec<f64>, Vec<f64>), String);
+
+/// The partitioned device run in precision T.
 fn device_parts<T: Real>(
     o: &Open,
     np: usize,
     scheme: Scheme,
     info: &DeviceInfo,
-    src: (V3, V3),
-    probes: &[V3],
-    dt: f64,
-    steps: usize,
-) -> Vec<(Record, (Vec<f64>, Vec<f64>), String)> {
+    run: &Run,
+) -> Vec<RankOut> {
+    let Run {
+        src,
+        probes,
+        dt,
+        steps,
+    } = *run;
     let parts = parts(o, np, scheme);
     let s = Source::located(&o.mesh, src.0, src.1).unwrap();
     let ps = probes_of(o, probes);
@@ -144,7 +158,13 @@ fn check<T: Real>(info: &DeviceInfo) {
     assert!(e1 < tol_cpu, "{e1:e}");
     for np in [2, 3] {
         for scheme in [Scheme::Metis, Scheme::Rcb] {
-            let out = device_parts::<T>(&o, np, scheme, info, src, &probes, dt, steps);
+            let run = Run {
+                src,
+                probes: &probes,
+                dt,
+                steps,
+            };
+            let out = device_parts::<T>(&o, np, scheme, info, &run);
             for (r, (rec, state, name)) in out.iter().enumerate() {
                 let e_cpu = rel_err(&rec.samples, &one.rec.samples);
                 let e_dev = rel_err(&rec.samples, &dev1.samples);
