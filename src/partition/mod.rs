@@ -37,7 +37,7 @@
 //! stretch terms of its tets with every stretch pole, so its electric pseudo-materials and
 //! its owned layer tets' magnetic masses are the global ones, and the CPU stepper runs the
 //! magnetic correction and pole step on its owned layer tets ([`pml`]). The OpenCL parts
-//! ([`ClPartStepper`]) refuse these terms.
+//! ([`ClPartStepper`]) step them too, without the halo overlap (its module docs).
 //!
 //! **How ranks get their part.** Rank 0 reads the mesh, builds the topology, partitions it
 //! and builds and sends each rank its part, one at a time ([`distribute_with`]); the other

@@ -32,7 +32,7 @@ fn centroid(m: &Mesh, n: usize) -> V3 {
 
 /// The problem: random ε in [1, 2), μ in [1, 1.3) in the core, the groups of
 /// [`pml_group`] (Lorentz block, conducting block), the layer at ε 1.3, μ 1.1.
-fn pml_problem(seed: u64) -> Open {
+pub(crate) fn pml_problem(seed: u64) -> Open {
     let mesh = pml_box(seed);
     let topo = Topology::build(&mesh).unwrap();
     let nt = mesh.n_tets();
@@ -88,10 +88,10 @@ fn pml_problem(seed: u64) -> Open {
 }
 
 /// Source in the core near the Lorentz block; probes in the core, one in the layer.
-fn src(o: &Open) -> (V3, V3) {
+pub(crate) fn src(o: &Open) -> (V3, V3) {
     (at(&o.mesh, [0.43, 0.37, 0.41]), [0.3, 0.2, 1.0])
 }
-fn probes(o: &Open) -> Vec<V3> {
+pub(crate) fn probes(o: &Open) -> Vec<V3> {
     vec![
         at(&o.mesh, [0.62, 0.44, 0.33]),
         at(&o.mesh, [0.31, 0.27, 0.52]),

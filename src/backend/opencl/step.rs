@@ -56,6 +56,18 @@ impl<T: Real> ClStepper<T> {
         self.losses.mag_update(&self.dev, self.tp, &self.f)
     }
 
+    /// The layer's magnetic correction `F_n −= Σ G g` before the primal update (None
+    /// without a layer).
+    pub fn pml_correct(&self) -> Result<Option<Event>> {
+        self.pml.correct(&self.dev, self.tp, &self.f)
+    }
+
+    /// The layer's magnetic pole step on the new `F`, after the primal update (None
+    /// without a layer).
+    pub fn pml_poles(&self) -> Result<Option<Event>> {
+        self.pml.poles(&self.dev, self.tp, &self.f)
+    }
+
     /// `F -= P U` with the chosen variant.
     pub fn primal_update(&self) -> Result<Event> {
         self.mag_loss()?;

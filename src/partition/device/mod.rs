@@ -37,14 +37,21 @@
 //! the device's own round-off choices (contraction, summation order inside a kernel), and
 //! the CPU runs to round-off (tested against both, `tests/partition/partition_cl.rs`).
 //!
-//! **Losses** (conduction, the absorbing boundaries' surface conductance, absorbing layers'
-//! σ and σ*) take a path without overlap: per step, on the main queue alone, the magnetic
-//! loss of the owned σ* tets, the primal update of all owned tets, the F exchange, the
-//! loss step `U_v ← B̂_v U_v` at the owned lossy vertices, the dual update and source of all
-//! owned vertices, the U exchange: the single-device step's order ([`ClStepper::step`]),
-//! on the part's operators, whose loss rows are the owned ones ([`Part::assemble`]).
-//! Dispersive poles and PMLs (state beyond `U`, `F` that checkpoints and the energy need)
-//! are still refused here.
+//! **Losses, poles and layers** (conduction, the absorbing boundaries' surface conductance,
+//! absorbing layers' σ and σ*, dispersive poles, perfectly matched layers) take a path
+//! without overlap: per step, on the main queue alone, the magnetic loss of the owned σ*
+//! tets and the layer's magnetic correction, the primal update of all owned tets, the F
+//! exchange, the layer's magnetic pole step, the loss step `U_v ← B̂_v U_v` and the
+//! dispersive correction at the owned lossy and dispersive vertices, the dual update
+//! (split dispersion: the fused kernel is not used on parts) and source of all owned
+//! vertices, the pole step, the U exchange: the single-device step's order
+//! ([`ClStepper::step`]) and the CPU parts' ([`super::PartStepper`]), on the part's
+//! operators, whose loss, pole and layer rows are the owned ones ([`Part::assemble`]).
+//! The source pattern is `Δt B j` with the lossy or dispersive blocks where it touches
+//! such a vertex ([`scaled_pattern`]). Such a rank keeps its part's host operators for the
+//! current Δt (host memory: one part's [`Operators`]): the poles' energy (owned entries)
+//! and the checkpoints' pole and layer states (gathered to rank 0 in the single-process
+//! layout, [`gather_aux`], [`gather_mag`]) need their layouts.
 //!
 //! Halo values travel as `T` over PCIe, through pinned host staging ([`Pinned`]), and as
 //! `T` through the transport (f32 values two per 64-bit word). [`HaloTiming`] splits the
@@ -55,11 +62,14 @@ use super::stepper::{
     INTERFACE, INTERIOR, Layout, ProbeShare, agree, gather_state, local_of_global, owned_energy,
     owned_values, scaled_pattern, source_pattern,
 };
+mod lossy;
+
 use super::{Comm, Part};
 use crate::backend::Stepper;
+use crate::backend::cpu::aux_energy;
 use crate::backend::opencl::{
-    ClDevice, ClStepper, DeviceSampling, Field, Lane, Pinned, PowerHalo, Subset, ULayout,
-    advance_sampled, event_seconds,
+    ClDevice, ClStepper, DeviceSampling, DispVariant, Field, Lane, Pinned, PowerHalo, Subset,
+    ULayout, Variants, advance_sampled, event_seconds,
 };
 use crate::dga::Dga;
 use crate::dga::excitation::{Probe, Source};
@@ -418,8 +428,8 @@ pub struct ClPartStepper<T: Real, C: Comm> {
     probes: ProbeShare,
     /// The events of the last step (and its probe sampling).
     events: Events,
-    /// Conduction, surface conductance or σ* on some rank: the step without overlap
-    /// (module docs, "Losses").
+    /// Losses, poles or a layer on some rank: the step without overlap (module docs,
+    /// "Losses, poles and layers").
     lossy: bool,
     /// The global source and the phase of each local half-edge: with losses the pattern is
     /// `Δt B j` with the lossy blocks where the source touches a lossy vertex
@@ -427,6 +437,8 @@ pub struct ClPartStepper<T: Real, C: Comm> {
     /// each Δt.
     source: Option<Source>,
     half_phase: Vec<u8>,
+    /// With `lossy`: the part's host operators at the current Δt (module docs).
+    host: Option<Arc<Operators<T>>>,
 }
 
 /// The events of one step on both queues, and which are each queue's last.
@@ -486,7 +498,7 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         source: Option<&Source>,
         probes: &[Probe],
     ) -> Result<Self> {
-        let lossy = refuse_aux(&comm, &dga)?;
+        let lossy = lossy::plain_step(&comm, &dga)?;
         let probes = ProbeShare::new(&comm, &part, probes)?;
         let lay = Layout::new(&part, &dga);
         let pattern = source_pattern(&comm, &part, &dga, source)?
@@ -500,6 +512,15 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
             None,
             &probes.local,
         )?;
+        let mut cl = cl;
+        if lossy && dga.disp.is_some() {
+            // the parts run the split dispersion (module docs)
+            let v = cl.variants();
+            cl.set_variants(Variants {
+                disp: DispVariant::Split,
+                ..v
+            })?;
+        }
         let phases = Phases::new(&cl, &lay, &dga)?;
         let halo = DevHalo::new(&cl, &dev, &part)?;
         Ok(ClPartStepper {
@@ -518,6 +539,7 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
             lossy,
             source: source.cloned(),
             half_phase: lay.half.clone(),
+            host: None,
         })
     }
 
@@ -600,7 +622,10 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         let at = |h: u32| slot.as_ref().map_or(h, |s| s[h as usize]);
         // (half, Δt-scaled value, phase)
         let scaled: Vec<(u32, T, u8)> = if self.lossy {
-            let ops = Operators::<T>::new(&self.dga, dt, false);
+            let ops = match self.host.take() {
+                Some(o) if o.dt == dt => o,
+                _ => Arc::new(Operators::<T>::new(&self.dga, dt, false)),
+            };
             let p = scaled_pattern(
                 &self.comm,
                 &self.part,
@@ -608,6 +633,7 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
                 &ops,
                 self.source.as_ref(),
             )?;
+            self.host = Some(ops);
             (p.into_iter())
                 .map(|(h, x)| (h, x, self.half_phase[h as usize]))
                 .collect()
@@ -735,46 +761,6 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         Ok(())
     }
 
-    /// [`Self::step`] of a run with losses (module docs, "Losses"): every kernel on the
-    /// main queue, in the single-device order, each exchange blocking. Collective.
-    fn step_lossy(&mut self, k: usize) -> Result<()> {
-        let ClPartStepper {
-            comm,
-            cl,
-            phases: ph,
-            halo,
-            src,
-            events,
-            ..
-        } = self;
-        let mut ev = Events::default();
-        let (ubuf, fbuf) = cl.state_buffers();
-        if let Some(e) = cl.mag_loss()? {
-            ev.main(e);
-        }
-        for tets in &ph.tets {
-            ev.main(cl.primal_on(tets, Lane::Main, &[])?);
-        }
-        halo.exchange(cl, comm, fbuf, Field::F)?;
-        for e in cl.loss_update()? {
-            ev.main(e);
-        }
-        for edges in &ph.edges {
-            ev.main(cl.circulation_on(edges, Lane::Main, &[])?);
-        }
-        for slots in &ph.slots {
-            ev.main(cl.vertex_blocks_on(slots, Lane::Main, &[])?);
-        }
-        for (idx, g, n) in src.iter() {
-            if let Some(e) = cl.source_on(idx, g, *n, k, Lane::Main, &[])? {
-                ev.main(e);
-            }
-        }
-        halo.exchange(cl, comm, ubuf, Field::U)?;
-        *events = ev;
-        Ok(())
-    }
-
     /// Replaces the state by local vectors (this rank's slots, ghosts included; host
     /// layouts).
     pub fn set_local_state(&mut self, u: &[f64], f: &[f64]) -> Result<()> {
@@ -786,11 +772,17 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         self.cl.device().finish()
     }
 
-    /// This rank's share of the energy.
+    /// This rank's share of the energy, with its dispersive entries' poles' energy
+    /// ([`aux_energy`], as the CPU parts add it).
     pub fn local_energy(&mut self) -> Result<f64> {
         self.cl.device().finish()?;
         let (u, f, fnew) = self.cl.state_with_next()?;
-        Ok(owned_energy(&self.part, &self.dga, &u, &f, &fnew))
+        let mut w = owned_energy(&self.part, &self.dga, &u, &f, &fnew);
+        if let Some(ops) = self.host.as_ref().filter(|o| o.disp.is_some()) {
+            let (s, _) = self.cl.disp_state()?;
+            w += aux_energy(&self.dga, ops, &u, &s);
+        }
+        Ok(w)
     }
 
     fn local_state(&self) -> Result<(Vec<f64>, Vec<f64>)> {
@@ -888,44 +880,12 @@ impl<T: Real, C: Comm> Stepper for ClPartStepper<T, C> {
         let owned = owned_values(&self.part, &self.dga, &u, &f);
         gather_state(&self.comm, &self.part, owned, Some(0))
     }
-}
-
-/// The terms this stepper does not step (dispersive poles, perfectly matched layers: the
-/// CPU [`super::PartStepper`] does) stop the run, on every rank, naming them; otherwise
-/// whether any rank has losses (conduction, absorbing surfaces, magnetic conductivity: the
-/// step of module docs' "Losses"). Collective.
-fn refuse_aux<C: Comm>(comm: &C, dga: &Dga) -> Result<bool> {
-    // a PML's electric side is pseudo-materials after the real dispersive ones
-    let real = dga.disp.as_ref().is_some_and(|d| d.n_media > 0);
-    let stretch = dga.disp.as_ref().is_some_and(|d| d.poles.len() > d.n_media);
-    let has = super::stepper::agree(
-        comm,
-        &[
-            dga.msig.is_some(),
-            dga.mag.is_some(),
-            real,
-            stretch || dga.mpml.is_some(),
-        ],
-    )?;
-    let names = [
-        "dispersive media (debye, drude, lorentz)",
-        "perfectly matched layers (pml = true)",
-    ];
-    let what: Vec<&str> = names
-        .iter()
-        .zip(&has[2..])
-        .filter(|(_, h)| **h)
-        .map(|(n, _)| *n)
-        .collect();
-    if what.is_empty() {
-        return Ok(has[0] || has[1]);
+    /// Collective ([`ClPartStepper::gathered_aux`]).
+    fn aux_state(&self) -> Result<Vec<f64>> {
+        self.gathered_aux()
     }
-    Err(Error::config(
-        "backend",
-        "opencl",
-        format!(
-            "the partitioned OpenCL stepper (--gpus, or OpenCL ranks under mpirun) does not step {} yet; run on one process and one device, or partition on the CPU (--backend cpu under mpirun)",
-            what.join(", ")
-        ),
-    ))
+    /// Collective ([`ClPartStepper::scatter_aux_state`]).
+    fn set_aux_state(&mut self, aux: &[f64]) -> Result<()> {
+        self.scatter_aux_state(aux)
+    }
 }
