@@ -29,28 +29,17 @@
 
 use crate::common::rel_err;
 use crate::open_lossy::{Open, WAVE_HZ, at, open_problem_with, parts, single};
+use crate::partition_cl::device_info;
 use dgatd::Real;
 use dgatd::V3;
 use dgatd::backend::Stepper;
 use dgatd::backend::cpu::CpuKernels;
-use dgatd::backend::opencl::{ClDevice, ClStepper, DeviceInfo, select_device};
+use dgatd::backend::opencl::{ClDevice, ClStepper, DeviceInfo};
 use dgatd::dga::{DualForm, Probe, Source};
 use dgatd::partition::{ClPartStepper, Comm, LocalComm, Scheme};
 use dgatd::problem::Waveform;
 use dgatd::solver::{self, Record};
 use std::sync::Arc;
-
-fn device_info() -> Option<DeviceInfo> {
-    let required = std::env::var("DGATD_REQUIRE_OPENCL").as_deref() == Ok("1");
-    match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()) {
-        Ok(d) => Some(d),
-        Err(e) if required => panic!("DGATD_REQUIRE_OPENCL=1 but no OpenCL device: {e}"),
-        Err(e) => {
-            eprintln!("\n*** SKIPPED: partitioned OpenCL test needs a device ({e}) ***\n");
-            None
-        }
-    }
-}
 
 fn probes_of(o: &Open, probes: &[V3]) -> Vec<Probe> {
     (probes.iter())
@@ -144,7 +133,10 @@ fn device_parts<T: Real>(
     })
 }
 
-fn lossy_case() -> (Open, (V3, V3), Vec<V3>) {
+/// A problem with its source `(point, direction)` and probes.
+type Case = (Open, (V3, V3), Vec<V3>);
+
+fn lossy_case() -> Case {
     let o = open_problem_with(4711, false);
     let src = (at(&o.mesh, [0.33, 0.47, 0.41]), [0.3, -0.2, 1.0]);
     let probes = vec![
@@ -155,18 +147,18 @@ fn lossy_case() -> (Open, (V3, V3), Vec<V3>) {
     (o, src, probes)
 }
 
-fn dispersive_case() -> (Open, (V3, V3), Vec<V3>) {
+fn dispersive_case() -> Case {
     let (_, src, probes) = lossy_case();
     (open_problem_with(4711, true), src, probes)
 }
 
-fn pml_case() -> (Open, (V3, V3), Vec<V3>) {
+fn pml_case() -> Case {
     let o = crate::pml::pml_problem(4523);
     let (s, p) = (crate::pml::src(&o), crate::pml::probes(&o));
     (o, s, p)
 }
 
-fn check<T: Real>(info: &DeviceInfo, case: (Open, (V3, V3), Vec<V3>), what: &str) {
+fn check<T: Real>(info: &DeviceInfo, case: Case, what: &str) {
     let (tol_cpu, tol_dev) = if T::NAME == "f64" {
         (1e-11, 1e-12)
     } else {
@@ -242,40 +234,33 @@ fn check<T: Real>(info: &DeviceInfo, case: (Open, (V3, V3), Vec<V3>), what: &str
     }
 }
 
-#[test]
-fn open_lossy_run_on_device_ranks_matches_the_cpu_and_the_single_device() {
+/// [`check`] in f64 (where the device has it, else a loud skip) and f32 on `case`.
+fn both(case: fn() -> Case, what: &str) {
     let Some(info) = device_info() else {
         return;
     };
     if info.fp64 {
-        check::<f64>(&info, lossy_case(), "lossy");
+        check::<f64>(&info, case(), what);
     } else {
         eprintln!("*** SKIPPED f64: {} has no fp64 ***", info.name);
     }
-    check::<f32>(&info, lossy_case(), "lossy");
+    check::<f32>(&info, case(), what);
+}
+
+#[test]
+fn open_lossy_run_on_device_ranks_matches_the_cpu_and_the_single_device() {
+    both(lossy_case, "lossy");
 }
 
 /// The same with the dispersive materials (Lorentz, Drude, Debye plus Lorentz; one of them
 /// conducting), and the poles' states of the checkpoint against one process.
 #[test]
 fn open_lossy_dispersive_run_on_device_ranks_matches_the_cpu_and_the_single_device() {
-    let Some(info) = device_info() else {
-        return;
-    };
-    if info.fp64 {
-        check::<f64>(&info, dispersive_case(), "dispersive");
-    }
-    check::<f32>(&info, dispersive_case(), "dispersive");
+    both(dispersive_case, "dispersive");
 }
 
 /// The PML problem of `pml.rs` (a box PML on every side, a Lorentz and a conducting block).
 #[test]
 fn a_pml_run_on_device_ranks_matches_the_cpu_and_the_single_device() {
-    let Some(info) = device_info() else {
-        return;
-    };
-    if info.fp64 {
-        check::<f64>(&info, pml_case(), "pml");
-    }
-    check::<f32>(&info, pml_case(), "pml");
+    both(pml_case, "pml");
 }

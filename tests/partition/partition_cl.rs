@@ -29,7 +29,9 @@ use dgatd::solver::{self, Record};
 use dgatd::{Precision, Real};
 use std::sync::Arc;
 
-fn device_info() -> Option<DeviceInfo> {
+/// The test device (PoCL in CI), or None after a loud skip; a panic when
+/// DGATD_REQUIRE_OPENCL=1 and there is none.
+pub(crate) fn device_info() -> Option<DeviceInfo> {
     let required = std::env::var("DGATD_REQUIRE_OPENCL").as_deref() == Ok("1");
     match select_device(std::env::var("DGATD_TEST_DEVICE").ok().as_deref()) {
         Ok(d) => Some(d),
