@@ -68,6 +68,12 @@ impl<T: Real> ClStepper<T> {
         self.pml.poles(&self.dev, self.tp, &self.f)
     }
 
+    /// The layer's magnetic pole states and changes `(ms, mg)` read back (empty without a
+    /// layer).
+    pub fn pml_state(&self) -> Result<(Vec<T>, Vec<T>)> {
+        self.pml.state(&self.dev)
+    }
+
     /// `F -= P U` with the chosen variant.
     pub fn primal_update(&self) -> Result<Event> {
         self.mag_loss()?;

@@ -85,12 +85,7 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         let (s, g) = self.cl.disp_state()?;
         let mut aux = gather_aux(&self.comm, &self.part, ops, &s, &g)?;
         if self.part.materials.pml.is_some() {
-            // the device's order: pole states, changes, then the layer's (ClStepper)
-            let all = Stepper::aux_state(&self.cl)?;
-            let k = s.len() + g.len();
-            let nms = ops.mpml.as_ref().map_or(0, |m| m.n_state());
-            let of = |x: &[f64]| -> Vec<T> { x.iter().map(|&v| T::of(v)).collect() };
-            let (ms, mg) = (of(&all[k..k + nms]), of(&all[k + nms..]));
+            let (ms, mg) = self.cl.pml_state()?;
             aux.extend(gather_mag(&self.comm, &self.part, ops, &ms, &mg)?);
         }
         Ok(aux)
@@ -129,12 +124,6 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
 /// poles or a perfectly matched layer: the step of module docs' "Losses, poles and
 /// layers". Collective.
 pub(super) fn plain_step<C: Comm>(comm: &C, dga: &Dga) -> Result<bool> {
-    let has = crate::partition::stepper::agree(
-        comm,
-        &[
-            dga.msig.is_some() || dga.mag.is_some(),
-            dga.disp.is_some() || dga.mpml.is_some(),
-        ],
-    )?;
-    Ok(has.iter().any(|&h| h))
+    let mine = dga.msig.is_some() || dga.mag.is_some() || dga.disp.is_some() || dga.mpml.is_some();
+    comm.any(mine)
 }

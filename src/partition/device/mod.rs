@@ -778,7 +778,10 @@ impl<T: Real, C: Comm> ClPartStepper<T, C> {
         self.cl.device().finish()?;
         let (u, f, fnew) = self.cl.state_with_next()?;
         let mut w = owned_energy(&self.part, &self.dga, &u, &f, &fnew);
-        if let Some(ops) = self.host.as_ref().filter(|o| o.disp.is_some()) {
+        // only real dispersive media's poles carry energy (a PML's stretch poles do not:
+        // crate::backend::cpu::aux_energy), so only they need the state read back
+        let media = self.dga.disp.as_ref().is_some_and(|d| d.n_media > 0);
+        if let Some(ops) = self.host.as_ref().filter(|_| media) {
             let (s, _) = self.cl.disp_state()?;
             w += aux_energy(&self.dga, ops, &u, &s);
         }
